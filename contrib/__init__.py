@@ -1,0 +1,1 @@
+"""Optional integrations (trace export, Graphviz export, ...)."""

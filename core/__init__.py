@@ -1,0 +1,47 @@
+"""tensorweave: TensorFlow 1.x's runtime architecture, rebuilt in Python around plugins.
+
+``import tensorweave as tf`` gives the ``tf.compat.v1`` graph-mode API: graphs, sessions,
+variables and the standard ops. See README.md.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from tensorweave import dtypes, errors
+from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 - installs operators
+from tensorweave.api.array_ops import *  # noqa: F403
+from tensorweave.api.control_flow_ops import *  # noqa: F403
+from tensorweave.api.math_ops import *  # noqa: F403
+from tensorweave.api.scopes import *  # noqa: F403
+from tensorweave.api.state_ops import *  # noqa: F403
+from tensorweave.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
+from tensorweave.client.session import InteractiveSession, Session, get_default_session
+from tensorweave.device_spec import DeviceSpec
+from tensorweave.dtypes import (
+    DType,
+    as_dtype,
+    bool_ as bool,  # noqa: A004 - tf.bool
+    double,
+    float16,
+    float32,
+    float64,
+    half,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from tensorweave.framework.constant_op import constant, convert_to_tensor
+from tensorweave.framework.graph import (
+    Graph,
+    GraphKeys,
+    Operation,
+    Tensor,
+    get_default_graph,
+    reset_default_graph,
+)
+from tensorweave.plugin_manager import hookimpl
+from tensorweave.tensor_shape import TensorShape
+from tensorweave.variables import *  # noqa: F403

@@ -1,0 +1,56 @@
+"""Assignments and placeholders: ``assign``, ``assign_add``, ``assign_sub``, ``placeholder``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import dtypes
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply
+from tensorweave.tensor_shape import TensorShape
+
+__all__ = [
+    "assign", "assign_add", "assign_sub", "is_variable_initialized", "placeholder",
+    "placeholder_with_default",
+]
+
+
+def _ref(ref: Any) -> Any:
+    return ref._ref() if hasattr(ref, "_ref") else ref
+
+
+def assign(ref: Any, value: Any, validate_shape: bool | None = None, use_locking: bool | None = None,
+           name: str | None = None) -> Tensor:
+    attrs: dict[str, Any] = {}
+    if validate_shape is not None:
+        attrs["validate_shape"] = validate_shape
+    if use_locking is not None:
+        attrs["use_locking"] = use_locking
+    return apply("Assign", [_ref(ref), value], attrs, name=name or "Assign")
+
+
+def assign_add(ref: Any, value: Any, use_locking: bool | None = None,
+               name: str | None = None) -> Tensor:
+    attrs = {} if use_locking is None else {"use_locking": use_locking}
+    return apply("AssignAdd", [_ref(ref), value], attrs, name=name or "AssignAdd")
+
+
+def assign_sub(ref: Any, value: Any, use_locking: bool | None = None,
+               name: str | None = None) -> Tensor:
+    attrs = {} if use_locking is None else {"use_locking": use_locking}
+    return apply("AssignSub", [_ref(ref), value], attrs, name=name or "AssignSub")
+
+
+def is_variable_initialized(variable: Any) -> Tensor:
+    ref = _ref(variable)
+    return apply("IsVariableInitialized", [ref], {"dtype": ref.dtype})
+
+
+def placeholder(dtype: Any, shape: Any = None, name: str | None = None) -> Tensor:
+    return apply("Placeholder", [], {"dtype": dtypes.as_dtype(dtype),
+                                     "shape": TensorShape(shape)}, name=name or "Placeholder")
+
+
+def placeholder_with_default(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    return apply("PlaceholderWithDefault", [input], {"shape": TensorShape(shape)},
+                 name=name or "PlaceholderWithDefault")

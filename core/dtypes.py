@@ -1,0 +1,109 @@
+"""TensorFlow-style dtypes.
+
+Contract: a `DType` is a frozen value naming one numpy dtype. `as_dtype` accepts a `DType`, a
+numpy dtype or type, a TF name string (``"float32"``) or a Python type (``float`` -> float32,
+``int`` -> int32, ``bool`` -> bool), and raises `TypeError` for anything else.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+
+@attrs.frozen(repr=False)
+class DType:
+    """One element type; compares equal to the same-named dtype only."""
+
+    name: str
+    np_type: type = attrs.field(eq=False, hash=False)
+
+    @property
+    def as_numpy_dtype(self) -> type:
+        return self.np_type
+
+    @property
+    def base_dtype(self) -> DType:
+        return self
+
+    @property
+    def is_floating(self) -> bool:
+        return np.issubdtype(self.np_type, np.floating)
+
+    @property
+    def is_integer(self) -> bool:
+        return np.issubdtype(self.np_type, np.integer)
+
+    @property
+    def is_unsigned(self) -> bool:
+        return np.issubdtype(self.np_type, np.unsignedinteger)
+
+    @property
+    def is_bool(self) -> bool:
+        return self.np_type is np.bool_
+
+    @property
+    def is_numeric(self) -> bool:
+        return self.is_floating or self.is_integer
+
+    @property
+    def itemsize(self) -> int:
+        return np.dtype(self.np_type).itemsize
+
+    size = itemsize
+
+    @property
+    def min(self) -> Any:
+        return np.finfo(self.np_type).min if self.is_floating else np.iinfo(self.np_type).min
+
+    @property
+    def max(self) -> Any:
+        return np.finfo(self.np_type).max if self.is_floating else np.iinfo(self.np_type).max
+
+    def is_compatible_with(self, other: Any) -> bool:
+        return self == as_dtype(other)
+
+    def __repr__(self) -> str:
+        return f"tf.{self.name}"
+
+
+float16 = half = DType("float16", np.float16)
+float32 = DType("float32", np.float32)
+float64 = double = DType("float64", np.float64)
+int8 = DType("int8", np.int8)
+int16 = DType("int16", np.int16)
+int32 = DType("int32", np.int32)
+int64 = DType("int64", np.int64)
+uint8 = DType("uint8", np.uint8)
+bool_ = DType("bool", np.bool_)
+
+ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+FLOATS: frozenset[DType] = frozenset({float16, float32, float64})
+INTEGERS: frozenset[DType] = frozenset({int8, int16, int32, int64, uint8})
+NUMERIC: frozenset[DType] = FLOATS | INTEGERS
+INDEX: frozenset[DType] = frozenset({int32, int64})
+
+_BY_NAME = {d.name: d for d in ALL} | {"half": float16, "double": float64}
+_BY_NP = {np.dtype(d.np_type): d for d in ALL}
+
+
+def as_dtype(value: Any) -> DType:
+    """Return the `DType` that `value` names; `TypeError` if it names none."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        if value in _BY_NAME:
+            return _BY_NAME[value]
+        raise TypeError(f"Cannot convert value {value!r} to a tensorweave DType.")
+    if value is bool:
+        return bool_
+    if value is int:
+        return int32
+    if value is float:
+        return float32
+    try:
+        return _BY_NP[np.dtype(value)]
+    except (TypeError, KeyError):
+        raise TypeError(f"Cannot convert value {value!r} to a tensorweave DType.") from None

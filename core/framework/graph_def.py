@@ -1,0 +1,65 @@
+"""GraphDef and NodeDef: the graph as plain data, as the pipeline and the wire see it.
+
+Contract: a `NodeDef` has TF's field names (`name`, `op`, `input`, `device`, `attr`). Inputs are
+``"node"`` (output 0), ``"node:i"`` or ``"^node"`` (control). ``attr["_output_types"]`` and
+``attr["_output_shapes"]`` record each output's dtype and static shape, so the runtime never needs
+the Python `Graph`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+
+@attrs.define
+class NodeDef:
+    """One node: TF's NodeDef fields."""
+
+    name: str
+    op: str
+    input: list[str] = attrs.field(factory=list)
+    device: str = ""
+    attr: dict[str, Any] = attrs.field(factory=dict)
+
+    def copy(self, **changes: Any) -> NodeDef:
+        fields = {"name": self.name, "op": self.op, "input": list(self.input),
+                  "device": self.device, "attr": dict(self.attr)}
+        fields.update(changes)
+        return NodeDef(**fields)
+
+    @property
+    def output_types(self) -> list[Any]:
+        return self.attr.get("_output_types", [])
+
+    @property
+    def output_shapes(self) -> list[Any]:
+        return self.attr.get("_output_shapes", [])
+
+
+@attrs.define
+class GraphDef:
+    """A list of nodes (TF's ``GraphDef.node``)."""
+
+    node: list[NodeDef] = attrs.field(factory=list)
+
+    def by_name(self) -> dict[str, NodeDef]:
+        return {n.name: n for n in self.node}
+
+
+def parse_input(text: str) -> tuple[str, int]:
+    """``"a:1"`` -> ("a", 1); ``"a"`` -> ("a", 0); ``"^a"`` -> ("a", -1) for a control edge."""
+    if text.startswith("^"):
+        return text[1:], -1
+    name, sep, index = text.rpartition(":")
+    if sep and index.isdigit():
+        return name, int(index)
+    return text, 0
+
+
+def tensor_input(name: str, index: int) -> str:
+    """The input string for output `index` of node `name` (``-1``: control edge)."""
+    if index < 0:
+        return f"^{name}"
+    return name if index == 0 else f"{name}:{index}"

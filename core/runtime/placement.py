@@ -1,0 +1,159 @@
+"""Placement: choose a device for every node of a pruned graph.
+
+Contract: `place` returns a copy of the graph with every node's ``device`` set to a full device
+name. A node's request (already merged with its device scopes) is merged over the session's
+default task. Nodes are grouped by colocation (``_class = ["loc:@x"]``, an op with the variable
+it reads or assigns through a ref input, and ``_Arg``/``_Retval`` with the node they feed or
+drain); a group goes to one device that matches every member's request and has a kernel for every
+member, preferring the higher-priority device type (GPU over CPU) and then the lowest index. With
+``allow_soft_placement`` an unsatisfiable request is relaxed (device type and index, then task).
+Otherwise it raises `InvalidArgumentError` naming the node, the request and the devices there
+are.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweave import errors
+from tensorweave.device_spec import DeviceSpec
+from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input
+from tensorweave.kernel import type_key
+
+DEVICE_TYPE_PRIORITY = {"GPU": 2, "CPU": 1}
+
+
+class _UnionFind:
+    def __init__(self, names: Sequence[str]) -> None:
+        self.parent = {n: n for n in names}
+
+    def find(self, x: str) -> str:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
+        return x
+
+    def union(self, a: str, b: str) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+
+
+def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
+    by_name = graph_def.by_name()
+    uf = _UnionFind(list(by_name))
+    first_consumer: dict[str, str] = {}
+    for node in graph_def.node:
+        for group in node.attr.get("_class", ()):
+            target = group[len("loc:@"):] if group.startswith("loc:@") else None
+            if target in by_name:
+                uf.union(target, node.name)
+        op_def = ops.get(node.op)
+        data = [parse_input(t)[0] for t in node.input if not t.startswith("^")]
+        if op_def is not None:
+            for i in op_def.ref_inputs:
+                if i < len(data):
+                    uf.union(data[i], node.name)
+        if node.op == "_Retval":
+            uf.union(data[0], node.name)
+        for src in data:
+            if by_name[src].op == "_Arg" and src not in first_consumer:
+                first_consumer[src] = node.name
+    for arg, consumer in first_consumer.items():
+        uf.union(consumer, arg)
+    groups: dict[str, list[NodeDef]] = {}
+    for node in graph_def.node:
+        groups.setdefault(uf.find(node.name), []).append(node)
+    return groups
+
+
+def _has_kernels(members: list[NodeDef], device_type: str, kernels: Any) -> bool:
+    return all(
+        kernels.lookup(n.op, device_type, type_key(n.attr, n.output_types)) is not None
+        for n in members
+    )
+
+
+def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec, ops: Any,
+          kernels: Any, allow_soft_placement: bool = False,
+          log_device_placement: bool = False) -> GraphDef:
+    """Assign a device to every node; see the module docstring."""
+    specs = [(d, DeviceSpec.from_string(d.name)) for d in devices]
+    task_order = {}
+    for d, spec in specs:
+        task_order.setdefault(spec.task_name, len(task_order))
+
+    def rank(item: tuple[Any, DeviceSpec]) -> tuple[int, int, int]:
+        d, spec = item
+        return (-DEVICE_TYPE_PRIORITY.get(d.device_type, 0), task_order[spec.task_name],
+                spec.device_index or 0)
+
+    specs.sort(key=rank)
+    assigned: dict[str, str] = {}
+    for members in _groups(graph_def, ops).values():
+        explicit = DeviceSpec()
+        for node in members:
+            if not node.device:
+                continue
+            try:
+                spec = DeviceSpec.from_string(node.device)
+            except ValueError as exc:
+                raise errors.InvalidArgumentError(
+                    node.name, node.op, f"Malformed device specification '{node.device}' for "
+                    f"node '{node.name}' (op {node.op}): {exc}") from None
+            if _conflicts(explicit, spec):
+                if not allow_soft_placement:
+                    raise errors.InvalidArgumentError(
+                        node.name, node.op,
+                        f"Cannot colocate nodes {[m.name for m in members]}: node "
+                        f"'{node.name}' requests '{node.device}' but the group requests "
+                        f"'{explicit.to_string()}'.")
+                continue
+            explicit = explicit.make_merged_spec(spec)
+        request = default_task.make_merged_spec(explicit)
+        device = _choose(request, members, specs, kernels, allow_soft_placement, default_task)
+        for node in members:
+            assigned[node.name] = device
+    out = GraphDef(node=[n.copy(device=assigned[n.name]) for n in graph_def.node])
+    if log_device_placement:
+        for node in out.node:
+            print(f"{node.name}: ({node.op}): {node.device}", file=sys.stderr)
+    return out
+
+
+def _conflicts(a: DeviceSpec, b: DeviceSpec) -> bool:
+    return any(
+        getattr(a, f) is not None and getattr(b, f) is not None and getattr(a, f) != getattr(b, f)
+        for f in ("job", "replica", "task", "device_type", "device_index")
+    )
+
+
+def _choose(request: DeviceSpec, members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
+            kernels: Any, soft: bool, default_task: DeviceSpec) -> str:
+    attempts = [request]
+    if soft:
+        attempts.append(DeviceSpec(job=request.job, replica=request.replica, task=request.task))
+        attempts.append(default_task)
+    for attempt in attempts:
+        matching = [d for d, spec in specs if attempt.is_compatible_with(spec)]
+        for d in matching:
+            if _has_kernels(members, d.device_type, kernels):
+                return d.name
+    node = next((n for n in members if n.device), members[0])
+    available = ", ".join(d.name for d, _ in specs)
+    matching = [d for d, spec in specs if request.is_compatible_with(spec)]
+    if matching:
+        missing = next(n for n in members
+                       if not any(_has_kernels([n], d.device_type, kernels) for d in matching))
+        have = kernels.device_types_for(missing.op)
+        reason = (f"no supported kernel for op {missing.op} (node '{missing.name}') on the "
+                  f"requested devices; device types with a kernel: {have or 'none'}")
+    else:
+        reason = "no device matches the request"
+    raise errors.InvalidArgumentError(
+        node.name, node.op,
+        f"Cannot assign a device for operation {node.name} (op {node.op}): could not satisfy "
+        f"device specification '{node.device or request.to_string()}' because {reason}. "
+        f"Available devices: [{available}]. Set allow_soft_placement=True to relax it.")

@@ -1,0 +1,1 @@
+"""tensorweave's built-in plugins, each registered through the ``tensorweave`` entry points."""

@@ -1,0 +1,89 @@
+"""Kernels for constants, placeholders, identity and variables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import errors
+from tensorweave.kernel import KernelContext
+from tensorweave.runtime.variables_store import VariableRef
+from tensorweave.tensor_shape import format_dims
+
+
+def const(ctx: KernelContext) -> Any:
+    value = ctx.state.get("value")
+    if value is None:
+        value = ctx.state["value"] = ctx.device.from_host(ctx.attrs["value"])
+    return value
+
+
+def placeholder(ctx: KernelContext) -> Any:
+    raise errors.InvalidArgumentError(
+        ctx.node_name, ctx.op,
+        f"You must feed a value for placeholder tensor '{ctx.node_name}' with dtype "
+        f"{ctx.attrs['dtype'].name} and shape {format_dims(ctx.output_shapes[0])}")
+
+
+def identity(ctx: KernelContext, x: Any) -> Any:
+    return x
+
+
+def no_op(ctx: KernelContext) -> None:
+    return None
+
+
+def variable(ctx: KernelContext) -> VariableRef:
+    ref = ctx.state.get("ref")
+    if ref is None:
+        key = ctx.attrs.get("shared_name") or ctx.node_name
+        with ctx.device.lock:
+            ref = ctx.device.resources.get(key)
+            if ref is None:
+                ref = ctx.device.resources[key] = VariableRef(key)
+        ctx.state["ref"] = ref
+    return ref
+
+
+def is_initialized(ctx: KernelContext, ref: VariableRef) -> Any:
+    return ctx.xp.asarray(ref.value is not None)
+
+
+def _check_shape(ctx: KernelContext, ref: VariableRef, value: Any) -> None:
+    old = ref.value
+    if old is not None and old.shape != value.shape:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op,
+            f"Assign requires shapes of both tensors to match. lhs shape= {list(old.shape)} "
+            f"rhs shape= {list(value.shape)}")
+
+
+def assign(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
+    if ctx.attrs.get("validate_shape", True):
+        _check_shape(ctx, ref, value)
+    with ref.lock:
+        return ref.store(value)
+
+
+def assign_add(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
+    with ref.lock:
+        old = ref.read()
+        return ref.store(ctx.xp.add(old, value, dtype=old.dtype))
+
+
+def assign_sub(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
+    with ref.lock:
+        old = ref.read()
+        return ref.store(ctx.xp.subtract(old, value, dtype=old.dtype))
+
+
+def register(registry: Any, device_type: str) -> None:
+    registry.add("Const", device_type, const)
+    registry.add("Placeholder", device_type, placeholder)
+    for name in ("Identity", "StopGradient", "PlaceholderWithDefault"):
+        registry.add(name, device_type, identity)
+    registry.add("NoOp", device_type, no_op)
+    registry.add("VariableV2", device_type, variable)
+    registry.add("IsVariableInitialized", device_type, is_initialized)
+    registry.add("Assign", device_type, assign)
+    registry.add("AssignAdd", device_type, assign_add)
+    registry.add("AssignSub", device_type, assign_sub)

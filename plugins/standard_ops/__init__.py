@@ -1,0 +1,20 @@
+"""The ``standard_ops`` plugin: OpDefs (signatures and shape functions) of the standard op set.
+
+Kernels live elsewhere (``tensorweave.plugins.kernels``, bound to devices by the ``cpu`` and
+``gpu`` plugins), so a third party can add kernels for these ops on its own devices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave.plugin_manager import hookimpl
+from tensorweave.plugins.standard_ops import math, state
+
+MODULES = (state, math)
+
+
+@hookimpl
+def tensorweave_register_ops(registry: Any) -> None:
+    for module in MODULES:
+        module.register(registry)

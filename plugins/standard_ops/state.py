@@ -1,0 +1,58 @@
+"""OpDefs for constants, placeholders, identity and variables."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import dtypes
+from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.shape_fns import no_outputs, unchanged
+from tensorweave.tensor_shape import TensorShape
+
+
+def _const(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("dtype"), TensorShape(ctx.attr("value").shape))]
+
+
+def _placeholder(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("dtype"), ctx.attr("shape"))]
+
+
+def _with_default(ctx: InferContext) -> list[TensorSpec]:
+    shape = TensorShape(ctx.attr("shape"))
+    if not shape.is_compatible_with(ctx.shape(0)):
+        raise ctx.shape_error(f"default shape {ctx.shape(0)} is incompatible with {shape}")
+    return [TensorSpec(ctx.dtype(0), shape)]
+
+
+def _assign(ctx: InferContext) -> list[TensorSpec]:
+    ref, value = ctx.shape(0), ctx.shape(1)
+    if ctx.attrs.get("validate_shape", True) and not ref.is_compatible_with(value):
+        raise ctx.shape_error(f"Shapes must be equal rank, but are {ref.ndims} and "
+                              f"{value.ndims}" if ref.ndims != value.ndims else
+                              f"Dimension mismatch: variable {ref} vs value {value}")
+    shape = ref.merge_with(value) if ctx.attrs.get("validate_shape", True) else value
+    return [TensorSpec(ctx.dtype(0), shape)]
+
+
+def register(registry: Any) -> None:
+    registry.op("Const", [], _const, attrs={"value": REQUIRED, "dtype": REQUIRED})
+    registry.op("Placeholder", [], _placeholder,
+                attrs={"dtype": REQUIRED, "shape": TensorShape(None)})
+    registry.op("PlaceholderWithDefault", ["input:dtype"], _with_default,
+                attrs={"dtype": REQUIRED, "shape": TensorShape(None)})
+    registry.op("Identity", ["input:T"], unchanged, attrs={"T": REQUIRED})
+    registry.op("StopGradient", ["input:T"], unchanged, attrs={"T": REQUIRED})
+    registry.op("NoOp", [], no_outputs)
+    registry.op("VariableV2", [], _placeholder, stateful=True, ref_output=True,
+                attrs={"shape": REQUIRED, "dtype": REQUIRED, "container": "",
+                       "shared_name": ""})
+    registry.op("IsVariableInitialized", ["ref:dtype"],
+                lambda ctx: [TensorSpec(dtypes.bool_, TensorShape([]))],
+                attrs={"dtype": REQUIRED}, stateful=True, ref_inputs=(0,))
+    registry.op("Assign", ["ref:T", "value:T"], _assign, stateful=True, ref_inputs=(0,),
+                attrs={"T": REQUIRED, "validate_shape": True, "use_locking": True})
+    for name in ("AssignAdd", "AssignSub"):
+        registry.op(name, ["ref:T", "value:T"], _assign, stateful=True, ref_inputs=(0,),
+                    attrs={"T": REQUIRED, "use_locking": False},
+                    type_constraints={"T": dtypes.NUMERIC})
