@@ -21,7 +21,6 @@ from tensorweave.device_spec import DeviceSpec
 from tensorweave.dtypes import (
     DType,
     as_dtype,
-    bool_ as bool,  # noqa: A004 - tf.bool
     double,
     float16,
     float32,
@@ -32,6 +31,9 @@ from tensorweave.dtypes import (
     int32,
     int64,
     uint8,
+)
+from tensorweave.dtypes import (
+    bool_ as bool,  # noqa: A004 - tf.bool
 )
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import (

@@ -6,10 +6,11 @@ fixed dtype (``int32``), or absent (any dtype); a leading ``*`` on TYPE (``"valu
 against `type_constraints`, and a mismatch raises `TypeError` naming the node. `attrs` maps attr
 names to defaults (`REQUIRED` for none). `infer(ctx)` receives the inputs' dtypes and static
 shapes plus the attrs, and returns one `TensorSpec` per output; it raises `ValueError` for
-incompatible shapes. `stateful` ops (random,
-variables, I/O) are never merged or folded. `ref_inputs` are inputs that take a variable ref (the op is
-placed with the variable); `ref_output` marks an op whose output is one. Other consumers of a ref
-receive the variable's value. `grad`, when set, builds the
+incompatible shapes.
+
+`stateful` ops (random, variables, I/O) are never merged or folded. `ref_inputs` are inputs that
+take a variable ref (the op is placed with the variable); `ref_output` marks an op whose output
+is one, and other consumers of a ref receive the variable's value. `grad`, when set, builds the
 op's gradient graph (see `tensorweave_register_gradients`).
 """
 
@@ -21,7 +22,6 @@ from typing import Any
 
 import numpy as np
 from attrs import define, field, frozen
-
 from tensorweave import dtypes
 from tensorweave.tensor_shape import TensorShape, format_dims
 
@@ -77,7 +77,7 @@ class ArgSpec:
     fixed: dtypes.DType | None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _parse_args(inputs: tuple[str, ...]) -> tuple[ArgSpec, ...]:
     out = []
     for text in inputs:

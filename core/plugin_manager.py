@@ -18,7 +18,6 @@ from typing import Any
 
 import attrs
 import pluggy
-
 from tensorweave import hookspecs
 from tensorweave.registry import (
     GradientRegistry,

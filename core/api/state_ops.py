@@ -19,8 +19,8 @@ def _ref(ref: Any) -> Any:
     return ref._ref() if hasattr(ref, "_ref") else ref
 
 
-def assign(ref: Any, value: Any, validate_shape: bool | None = None, use_locking: bool | None = None,
-           name: str | None = None) -> Tensor:
+def assign(ref: Any, value: Any, validate_shape: bool | None = None,
+           use_locking: bool | None = None, name: str | None = None) -> Tensor:
     attrs: dict[str, Any] = {}
     if validate_shape is not None:
         attrs["validate_shape"] = validate_shape

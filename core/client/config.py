@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
-
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.runtime.executor import NodeStats
 

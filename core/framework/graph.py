@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
-
 from tensorweave import dtypes
 from tensorweave.device_spec import merge_device
 from tensorweave.framework.graph_def import GraphDef, NodeDef
@@ -469,8 +468,9 @@ class Graph:
             if missing:
                 raise ValueError(f"Op '{node_name}' ({op_type}) is missing attrs {missing}")
             specs = op_def.infer(InferContext(
-                node_name=node_name, op=op_type, inputs=[TensorSpec(t.dtype, t.shape) for t in flat],
-                attrs=attrs, constant_values=[constant_value(t) for t in flat],
+                node_name=node_name, op=op_type,
+                inputs=[TensorSpec(t.dtype, t.shape) for t in flat], attrs=attrs,
+                constant_values=[constant_value(t) for t in flat],
             ))
             control = [c for c in self._current_control_inputs()
                        if all(t.op is not c for t in flat)]

@@ -15,7 +15,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-
 from tensorweave.device_spec import DeviceSpec
 
 

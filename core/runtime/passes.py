@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-
 from tensorweave.framework.graph_def import GraphDef
 
 PHASES = ("pre_placement", "post_placement", "post_partition")

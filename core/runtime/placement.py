@@ -82,7 +82,7 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
     """Assign a device to every node; see the module docstring."""
     specs = [(d, DeviceSpec.from_string(d.name)) for d in devices]
     task_order = {}
-    for d, spec in specs:
+    for _, spec in specs:
         task_order.setdefault(spec.task_name, len(task_order))
 
     def rank(item: tuple[Any, DeviceSpec]) -> tuple[int, int, int]:

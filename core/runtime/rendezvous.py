@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-
 from tensorweave import errors
 
 RecvCallback = Callable[[BaseException | None, Any], None]

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import math, state
 from tensorweave.runtime.device import Device, TaskSpec
