@@ -8,11 +8,13 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from tensorweave import dtypes, errors
+from tensorweave import compat, dtypes, errors, math, nn, random, raw_ops, test, train  # noqa: E402
 from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 - installs operators
 from tensorweave.api.array_ops import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
+from tensorweave.api.gradients import *  # noqa: F403
 from tensorweave.api.math_ops import *  # noqa: F403
+from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.state_ops import *  # noqa: F403
 from tensorweave.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions

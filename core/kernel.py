@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from tensorweave import dtypes
 
 ANY_DEVICE = "*"

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from attrs import define, field, frozen
+
 from tensorweave import dtypes
 from tensorweave.tensor_shape import TensorShape, format_dims
 

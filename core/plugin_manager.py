@@ -18,6 +18,7 @@ from typing import Any
 
 import attrs
 import pluggy
+
 from tensorweave import hookspecs
 from tensorweave.registry import (
     GradientRegistry,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
+
 from tensorweave import dtypes as _dtypes
 from tensorweave.kernel import ANY_DEVICE, KernelDef
 from tensorweave.op_def import OpDef

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.runtime.executor import NodeStats
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
 from tensorweave.client.config import (
     ConfigProto,
     DeviceStepStats,

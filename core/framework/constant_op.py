@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tensorweave import dtypes
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 

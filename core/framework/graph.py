@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
 from tensorweave import dtypes
 from tensorweave.device_spec import merge_device
 from tensorweave.framework.graph_def import GraphDef, NodeDef

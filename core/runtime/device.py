@@ -15,6 +15,7 @@ from typing import Any
 
 import attrs
 import numpy as np
+
 from tensorweave.device_spec import DeviceSpec
 
 

@@ -20,6 +20,7 @@ from concurrent.futures import Executor as ThreadPool
 from typing import Any
 
 import attrs
+
 from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef, parse_input
 from tensorweave.kernel import KernelContext, type_key

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
+
 from tensorweave import errors
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph_def import GraphDef, NodeDef

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+
 from tensorweave.framework.graph_def import GraphDef
 
 PHASES = ("pre_placement", "post_placement", "post_partition")

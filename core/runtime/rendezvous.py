@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
 from tensorweave import errors
 
 RecvCallback = Callable[[BaseException | None, Any], None]

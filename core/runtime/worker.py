@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import attrs
+
 from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.runtime.device import Device, DeviceAttributes, TaskSpec

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from tensorweave.plugin_manager import hookimpl
-from tensorweave.plugins.kernels import math, state
+from tensorweave.plugins.kernels import array, math, nn, random, state
 from tensorweave.runtime.device import Device, TaskSpec
 
-KERNEL_MODULES = (state, math)
+KERNEL_MODULES = (state, math, array, nn, random)
 
 
 @hookimpl

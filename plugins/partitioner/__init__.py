@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 import numpy as np
+
 from tensorweave import dtypes
 from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
 from tensorweave.plugin_manager import hookimpl

@@ -1,4 +1,5 @@
-"""The ``standard_ops`` plugin: OpDefs (signatures and shape functions) of the standard op set.
+"""The ``standard_ops`` plugin: OpDefs (signatures and shape functions) of the standard op set,
+and their gradients.
 
 Kernels live elsewhere (``tensorweave.plugins.kernels``, bound to devices by the ``cpu`` and
 ``gpu`` plugins), so a third party can add kernels for these ops on its own devices.
@@ -9,12 +10,28 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.plugin_manager import hookimpl
-from tensorweave.plugins.standard_ops import math, state
+from tensorweave.plugins.standard_ops import (
+    array,
+    array_grad,
+    math,
+    math_grad,
+    nn,
+    nn_grad,
+    random,
+    state,
+)
 
-MODULES = (state, math)
+MODULES = (state, math, array, nn, random)
+GRADIENT_MODULES = (math_grad, array_grad, nn_grad)
 
 
 @hookimpl
 def tensorweave_register_ops(registry: Any) -> None:
     for module in MODULES:
+        module.register(registry)
+
+
+@hookimpl
+def tensorweave_register_gradients(registry: Any) -> None:
+    for module in GRADIENT_MODULES:
         module.register(registry)

@@ -1,0 +1,5 @@
+"""Symbolic gradients."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

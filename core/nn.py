@@ -1,0 +1,3 @@
+"""``tw.nn``: neural-network ops."""
+
+from tensorweave.api.nn_ops import *  # noqa: F403

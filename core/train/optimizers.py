@@ -1,0 +1,5 @@
+"""tw.train: optimizers."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

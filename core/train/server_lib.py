@@ -1,0 +1,5 @@
+"""tw.train: server_lib."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""The ``constant_folding``plugin."""

@@ -1,0 +1,1 @@
+"""The ``grpc``plugin."""

@@ -1,0 +1,9 @@
+"""Gradient functions for the standard ops (nn ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def register(registry: Any) -> None:
+    """Register this module's gradient functions."""
