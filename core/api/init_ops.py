@@ -1,0 +1,5 @@
+"""init_ops of the friendly API."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
