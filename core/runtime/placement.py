@@ -142,18 +142,22 @@ def _choose(request: DeviceSpec, members: list[NodeDef], specs: list[tuple[Any, 
             if _has_kernels(members, d.device_type, kernels):
                 return d.name
     node = next((n for n in members if n.device), members[0])
-    available = ", ".join(d.name for d, _ in specs)
-    matching = [d for d, spec in specs if request.is_compatible_with(spec)]
-    if matching:
-        missing = next(n for n in members
-                       if not any(_has_kernels([n], d.device_type, kernels) for d in matching))
+    available = ", ".join(d.name for d, _ in specs) or "none"
+    device_types = {d.device_type for d, spec in specs if request.is_compatible_with(spec)}
+    device_types = device_types or {request.device_type or "CPU"}
+    lacking = next(
+        ((n, t) for n in members for t in sorted(device_types)
+         if not _has_kernels([n], t, kernels)), None)
+    if lacking is not None:
+        missing, device_type = lacking
         have = kernels.device_types_for(missing.op)
-        reason = (f"no supported kernel for op {missing.op} (node '{missing.name}') on the "
-                  f"requested devices; device types with a kernel: {have or 'none'}")
+        reason = (f"No kernel for op {missing.op} on device type {device_type} (node "
+                  f"'{missing.name}'); device types with a kernel for it: "
+                  f"{', '.join(have) if have else 'none'}")
     else:
-        reason = "no device matches the request"
+        reason = f"no device matches '{request.to_string()}'"
     raise errors.InvalidArgumentError(
         node.name, node.op,
-        f"Cannot assign a device for operation {node.name} (op {node.op}): could not satisfy "
-        f"device specification '{node.device or request.to_string()}' because {reason}. "
-        f"Available devices: [{available}]. Set allow_soft_placement=True to relax it.")
+        f"Cannot assign a device for operation {node.name} (op {node.op}) with device "
+        f"specification '{node.device or request.to_string()}': {reason}. Available devices: "
+        f"[{available}]. Set allow_soft_placement=True to relax the request.")

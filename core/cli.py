@@ -1,0 +1,89 @@
+"""The ``tensorweave`` command: ``tensorweave plugins`` and ``tensorweave server``.
+
+Contract: `main(argv)` returns the process exit code. ``plugins`` lists every plugin of the
+``tensorweave`` entry-point group with its version, its status (loaded, disabled, failed) and
+what it provides (ops, kernels by device type, devices, passes, partitioner, transports, notes).
+``server`` hands its arguments to `tensorweave.train.server_lib.run_server_cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+
+from tensorweave.client.config import ConfigProto
+from tensorweave.plugin_manager import Registries, get_registries
+from tensorweave.runtime.device import TaskSpec
+
+
+def describe_plugins(registries: Registries) -> list[str]:
+    """One block of lines per plugin, as ``tensorweave plugins`` prints it."""
+    pm = registries.manager
+    ops = registries.ops.by_plugin()
+    kernels: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for k in registries.kernels.all():
+        kernels[k.plugin][k.device_type] += 1
+    passes = defaultdict(list)
+    for p in registries.passes:
+        passes[_plugin_of(pm, p)].append(f"{p.name} ({p.phase})")
+    lines = []
+    for info in registries.plugins:
+        lines.append(f"{info.name} {info.version} [{info.status}] ({info.module})")
+        if info.status != "loaded":
+            continue
+        plugin = pm.get_plugin(info.name)
+        provides = []
+        if ops.get(info.name):
+            provides.append(f"ops: {len(ops[info.name])}")
+        for device_type, n in sorted(kernels.get(info.name, {}).items()):
+            provides.append(f"kernels[{device_type}]: {n}")
+        if hasattr(plugin, "tensorweave_devices"):
+            found = plugin.tensorweave_devices(task=TaskSpec(), config=ConfigProto())
+            names = ", ".join(f"{d.device_type}:{d.index}" for d in found)
+            provides.append(f"devices: {names or 'none'}")
+        if passes.get(info.name):
+            provides.append(f"passes: {', '.join(passes[info.name])}")
+        if hasattr(plugin, "tensorweave_partitioner"):
+            provides.append("partitioner")
+        if hasattr(plugin, "tensorweave_transports"):
+            provides.append("transports: " + ", ".join(
+                t.scheme for t in plugin.tensorweave_transports()))
+        if hasattr(plugin, "tensorweave_register_gradients"):
+            provides.append("gradients")
+        for line in provides:
+            lines.append(f"    {line}")
+        note = plugin.tensorweave_plugin_status() if hasattr(
+            plugin, "tensorweave_plugin_status") else None
+        if note:
+            lines.append(f"    note: {note}")
+    return lines
+
+
+def _plugin_of(pm: object, graph_pass: object) -> str:
+    module = graph_pass.run.__module__
+    for name, plugin in pm.list_name_plugin():
+        if getattr(plugin, "__name__", None) and module.startswith(plugin.__name__):
+            return name
+    return "?"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tensorweave", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("plugins", help="list plugins, their versions and what they provide")
+    sub.add_parser("server", help="run a cluster task's server (see --help)", add_help=False)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "plugins":
+        if rest:
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        print("\n".join(describe_plugins(get_registries())))
+        return 0
+    from tensorweave.train.server_lib import run_server_cli
+
+    return run_server_cli(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""Constants and conversion to tensors, with TF's default dtypes."""
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+
+
+@pytest.mark.parametrize("value, dtype", [
+    (1.0, tf.float32), (1, tf.int32), (2**40, tf.int64), (True, tf.bool),
+    ([1.5, 2.0], tf.float32), (np.array([1.0]), tf.float64), (np.int8(3), tf.int8),
+])
+def test_default_dtypes(value, dtype):
+    assert tf.constant(value).dtype == dtype
+
+
+def test_shape_argument_broadcasts_or_reshapes():
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(tf.constant(7, shape=[2, 2])), [[7, 7], [7, 7]])
+        np.testing.assert_array_equal(sess.run(tf.constant([1, 2, 3, 4], shape=[2, 2])),
+                                      [[1, 2], [3, 4]])
+    with pytest.raises(TypeError):
+        tf.constant([1, 2, 3], shape=[2, 2])
+
+
+def test_values_that_do_not_fit_are_type_errors():
+    with pytest.raises(TypeError, match="Expected int32"):
+        tf.constant(1.5, dtype=tf.int32)
+    with pytest.raises(TypeError):
+        tf.constant(300, dtype=tf.uint8)
+    with pytest.raises(TypeError):
+        tf.constant("text")
+    assert tf.constant(2.0, dtype=tf.int32).dtype == tf.int32
+
+
+def test_convert_to_tensor():
+    t = tf.constant(1.0)
+    assert tf.convert_to_tensor(t) is t
+    with pytest.raises(ValueError, match="requested dtype int32"):
+        tf.convert_to_tensor(t, dtype=tf.int32)
+    assert tf.convert_to_tensor([1, 2], dtype=tf.float64).dtype == tf.float64
+    assert tf.convert_to_tensor(3, preferred_dtype=tf.int64).dtype == tf.int64
+    assert tf.convert_to_tensor(3.5, preferred_dtype=tf.int64).dtype == tf.float32

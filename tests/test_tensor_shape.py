@@ -1,0 +1,29 @@
+"""TensorShape: partial shapes, compatibility and merging."""
+
+import pytest
+
+from tensorweave.tensor_shape import TensorShape, format_dims, unknown_shape
+
+
+def test_partial_shapes():
+    s = TensorShape([None, 3])
+    assert s.ndims == 2 and s.as_list() == [None, 3] and s[1] == 3 and s[0] is None
+    assert not s.is_fully_defined() and s.num_elements() is None
+    assert str(s) == "(?, 3)" and format_dims(s) == "[?,3]"
+    assert TensorShape([2, 3]).num_elements() == 6
+    assert TensorShape(None).ndims is None and unknown_shape(2).as_list() == [None, None]
+    assert TensorShape([2, 3])[1:] == TensorShape([3])
+
+
+def test_compatibility_and_merge():
+    assert TensorShape([None, 3]).is_compatible_with([5, 3])
+    assert not TensorShape([None, 3]).is_compatible_with([5, 4])
+    assert not TensorShape([3]).is_compatible_with([3, 1])
+    assert TensorShape(None).is_compatible_with([1, 2, 3])
+    assert TensorShape([None, 3]).merge_with([5, None]) == TensorShape([5, 3])
+    with pytest.raises(ValueError, match="not compatible"):
+        TensorShape([2]).merge_with([3])
+    with pytest.raises(ValueError):
+        TensorShape(None).as_list()
+    with pytest.raises(ValueError):
+        TensorShape([-2])
