@@ -45,12 +45,18 @@ class Device:
     from_host: Callable[[np.ndarray], Any] = np.asarray
     resources: dict[str, Any] = attrs.field(factory=dict)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
+    kernel_states: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     @classmethod
     def create(cls, task: TaskSpec, device_type: str, index: int, xp: Any,
                **kwargs: Any) -> Device:
         return cls(name=f"{task.name}/device:{device_type}:{index}", device_type=device_type,
                    index=index, xp=xp, **kwargs)
+
+    def kernel_state(self, node_name: str) -> dict[str, Any]:
+        """The state dict of a stateful node's kernel on this device, kept across plans."""
+        with self.lock:
+            return self.kernel_states.setdefault(node_name, {})
 
     @property
     def spec(self) -> DeviceSpec:

@@ -115,11 +115,16 @@ class ExecutorPlan:
             if kernel is None:
                 raise missing_kernel_error(nd.name, nd.op, device, kernels,
                                            type_key(nd.attr, out_types))
+            op_def = ops.get(nd.op)
+            # A stateful kernel's state (a variable ref, a random generator) outlives the plan:
+            # TF keeps such kernels per session and node, whatever the step signature.
+            shared = op_def is not None and op_def.stateful and not nd.op.startswith("_")
             ctx = KernelContext(
                 node_name=nd.name, op=nd.op,
                 attrs={k: v for k, v in nd.attr.items() if not k.startswith("_output")},
                 device=device, xp=device.xp, output_dtypes=list(out_types),
                 output_shapes=list(nd.output_shapes),
+                state=device.kernel_state(nd.name) if shared else {},
             )
             mode = ASYNC if kernel.is_async else STEP if kernel.needs_step else SYNC
             nodes.append(NodeItem(nd.name, nd.op, kernel.fn, ctx, mode, kernel.expensive, [],
