@@ -1,9 +1,272 @@
-"""Kernels for the nn ops."""
+"""Kernels for the nn ops, written once against ``ctx.xp``.
+
+Contract: each kernel returns exactly the node's output dtypes. float16 inputs are computed in
+float32 and cast back (as TF accumulates halves in float), so softmax, cross-entropies and
+convolutions keep their precision. Convolution and pooling view the padded image as windows with
+stride tricks (no copy), then reduce them with one tensordot (Conv2D) or one reduction (pools):
+no Python loop runs per pixel. Bad runtime values (a label out of range, k larger than a row)
+raise `InvalidArgumentError`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tensorweave import errors
+from tensorweave.kernel import KernelContext
+from tensorweave.plugins.standard_ops.nn import window_geometry
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _wide(ctx: KernelContext, x: Any) -> Any:
+    """`x` in a dtype wide enough to compute with: float16 becomes float32."""
+    return x.astype(ctx.xp.float32) if x.dtype == ctx.xp.float16 else x
+
+
+def _out(ctx: KernelContext, value: Any, index: int = 0) -> Any:
+    return ctx.xp.asarray(value).astype(ctx.output_dtypes[index].np_type, copy=False)
+
+
+def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
+
+
+# -- activations -------------------------------------------------------------------------------
+
+
+def relu(ctx: KernelContext, x: Any) -> Any:
+    return ctx.xp.maximum(x, 0).astype(x.dtype, copy=False)
+
+
+def relu6(ctx: KernelContext, x: Any) -> Any:
+    return ctx.xp.clip(x, 0, 6).astype(x.dtype, copy=False)
+
+
+def elu(ctx: KernelContext, x: Any) -> Any:
+    return _out(ctx, ctx.xp.where(x < 0, ctx.xp.expm1(x), x))
+
+
+def selu(ctx: KernelContext, x: Any) -> Any:
+    negative = SELU_ALPHA * ctx.xp.expm1(x)
+    return _out(ctx, SELU_SCALE * ctx.xp.where(x < 0, negative, x))
+
+
+def softplus(ctx: KernelContext, x: Any) -> Any:
+    # log(1 + e^x) = logaddexp(x, 0): no overflow for large x, no loss for very negative x.
+    return _out(ctx, ctx.xp.logaddexp(x, 0))
+
+
+def softsign(ctx: KernelContext, x: Any) -> Any:
+    return _out(ctx, x / (1 + ctx.xp.abs(x)))
+
+
+def leaky_relu(ctx: KernelContext, x: Any) -> Any:
+    return _out(ctx, ctx.xp.where(x < 0, ctx.attrs["alpha"] * x, x))
+
+
+# -- softmax and cross-entropies ------------------------------------------------------------------
+
+
+def _log_softmax(ctx: KernelContext, logits: Any) -> Any:
+    xp = ctx.xp
+    x = _wide(ctx, logits)
+    if x.shape[-1] == 0:
+        return x
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def softmax(ctx: KernelContext, logits: Any) -> Any:
+    return _out(ctx, ctx.xp.exp(_log_softmax(ctx, logits)))
+
+
+def log_softmax(ctx: KernelContext, logits: Any) -> Any:
+    return _out(ctx, _log_softmax(ctx, logits))
+
+
+def _check_same_shape(ctx: KernelContext, logits: Any, labels: Any) -> None:
+    if logits.shape != labels.shape:
+        raise _invalid(ctx, f"logits and labels must be same size: logits_size="
+                            f"{list(logits.shape)} labels_size={list(labels.shape)}")
+
+
+def softmax_xent(ctx: KernelContext, logits: Any, labels: Any) -> tuple[Any, Any]:
+    _check_same_shape(ctx, logits, labels)
+    log_p = _log_softmax(ctx, logits)
+    y = _wide(ctx, labels)
+    loss = -(y * log_p).sum(axis=-1)
+    return _out(ctx, loss, 0), _out(ctx, ctx.xp.exp(log_p) - y, 1)
+
+
+def sparse_softmax_xent(ctx: KernelContext, logits: Any, labels: Any) -> tuple[Any, Any]:
+    xp = ctx.xp
+    if logits.ndim != 2 or labels.shape != logits.shape[:1]:
+        raise _invalid(ctx, f"logits and labels must have the same first dimension, got "
+                            f"logits shape {list(logits.shape)} and labels shape "
+                            f"{list(labels.shape)}")
+    classes = logits.shape[1]
+    bad = (labels < 0) | (labels >= classes)
+    if bool(bad.any()):
+        first = int(labels[bad][0])
+        shown = " ".join(str(int(v)) for v in ctx.device.to_host(labels).ravel()[:100])
+        raise _invalid(ctx, f"Received a label value of {first} which is outside the valid "
+                            f"range of [0, {classes}).  Label values: {shown}")
+    log_p = _log_softmax(ctx, logits)
+    index = labels.astype(xp.intp)[:, None]
+    loss = -xp.take_along_axis(log_p, index, axis=1)[:, 0]
+    backprop = xp.exp(log_p)  # a fresh array, so the one-hot can be subtracted in place
+    backprop[xp.arange(logits.shape[0]), index[:, 0]] -= 1
+    return _out(ctx, loss, 0), _out(ctx, backprop, 1)
+
+
+def l2_loss(ctx: KernelContext, t: Any) -> Any:
+    x = _wide(ctx, t)
+    return _out(ctx, (x * x).sum() / 2)
+
+
+def bias_add(ctx: KernelContext, value: Any, bias: Any) -> Any:
+    if ctx.attrs["data_format"] == "NCHW":
+        bias = bias.reshape((-1,) + (1,) * (value.ndim - 2))
+        channels = value.shape[1]
+    else:
+        channels = value.shape[-1]
+    if bias.size != channels:
+        raise _invalid(ctx, f"Must provide as many biases as the channel dimension of the "
+                            f"input tensor: bias has {bias.size} values, input has {channels} "
+                            f"channels")
+    return _out(ctx, value + bias)
+
+
+# -- convolution and pooling --------------------------------------------------------------------
+
+
+def _windows(ctx: KernelContext, image: Any, out_hw: tuple[int, int], window: tuple[int, int],
+             strides: tuple[int, int], dilations: tuple[int, int]) -> Any:
+    """A read-only view (N, OH, OW, KH, KW, C) of `image`'s sliding windows."""
+    sn, sh, sw, sc = image.strides
+    shape = (image.shape[0], *out_hw, *window, image.shape[3])
+    steps = (sn, sh * strides[0], sw * strides[1], sh * dilations[0], sw * dilations[1], sc)
+    return ctx.xp.lib.stride_tricks.as_strided(image, shape, steps)
+
+
+def _geometry(ctx: KernelContext, image: Any, window: tuple[int, int],
+              strides: tuple[int, int], dilations: tuple[int, int]) -> tuple[Any, ...]:
+    """Output (OH, OW) and per-dimension (before, after) padding of an NHWC image."""
+    padding = ctx.attrs["padding"]
+    flat = [int(v) for v in ctx.attrs.get("explicit_paddings", ())] or [0] * 8
+    out, pads = [], [(0, 0)]
+    for i in (0, 1):
+        size, pair = image.shape[1 + i], (flat[2 + 2 * i], flat[3 + 2 * i])
+        n, before, after = window_geometry(size, window[i], strides[i], dilations[i], padding,
+                                           pair)
+        if n < 0 or (n == 0 and padding != "SAME"):
+            raise _invalid(ctx, f"Computed output size would be negative: {n} [input_size: "
+                                f"{size}, effective_filter_size: "
+                                f"{(window[i] - 1) * dilations[i] + 1}, stride: {strides[i]}]")
+        out.append(n)
+        pads.append((before, after))
+    pads.append((0, 0))
+    return tuple(out), pads
+
+
+def _pad(ctx: KernelContext, image: Any, pads: list[tuple[int, int]], fill: Any) -> Any:
+    if not any(before or after for before, after in pads):
+        return image
+    return ctx.xp.pad(image, pads, mode="constant", constant_values=fill)
+
+
+def conv2d(ctx: KernelContext, image: Any, kernel: Any) -> Any:
+    if image.ndim != 4 or kernel.ndim != 4 or image.shape[3] != kernel.shape[2]:
+        raise _invalid(ctx, f"input depth must equal filter in_depth: input shape "
+                            f"{list(image.shape)}, filter shape {list(kernel.shape)}")
+    strides = tuple(int(v) for v in ctx.attrs["strides"][1:3])
+    dilations = tuple(int(v) for v in ctx.attrs["dilations"][1:3])
+    window = (kernel.shape[0], kernel.shape[1])
+    out_hw, pads = _geometry(ctx, image, window, strides, dilations)
+    padded = _pad(ctx, _wide(ctx, image), pads, 0)
+    patches = _windows(ctx, padded, out_hw, window, strides, dilations)
+    return _out(ctx, ctx.xp.tensordot(patches, _wide(ctx, kernel), axes=3))
+
+
+def _pool_args(ctx: KernelContext, image: Any) -> tuple[Any, ...]:
+    if image.ndim != 4:
+        raise _invalid(ctx, f"input must be 4-dimensional, got shape {list(image.shape)}")
+    window = tuple(int(v) for v in ctx.attrs["ksize"][1:3])
+    strides = tuple(int(v) for v in ctx.attrs["strides"][1:3])
+    out_hw, pads = _geometry(ctx, image, window, strides, (1, 1))
+    return window, strides, out_hw, pads
+
+
+def max_pool(ctx: KernelContext, image: Any) -> Any:
+    xp = ctx.xp
+    window, strides, out_hw, pads = _pool_args(ctx, image)
+    # Padding never wins a max: fill with the dtype's lowest value.
+    fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
+    padded = _pad(ctx, image, pads, fill)
+    return _windows(ctx, padded, out_hw, window, strides, (1, 1)).max(axis=(3, 4))
+
+
+def avg_pool(ctx: KernelContext, image: Any) -> Any:
+    xp = ctx.xp
+    window, strides, out_hw, pads = _pool_args(ctx, image)
+    padded = _pad(ctx, _wide(ctx, image), pads, 0)
+    sums = _windows(ctx, padded, out_hw, window, strides, (1, 1)).sum(axis=(3, 4))
+    # TF averages over the window's elements inside the image only, so count them.
+    inside = _pad(ctx, xp.ones((1, *image.shape[1:3], 1), dtype=sums.dtype), pads, 0)
+    counts = _windows(ctx, inside, out_hw, window, strides, (1, 1)).sum(axis=(3, 4))
+    return _out(ctx, sums / counts)
+
+
+# -- top-k ---------------------------------------------------------------------------------------
+
+
+def _host_int(ctx: KernelContext, value: Any) -> int:
+    return int(ctx.device.to_host(value))
+
+
+def top_k(ctx: KernelContext, x: Any, k: Any) -> tuple[Any, Any]:
+    xp = ctx.xp
+    k = _host_int(ctx, k)
+    if x.ndim < 1:
+        raise _invalid(ctx, "input must be >= 1-D, got shape []")
+    n = x.shape[-1]
+    if not 0 <= k <= n:
+        raise _invalid(ctx, f"input must have at least k columns. Had {n}, needed {k}")
+    # A stable ascending sort of the reversed row, read backwards, is descending with ties in
+    # ascending index order, as TF orders them; it works for every dtype (no negation).
+    order = xp.argsort(x[..., ::-1], axis=-1, kind="stable")[..., ::-1][..., :k]
+    indices = (n - 1) - order
+    return xp.take_along_axis(x, indices, axis=-1), indices.astype(xp.int32)
+
+
+def in_top_k(ctx: KernelContext, predictions: Any, targets: Any, k: Any) -> Any:
+    xp = ctx.xp
+    k = _host_int(ctx, k)
+    if predictions.ndim != 2 or targets.shape != predictions.shape[:1]:
+        raise _invalid(ctx, f"First dimension of predictions {list(predictions.shape)} must "
+                            f"match length of targets {list(targets.shape)}")
+    classes = predictions.shape[1]
+    valid = (targets >= 0) & (targets < classes)
+    safe = xp.where(valid, targets, 0).astype(xp.intp)[:, None]
+    target_value = xp.take_along_axis(predictions, safe, axis=1)
+    better = (predictions > target_value).sum(axis=1)
+    # As TF: an out-of-range target or a non-finite prediction in the row is never "in top k".
+    finite = xp.isfinite(predictions).all(axis=1)
+    return valid & finite & (better < k)
+
 
 def register(registry: Any, device_type: str) -> None:
     """Register this module's kernels for `device_type`."""
+    cheap = {
+        "Relu": relu, "Relu6": relu6, "Elu": elu, "Selu": selu, "Softplus": softplus,
+        "Softsign": softsign, "LeakyRelu": leaky_relu, "Softmax": softmax,
+        "LogSoftmax": log_softmax, "SoftmaxCrossEntropyWithLogits": softmax_xent,
+        "SparseSoftmaxCrossEntropyWithLogits": sparse_softmax_xent, "L2Loss": l2_loss,
+        "BiasAdd": bias_add, "TopKV2": top_k, "InTopKV2": in_top_k,
+    }
+    for op, fn in cheap.items():
+        registry.add(op, device_type, fn)
+    for op, fn in {"Conv2D": conv2d, "MaxPool": max_pool, "AvgPool": avg_pool}.items():
+        registry.add(op, device_type, fn, expensive=True)

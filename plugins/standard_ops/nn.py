@@ -1,9 +1,257 @@
-"""OpDefs for the nn ops."""
+"""OpDefs for the nn ops: activations, softmax and cross-entropies, bias, convolution, pooling
+and top-k.
+
+Contract: names, inputs, attrs and output shapes follow TF. Images are NHWC only: Conv2D,
+MaxPool and AvgPool reject ``data_format="NCHW"`` at construction (BiasAdd accepts both, as its
+layout only decides which axis the bias runs along). `window_geometry` is TF's
+``GetWindowedOutputSizeVerbose``: the output size of one spatial dimension and how SAME padding is
+split (the smaller half before), shared with the kernels so both agree exactly.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
+
+from tensorweave import dtypes
+from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.shape_fns import unchanged
+from tensorweave.tensor_shape import TensorShape
+
+FLOAT = {"T": dtypes.FLOATS}
+REAL = {"T": dtypes.NUMERIC}
+PADDINGS = ("SAME", "VALID")
+
+
+def window_geometry(size: int, window: int, stride: int, dilation: int, padding: str,
+                    explicit: tuple[int, int] = (0, 0)) -> tuple[int, int, int]:
+    """(output size, padding before, padding after) of one spatial dimension; the output size is
+    negative when a VALID window does not fit."""
+    effective = (window - 1) * dilation + 1
+    if padding == "SAME":
+        out = -(-size // stride)
+        total = max((out - 1) * stride + effective - size, 0)
+        return out, total // 2, total - total // 2
+    before, after = explicit if padding == "EXPLICIT" else (0, 0)
+    return (size + before + after - effective) // stride + 1, before, after
+
+
+def _rank_at_least(ctx: InferContext, i: int, rank: int) -> TensorShape:
+    shape = ctx.shape(i)
+    if shape.ndims is not None and shape.ndims < rank:
+        raise ctx.shape_error(f"Shape must be at least rank {rank} but is rank {shape.ndims}")
+    return shape
+
+
+def _rank(ctx: InferContext, i: int, rank: int) -> TensorShape:
+    shape = ctx.shape(i)
+    if shape.ndims is not None and shape.ndims != rank:
+        raise ctx.shape_error(f"Shape must be rank {rank} but is rank {shape.ndims}")
+    return shape if shape.ndims is not None else TensorShape([None] * rank)
+
+
+def _merge_dim(ctx: InferContext, a: int | None, b: int | None) -> int | None:
+    if a is not None and b is not None and a != b:
+        raise ctx.shape_error(f"Dimensions must be equal, but are {a} and {b}")
+    return a if a is not None else b
+
+
+def _softmax(ctx: InferContext) -> list[TensorSpec]:
+    _rank_at_least(ctx, 0, 1)
+    return [ctx.inputs[0]]
+
+
+def _xent(ctx: InferContext) -> list[TensorSpec]:
+    logits, labels = _rank(ctx, 0, 2), _rank(ctx, 1, 2)
+    batch = _merge_dim(ctx, logits[0], labels[0])
+    classes = _merge_dim(ctx, logits[1], labels[1])
+    return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
+            TensorSpec(ctx.dtype(0), TensorShape([batch, classes]))]
+
+
+def _sparse_xent(ctx: InferContext) -> list[TensorSpec]:
+    logits, labels = _rank(ctx, 0, 2), _rank(ctx, 1, 1)
+    batch = _merge_dim(ctx, logits[0], labels[0])
+    return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
+            TensorSpec(ctx.dtype(0), TensorShape([batch, logits[1]]))]
+
+
+def _l2_loss(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.dtype(0), TensorShape([]))]
+
+
+def _bias_add(ctx: InferContext) -> list[TensorSpec]:
+    fmt = ctx.attr("data_format")
+    if fmt not in ("NHWC", "NCHW"):
+        raise ctx.shape_error(f"Invalid data format '{fmt}'")
+    value = _rank_at_least(ctx, 0, 2 if fmt == "NHWC" else 3)
+    bias = _rank(ctx, 1, 1)
+    if value.ndims is None:
+        return [ctx.inputs[0]]
+    axis = -1 if fmt == "NHWC" else 1
+    dims = list(value.dims)
+    dims[axis] = _merge_dim(ctx, dims[axis], bias[0])
+    return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
+
+
+def _nhwc_only(ctx: InferContext) -> None:
+    fmt = ctx.attr("data_format")
+    if fmt != "NHWC":
+        raise ctx.shape_error(
+            f"{ctx.op} supports data_format 'NHWC' only (tensorweave implements NHWC images), "
+            f"got '{fmt}'")
+
+
+def _four(ctx: InferContext, attr: str, what: str) -> list[int]:
+    values = [int(v) for v in ctx.attr(attr)]
+    if len(values) != 4:
+        raise ctx.shape_error(f"{what} must specify 4 dimensions, got {len(values)}")
+    if any(v < 1 for v in values):
+        raise ctx.shape_error(f"{what} must be positive, got {values}")
+    return values
+
+
+def _padding(ctx: InferContext, allowed: Sequence[str]) -> str:
+    padding = ctx.attr("padding")
+    if padding not in allowed:
+        raise ctx.shape_error(f"padding must be one of {list(allowed)}, got '{padding}'")
+    return padding
+
+
+def _explicit_paddings(ctx: InferContext, padding: str) -> list[tuple[int, int]]:
+    """Per-dimension (before, after) of ``explicit_paddings`` (all zero unless EXPLICIT)."""
+    flat = [int(v) for v in ctx.attrs.get("explicit_paddings", ())]
+    if padding != "EXPLICIT":
+        if flat:
+            raise ctx.shape_error("explicit_paddings is only allowed with padding 'EXPLICIT'")
+        return [(0, 0)] * 4
+    if len(flat) != 8:
+        raise ctx.shape_error(
+            f"explicit_paddings must contain 8 values (2 per dimension), got {len(flat)}")
+    pairs = [(flat[2 * i], flat[2 * i + 1]) for i in range(4)]
+    if any(v < 0 for v in flat):
+        raise ctx.shape_error(f"All elements of explicit_paddings must be nonnegative, "
+                              f"got {flat}")
+    if pairs[0] != (0, 0) or pairs[3] != (0, 0):
+        raise ctx.shape_error("Explicit padding of the batch or depth dimension is not "
+                              "supported")
+    return pairs
+
+
+def _spatial(ctx: InferContext, size: int | None, window: int, stride: int, dilation: int,
+             padding: str, explicit: tuple[int, int]) -> int | None:
+    if size is None:
+        return None
+    out, _, _ = window_geometry(size, window, stride, dilation, padding, explicit)
+    if out < 1 and padding == "VALID":
+        effective = (window - 1) * dilation + 1
+        raise ctx.shape_error(
+            f"Negative dimension size caused by subtracting {effective} from {size}")
+    if out < 0:
+        raise ctx.shape_error(f"Computed output size would be negative: {out} "
+                              f"[input_size: {size}, stride: {stride}]")
+    return out
+
+
+def _conv2d(ctx: InferContext) -> list[TensorSpec]:
+    _nhwc_only(ctx)
+    strides = _four(ctx, "strides", "Conv2D strides")
+    dilations = _four(ctx, "dilations", "Conv2D dilations")
+    if strides[0] != 1 or strides[3] != 1:
+        raise ctx.shape_error("Current implementation does not yet support strides in the "
+                              "batch and depth dimensions")
+    if dilations[0] != 1 or dilations[3] != 1:
+        raise ctx.shape_error("Current implementation does not yet support dilations in the "
+                              "batch and depth dimensions")
+    padding = _padding(ctx, (*PADDINGS, "EXPLICIT"))
+    explicit = _explicit_paddings(ctx, padding)
+    image, kernel = _rank(ctx, 0, 4), _rank(ctx, 1, 4)
+    _merge_dim(ctx, image[3], kernel[2])
+    dims = [image[0]]
+    for i in (1, 2):
+        window = kernel[i - 1]
+        dims.append(None if window is None else _spatial(
+            ctx, image[i], window, strides[i], dilations[i], padding, explicit[i]))
+    dims.append(kernel[3])
+    return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
+
+
+def _pool(ctx: InferContext) -> list[TensorSpec]:
+    _nhwc_only(ctx)
+    ksize = _four(ctx, "ksize", "Sliding window ksize field")
+    strides = _four(ctx, "strides", "Sliding window stride field")
+    if ksize[0] != 1 or strides[0] != 1:
+        raise ctx.shape_error("Pooling is not yet supported on the batch dimension")
+    if ksize[3] != 1 or strides[3] != 1:
+        raise ctx.shape_error("Pooling over the depth dimension is not supported")
+    padding = _padding(ctx, PADDINGS)
+    image = _rank(ctx, 0, 4)
+    dims = [image[0]]
+    for i in (1, 2):
+        dims.append(_spatial(ctx, image[i], ksize[i], strides[i], 1, padding, (0, 0)))
+    dims.append(image[3])
+    return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
+
+
+def _scalar_value(ctx: InferContext, i: int, what: str) -> int | None:
+    shape = ctx.shape(i)
+    if shape.ndims not in (None, 0):
+        raise ctx.shape_error(f"Shape must be rank 0 but is rank {shape.ndims} ({what})")
+    value = ctx.constant_value(i)
+    return None if value is None else int(value)
+
+
+def _top_k(ctx: InferContext) -> list[TensorSpec]:
+    shape = _rank_at_least(ctx, 0, 1)
+    k = _scalar_value(ctx, 1, "k")
+    if k is not None and k < 0:
+        raise ctx.shape_error(f"Need k >= 0, got {k}")
+    if shape.ndims is None:
+        out = TensorShape(None)
+    else:
+        last = shape[-1]
+        if k is not None and last is not None and last < k:
+            raise ctx.shape_error(f"input must have last dimension >= k = {k} but is {last}")
+        out = TensorShape([*shape.dims[:-1], k])
+    return [TensorSpec(ctx.dtype(0), out), TensorSpec(dtypes.int32, out)]
+
+
+def _in_top_k(ctx: InferContext) -> list[TensorSpec]:
+    predictions, targets = _rank(ctx, 0, 2), _rank(ctx, 1, 1)
+    _scalar_value(ctx, 2, "k")
+    batch = _merge_dim(ctx, predictions[0], targets[0])
+    return [TensorSpec(dtypes.bool_, TensorShape([batch]))]
 
 
 def register(registry: Any) -> None:
     """Declare this module's OpDefs."""
+    T = {"T": REQUIRED}
+    for name in ("Relu", "Relu6"):
+        registry.op(name, ["features:T"], unchanged, attrs=T, type_constraints=REAL)
+    for name in ("Elu", "Selu", "Softplus", "Softsign"):
+        registry.op(name, ["features:T"], unchanged, attrs=T, type_constraints=FLOAT)
+    registry.op("LeakyRelu", ["features:T"], unchanged, attrs={**T, "alpha": 0.2},
+                type_constraints=FLOAT)
+    for name in ("Softmax", "LogSoftmax"):
+        registry.op(name, ["logits:T"], _softmax, attrs=T, type_constraints=FLOAT)
+    registry.op("SoftmaxCrossEntropyWithLogits", ["features:T", "labels:T"], _xent, attrs=T,
+                type_constraints=FLOAT)
+    registry.op("SparseSoftmaxCrossEntropyWithLogits", ["features:T", "labels:Tlabels"],
+                _sparse_xent, attrs={**T, "Tlabels": REQUIRED},
+                type_constraints={**FLOAT, "Tlabels": dtypes.INDEX})
+    registry.op("L2Loss", ["t:T"], _l2_loss, attrs=T, type_constraints=FLOAT)
+    registry.op("BiasAdd", ["value:T", "bias:T"], _bias_add,
+                attrs={**T, "data_format": "NHWC"}, type_constraints=REAL)
+    registry.op("Conv2D", ["input:T", "filter:T"], _conv2d,
+                attrs={**T, "strides": REQUIRED, "padding": REQUIRED, "use_cudnn_on_gpu": True,
+                       "explicit_paddings": [], "data_format": "NHWC",
+                       "dilations": [1, 1, 1, 1]},
+                type_constraints=FLOAT)
+    pool_attrs = {**T, "ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED,
+                  "data_format": "NHWC"}
+    registry.op("MaxPool", ["input:T"], _pool, attrs=pool_attrs, type_constraints=REAL)
+    registry.op("AvgPool", ["value:T"], _pool, attrs=pool_attrs, type_constraints=FLOAT)
+    registry.op("TopKV2", ["input:T", "k:int32"], _top_k, attrs={**T, "sorted": True},
+                type_constraints=REAL)
+    registry.op("InTopKV2", ["predictions:float32", "targets:T", "k:T"], _in_top_k,
+                attrs=T, type_constraints={"T": dtypes.INDEX})
