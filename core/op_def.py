@@ -104,7 +104,7 @@ class InferContext:
     op: str
     inputs: list[TensorSpec]
     attrs: dict[str, Any]
-    constant_values: list[np.ndarray | None]
+    value_of: Callable[[int], np.ndarray | None]
 
     def attr(self, name: str) -> Any:
         return self.attrs[name]
@@ -117,7 +117,7 @@ class InferContext:
 
     def constant_value(self, i: int) -> np.ndarray | None:
         """The input's value when known at graph-construction time, else ``None``."""
-        return self.constant_values[i]
+        return self.value_of(i)
 
     def shape_error(self, detail: str) -> ValueError:
         shapes = ", ".join(format_dims(s.shape) for s in self.inputs)

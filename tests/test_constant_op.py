@@ -41,3 +41,25 @@ def test_convert_to_tensor():
     assert tf.convert_to_tensor([1, 2], dtype=tf.float64).dtype == tf.float64
     assert tf.convert_to_tensor(3, preferred_dtype=tf.int64).dtype == tf.int64
     assert tf.convert_to_tensor(3.5, preferred_dtype=tf.int64).dtype == tf.float32
+
+
+def test_nested_lists_with_tensors_are_packed():
+    t = tf.placeholder(tf.int32, [])
+    packed = tf.convert_to_tensor([[t, 1], [2, t]])
+    assert packed.shape.as_list() == [2, 2] and packed.dtype == tf.int32
+    with tf.Session() as sess:
+        np.testing.assert_array_equal(sess.run(packed, {t: 5}), [[5, 1], [2, 5]])
+
+
+def test_lists_of_numpy_values_keep_their_dtype():
+    assert tf.constant([np.float16(1), np.float16(2)]).dtype == tf.float16
+    assert tf.constant([np.int8(1)]).dtype == tf.int8
+    assert tf.constant([1.0, 2.0]).dtype == tf.float32
+
+
+def test_small_constant_subgraphs_are_known_at_build_time():
+    x = tf.placeholder(tf.float32, [2, 3, 4])
+    flat = tf.reshape(x, [tf.shape(x)[0], -1])
+    assert flat.shape.as_list() == [2, 12]
+    fed = tf.placeholder_with_default(tf.constant([3, 8]), [2])
+    assert tf.reshape(tf.zeros([24]), fed).shape.as_list() == [None, None]

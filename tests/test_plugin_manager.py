@@ -88,7 +88,8 @@ def test_op_name_conflict_names_both_plugins(tmp_path, monkeypatch):
         def tensorweave_register_ops(registry):
             registry.op("AddV2", ["x:T", "y:T"], infer=lambda ctx: [ctx.inputs[0]])
     ''')
-    with pytest.raises(PluginConflictError, match="standard_ops.*tw_dup_op|tw_dup_op.*standard_ops"):
+    with pytest.raises(PluginConflictError,
+                       match="standard_ops.*tw_dup_op|tw_dup_op.*standard_ops"):
         plugin_manager.get_registries()
 
 

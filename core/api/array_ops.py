@@ -1,13 +1,657 @@
-"""Array ops: shapes, indexing, joining and creation."""
+"""Array ops: shapes, indexing, joining and creation, with ``tf.compat.v1``'s names, signatures
+and defaults.
+
+Contract: each function builds ops in the graph of its tensor arguments (else the default
+graph) and returns a `Tensor` (a list for ``unstack``/``split``/``meshgrid``). Python values are
+converted as TF converts them (ints -> int32, floats -> float32; a list mixing tensors and
+Python values is packed with the tensors' dtype). Shapes known at construction come out static;
+misuse that TF rejects while building the graph raises ``ValueError``/``TypeError`` here.
+`slice_helper` is TF's ``_slice_helper``: the ``Tensor.__getitem__`` protocol over
+``StridedSlice``.
+"""
 
 from __future__ import annotations
 
+import collections
+import numbers
 from typing import Any
 
-from tensorweave.framework.graph import Tensor
+import numpy as np
 
-__all__ = ["stack"]
+from tensorweave import dtypes
+from tensorweave.api import control_flow_ops, math_ops
+from tensorweave.api.scopes import name_scope
+from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like, to_numpy
+from tensorweave.framework.graph import Tensor, constant_value
+from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.tensor_shape import TensorShape
+
+__all__ = [
+    "boolean_mask", "broadcast_to", "concat", "expand_dims", "fill", "gather", "gather_nd",
+    "invert_permutation", "lin_space", "linspace", "meshgrid", "newaxis", "one_hot", "ones",
+    "ones_like", "pad", "range", "rank", "reshape", "reverse", "reverse_v2", "scatter_nd",
+    "sequence_mask", "shape", "size", "slice", "split", "squeeze", "stack", "strided_slice",
+    "tile", "transpose", "unique", "unsorted_segment_max", "unsorted_segment_sum", "unstack",
+    "where", "where_v2", "zeros", "zeros_like",
+]
+
+newaxis = None
+
+_builtin_range = range
+_builtin_slice = slice
+
+UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])
+
+# TF builds small constant-valued tensors as Const ops and larger ones with Fill.
+_MAX_CONSTANT_ELEMENTS = 1000
+
+
+# -- packing ---------------------------------------------------------------------------------
+
+def _has_tensor(value: Any) -> bool:
+    if is_tensor_like(value):
+        return True
+    return isinstance(value, (list, tuple)) and any(_has_tensor(v) for v in value)
+
+
+def _first_dtype(value: Any) -> dtypes.DType | None:
+    if is_tensor_like(value):
+        return convert_to_tensor(value).dtype
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = _first_dtype(v)
+            if found is not None:
+                return found
+    return None
+
+
+def _autopack(value: Any, dtype: dtypes.DType | None) -> Tensor:
+    """`value` as one tensor; nested lists holding tensors become ``Pack`` ops (TF's
+    autopacking), their Python elements converted to `dtype`."""
+    if is_tensor_like(value):
+        return convert_to_tensor(value, dtype=dtype)
+    if isinstance(value, (list, tuple)) and _has_tensor(value):
+        return apply("Pack", [[_autopack(v, dtype) for v in value]], {"axis": 0}, name="packed")
+    return constant(value, dtype)
 
 
 def stack(values: list[Any], axis: int = 0, name: str = "stack") -> Tensor:
-    raise NotImplementedError
+    """Stack rank-R values into one rank-(R+1) tensor along `axis` (TF's ``Pack``)."""
+    if axis == 0 and not _has_tensor(values):
+        try:
+            return constant(values, name=name)
+        except (TypeError, ValueError):
+            pass  # ragged values: Pack reports what does not fit, as in TF
+    dtype = _first_dtype(values)
+    tensors = [_autopack(v, dtype) for v in values]
+    rank = tensors[0].shape.ndims if tensors else None
+    if rank is not None and not -(rank + 1) <= axis < rank + 1:
+        raise ValueError(f"Argument `axis` = {axis} not in range [{-(rank + 1)}, {rank + 1})")
+    return apply("Pack", [tensors], {"axis": axis}, name=name)
+
+
+def unstack(value: Any, num: int | None = None, axis: int = 0,
+            name: str = "unstack") -> list[Tensor]:
+    """Split `value` along `axis` into `num` tensors of one rank less."""
+    value = convert_to_tensor(value)
+    if num is None:
+        shape = value.shape
+        if shape.ndims is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {shape}")
+        if not -shape.ndims <= axis < shape.ndims:
+            raise ValueError(f"Argument `axis` = {axis} not in range [{-shape.ndims}, "
+                             f"{shape.ndims})")
+        num = shape[axis]
+        if num is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {shape}")
+    return make_op("Unpack", [value], {"num": num, "axis": axis}, name=name).outputs
+
+
+# -- shapes ----------------------------------------------------------------------------------
+
+def _static_dims(shape: Any) -> list[int] | None:
+    """`shape` as Python ints when it holds no tensor; ``None`` when it does."""
+    if isinstance(shape, TensorShape):
+        if not shape.is_fully_defined():
+            raise ValueError(f"Cannot convert a partially known TensorShape {shape} to a "
+                             "Tensor.")
+        return shape.as_list()
+    if _has_tensor(shape):
+        return None
+    dims = np.asarray(shape)
+    if dims.dtype.kind not in "iu" and dims.size:
+        raise TypeError(f"Expected int32 or int64 shape, got {shape!r}")
+    return [int(d) for d in dims.ravel()]
+
+
+def _shape_tensor(shape: Any) -> Tensor:
+    dims = _static_dims(shape)
+    if dims is not None:
+        return constant(dims, dtypes.int32, name="shape")
+    tensor = _autopack(shape, _first_dtype(shape))
+    return reshape(tensor, [-1]) if tensor.shape.ndims == 0 else tensor
+
+
+def _partial_shape(value: Any) -> TensorShape:
+    """What a shape argument says statically (TF's ``constant_value_as_shape``): a list mixing
+    Python ints and scalar tensors gives the ints and the tensors' construction-time values."""
+    if is_tensor_like(value) or not isinstance(value, (list, tuple)):
+        return TensorShape(None)
+    dims: list[int | None] = []
+    for d in value:
+        known = constant_value(convert_to_tensor(d)) if is_tensor_like(d) else d
+        dims.append(None if known is None or np.ndim(known) or int(known) < 0 else int(known))
+    return TensorShape(dims)
+
+
+def _index_input(value: Any) -> Any:
+    """An index-list argument (a shape, axes, multiples) as TF converts it: a `TensorShape` or
+    an empty list as int32, a list holding tensors packed; anything else as it is."""
+    if is_tensor_like(value):
+        return value
+    if isinstance(value, TensorShape):
+        value = _static_dims(value)
+    if _has_tensor(value):
+        return _autopack(value, _first_dtype(value))
+    if isinstance(value, (list, tuple)) and np.size(value) == 0:
+        return constant(value, dtypes.int32)
+    return value
+
+
+def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
+    out = apply("Reshape", [tensor, _index_input(shape)], name=name or "Reshape")
+    out.set_shape(_partial_shape(shape))
+    return out
+
+
+def transpose(a: Any, perm: Any = None, name: str = "transpose",
+              conjugate: bool = False) -> Tensor:
+    """Permute `a`'s dimensions; without `perm`, reverse them (``conjugate`` is a no-op: no
+    complex dtypes)."""
+    with name_scope(name, "transpose", [a]) as scope:
+        a = convert_to_tensor(a, name="a")
+        if perm is None:
+            rank_ = a.shape.ndims
+            if rank_ is not None:
+                perm = list(_builtin_range(rank_ - 1, -1, -1))
+            else:
+                perm = reverse(range(0, apply("Rank", [a]), 1), [0], name="perm")
+        return apply("Transpose", [a, _index_input(perm)], name=scope)
+
+
+def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF's name
+                dim: Any = None) -> Tensor:
+    if axis is not None and dim is not None:
+        raise ValueError("Cannot specify both 'axis' and 'dim'")
+    axis = dim if axis is None else axis
+    if axis is None:
+        raise ValueError("Must specify an axis argument to tf.expand_dims()")
+    return apply("ExpandDims", [input, axis], name=name or "ExpandDims")
+
+
+def squeeze(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002
+            squeeze_dims: Any = None) -> Tensor:
+    if axis is not None and squeeze_dims is not None:
+        raise ValueError("Cannot specify both 'axis' and 'squeeze_dims'")
+    axis = squeeze_dims if axis is None else axis
+    if isinstance(axis, numbers.Integral):
+        axis = [axis]
+    return apply("Squeeze", [input], {"squeeze_dims": [int(a) for a in axis or ()]},
+                 name=name or "Squeeze")
+
+
+def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    out = apply("BroadcastTo", [input, _shape_tensor(shape)], name=name or "BroadcastTo")
+    out.set_shape(_partial_shape(shape))
+    return out
+
+
+def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    return apply("Tile", [input, _index_input(multiples)], name=name or "Tile")
+
+
+def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None,
+        constant_values: Any = 0) -> Tensor:
+    """Pad `tensor`; `mode` is CONSTANT, REFLECT or SYMMETRIC (any case)."""
+    mode = mode.upper()
+    if mode == "CONSTANT":
+        if not is_tensor_like(constant_values) and np.ndim(constant_values) == 0 \
+                and constant_values == 0:
+            return apply("Pad", [tensor, paddings], name=name or "Pad")
+        tensor = convert_to_tensor(tensor)
+        return apply("PadV2", [tensor, paddings, constant_values], name=name or "PadV2")
+    if mode in ("REFLECT", "SYMMETRIC"):
+        return apply("MirrorPad", [tensor, paddings], {"mode": mode}, name=name or "MirrorPad")
+    raise ValueError(f"Unknown padding mode: {mode}")
+
+
+def shape(input: Any, name: str | None = None,  # noqa: A002
+          out_type: Any = dtypes.int32) -> Tensor:
+    """The shape of `input`; a constant when it is fully known, as in TF."""
+    out_type = dtypes.as_dtype(out_type)
+    input = convert_to_tensor(input)  # noqa: A001
+    if input.shape.is_fully_defined():
+        return constant(input.shape.as_list(), out_type, name=name or "Shape")
+    return apply("Shape", [input], {"out_type": out_type}, name=name or "Shape")
+
+
+def size(input: Any, name: str | None = None,  # noqa: A002
+         out_type: Any = dtypes.int32) -> Tensor:
+    out_type = dtypes.as_dtype(out_type)
+    input = convert_to_tensor(input)  # noqa: A001
+    if input.shape.is_fully_defined():
+        return constant(input.shape.num_elements(), out_type, name=name or "Size")
+    return apply("Size", [input], {"out_type": out_type}, name=name or "Size")
+
+
+def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    input = convert_to_tensor(input)  # noqa: A001
+    if input.shape.ndims is not None:
+        return constant(input.shape.ndims, dtypes.int32, name=name or "Rank")
+    return apply("Rank", [input], name=name or "Rank")
+
+
+# -- joining and splitting -------------------------------------------------------------------
+
+def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
+    if not isinstance(values, (list, tuple)):
+        values = [values]
+    if len(values) == 1:  # TF: no op to concatenate; check the axis and pass the value through
+        tensor = convert_to_tensor(values[0])
+        rank_ = tensor.shape.ndims
+        if isinstance(axis, numbers.Integral) and rank_ is not None \
+                and not -rank_ <= axis < rank_:
+            raise ValueError(f"Expected axis in the range [{-rank_}, {rank_}), but got {axis}")
+        return control_flow_ops.identity(tensor, name=name)
+    dtype = _first_dtype(values)
+    return apply("ConcatV2", [[_autopack(v, dtype) for v in values], axis], name=name)
+
+
+def split(value: Any, num_or_size_splits: Any, axis: Any = 0, num: int | None = None,
+          name: str = "split") -> list[Tensor]:
+    """Split into `num_or_size_splits` equal parts (an int) or parts of the given sizes."""
+    if isinstance(num_or_size_splits, numbers.Integral) \
+            and not isinstance(num_or_size_splits, bool):
+        return make_op("Split", [axis, value], {"num_split": int(num_or_size_splits)},
+                       name=name).outputs
+    sizes = convert_to_tensor(num_or_size_splits)
+    if num is None:
+        if sizes.shape.ndims != 1 or sizes.shape[0] is None:
+            raise ValueError(f"Cannot infer argument `num` from shape {sizes.shape}")
+        num = sizes.shape[0]
+    return make_op("SplitV", [value, sizes, axis], {"num_split": num}, name=name).outputs
+
+
+# -- slicing ---------------------------------------------------------------------------------
+
+def slice(input_: Any, begin: Any, size: Any, name: str | None = None) -> Tensor:  # noqa: A001
+    return apply("Slice", [input_, _index_input(begin), _index_input(size)],
+                 name=name or "Slice")
+
+
+def strided_slice(input_: Any, begin: Any, end: Any, strides: Any = None, begin_mask: int = 0,
+                  end_mask: int = 0, ellipsis_mask: int = 0, new_axis_mask: int = 0,
+                  shrink_axis_mask: int = 0, var: Any = None,
+                  name: str | None = None) -> Tensor:
+    """TF's ``StridedSlice``; `var` is accepted for TF's signature and ignored (no sliced
+    assignment here)."""
+    if strides is None:
+        strides = ones_like(begin) if is_tensor_like(begin) else [1] * len(begin)
+    attrs = {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": ellipsis_mask,
+             "new_axis_mask": new_axis_mask, "shrink_axis_mask": shrink_axis_mask}
+    inputs = [input_] + [_index_input(v) for v in (begin, end, strides)]
+    return apply("StridedSlice", inputs, attrs,
+                 name=name or "StridedSlice")
+
+
+_SLICE_TYPE_ERROR = ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and "
+                     "scalar tf.int32/tf.int64 tensors are valid indices")
+
+
+def _check_index(idx: Any) -> None:
+    if isinstance(idx, numbers.Integral):
+        return
+    dtype = getattr(idx, "dtype", None)
+    if not is_tensor_like(idx) or dtype not in dtypes.INDEX or idx.shape.ndims not in (0, None):
+        raise TypeError(f"{_SLICE_TYPE_ERROR}, got {idx!r}")
+
+
+def slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
+    """``tensor[slice_spec]`` with numpy's basic indexing rules (TF's ``_slice_helper``)."""
+    if isinstance(slice_spec, bool) or (is_tensor_like(slice_spec)
+                                        and slice_spec.dtype == dtypes.bool_) \
+            or (isinstance(slice_spec, np.ndarray) and slice_spec.dtype == bool):
+        return boolean_mask(tensor, slice_spec)
+    if not isinstance(slice_spec, (list, tuple)):
+        slice_spec = [slice_spec]
+    begin: list[Any] = []
+    end: list[Any] = []
+    strides: list[Any] = []
+    masks = dict.fromkeys(("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask",
+                           "shrink_axis_mask"), 0)
+    for index, s in enumerate(slice_spec):
+        bit = 1 << index
+        if isinstance(s, _builtin_slice):
+            for value, out, mask in ((s.start, begin, "begin_mask"), (s.stop, end, "end_mask")):
+                if value is None:
+                    out.append(0)
+                    masks[mask] |= bit
+                else:
+                    _check_index(value)
+                    out.append(value)
+            if s.step is not None:
+                _check_index(s.step)
+            strides.append(1 if s.step is None else s.step)
+        elif s is Ellipsis or s is newaxis:
+            begin.append(0)
+            end.append(0)
+            strides.append(1)
+            masks["ellipsis_mask" if s is Ellipsis else "new_axis_mask"] |= bit
+        else:
+            _check_index(s)
+            begin.append(s)
+            end.append(s + 1)
+            strides.append(1)
+            masks["shrink_axis_mask"] |= bit
+    tensor = convert_to_tensor(tensor)
+    with name_scope(None, "strided_slice", [tensor]) as scope:
+        if begin:
+            index_dtype = _index_dtype(begin + end + strides)
+            packed = [_pack_indices(v, index_dtype) for v in (begin, end, strides)]
+        else:
+            packed = [constant([], dtypes.int32)] * 3
+        return strided_slice(tensor, *packed, var=var, name=scope, **masks)
+
+
+def _index_dtype(values: list[Any]) -> dtypes.DType:
+    for v in values:
+        if is_tensor_like(v) and v.dtype == dtypes.int64:
+            return dtypes.int64
+        if isinstance(v, numbers.Integral) and not -2**31 <= int(v) < 2**31:
+            return dtypes.int64
+    return dtypes.int32
+
+
+def _pack_indices(values: list[Any], dtype: dtypes.DType) -> Tensor:
+    if not _has_tensor(values):
+        return constant([int(v) for v in values], dtype)
+    return stack([math_ops.cast(v, dtype) if is_tensor_like(v) and v.dtype != dtype else v
+                  for v in values])
+
+
+def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:
+    return apply("ReverseV2", [tensor, _index_input(axis)], name=name or "ReverseV2")
+
+
+reverse_v2 = reverse
+
+
+# -- gathering and scattering ----------------------------------------------------------------
+
+def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | None = None,
+           axis: Any = None, batch_dims: int = 0) -> Tensor:
+    """Gather slices of `params` along `axis` (default `batch_dims`); `validate_indices` is
+    ignored, as in TF: indices are always checked."""
+    if axis is None:
+        axis = batch_dims
+    return apply("GatherV2", [params, indices, axis], {"batch_dims": batch_dims},
+                 name=name or "GatherV2")
+
+
+def gather_nd(params: Any, indices: Any, name: str | None = None) -> Tensor:
+    return apply("GatherNd", [params, indices], name=name or "GatherNd")
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:
+    indices = convert_to_tensor(indices)
+    return apply("ScatterNd", [indices, updates, shape], name=name or "ScatterNd")
+
+
+def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = None,
+            axis: int | None = None, dtype: Any = None, name: str | None = None) -> Tensor:
+    """One-hot vectors; the dtype comes from `on_value`/`off_value`, else `dtype`, else
+    float32, and they must agree (TypeError otherwise)."""
+    with name_scope(name, "one_hot", [indices, depth, on_value, off_value]) as scope:
+        dtype = None if dtype is None else dtypes.as_dtype(dtype)
+        on = None if on_value is None else convert_to_tensor(on_value, name="on_value")
+        off = None if off_value is None else convert_to_tensor(off_value, name="off_value")
+        given = [t for t in (on, off) if t is not None]
+        if given:
+            if dtype is not None:
+                for what, t in (("on_value", on), ("off_value", off)):
+                    if t is not None and t.dtype != dtype:
+                        raise TypeError(f"dtype {t.dtype!r} of {what} does not match dtype "
+                                        f"parameter {dtype!r}")
+            else:
+                dtype = given[0].dtype
+        elif dtype is None:
+            dtype = dtypes.float32
+        if on is None:
+            on = constant(True if dtype.is_bool else 1, dtype, name="on_value")
+        if off is None:
+            off = constant(False if dtype.is_bool else 0, dtype, name="off_value")
+        if on.dtype != off.dtype:
+            raise TypeError(f"dtype {on.dtype!r} of on_value does not match dtype "
+                            f"{off.dtype!r} of off_value")
+        attrs = {"axis": -1 if axis is None else axis}
+        return apply("OneHot", [indices, depth, on, off], attrs, name=scope)
+
+
+def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
+                         name: str | None = None) -> Tensor:
+    return apply("UnsortedSegmentSum", [data, segment_ids, num_segments],
+                 name=name or "UnsortedSegmentSum")
+
+
+def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
+                         name: str | None = None) -> Tensor:
+    return apply("UnsortedSegmentMax", [data, segment_ids, num_segments],
+                 name=name or "UnsortedSegmentMax")
+
+
+def invert_permutation(x: Any, name: str | None = None) -> Tensor:
+    return apply("InvertPermutation", [x], name=name or "InvertPermutation")
+
+
+def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> UniqueOutput:
+    op = make_op("Unique", [x], {"out_idx": dtypes.as_dtype(out_idx)}, name=name or "Unique")
+    return UniqueOutput(*op.outputs)
+
+
+def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask",
+                 axis: int | None = None) -> Tensor:
+    """The elements (or slices from `axis` on) of `tensor` where `mask` is True."""
+    with name_scope(name, values=[tensor, mask]):
+        tensor = convert_to_tensor(tensor, name="tensor")
+        mask = convert_to_tensor(mask, name="mask")
+        mask_shape = mask.shape
+        if mask_shape.ndims == 0:
+            raise ValueError("mask cannot be scalar.")
+        if mask_shape.ndims is None:
+            raise ValueError("Number of mask dimensions must be specified, even if some "
+                             "dimensions are None.  E.g. shape=[None] is ok, but shape=None is "
+                             "not.")
+        axis = 0 if axis is None else axis
+        n = mask_shape.ndims
+        tensor_shape = tensor.shape
+        tensor_shape[axis:axis + n].assert_is_compatible_with(mask_shape)
+        # The masked dims fold into one of size(mask) elements, which they match.
+        if tensor_shape.is_fully_defined():
+            dims = tensor_shape.as_list()
+            new_shape: Any = dims[:axis] + [int(np.prod(dims[axis:axis + n]))] + dims[axis + n:]
+        else:
+            dynamic = shape(tensor)
+            new_shape = concat([slice_helper(dynamic, _builtin_slice(None, axis)),
+                                reshape(size(mask), [1]),
+                                slice_helper(dynamic, _builtin_slice(axis + n, None))], 0)
+        tensor = reshape(tensor, new_shape)
+        first = tensor_shape[axis:axis + n].num_elements()
+        tensor.set_shape(tensor_shape[:axis].concatenate([first])
+                         .concatenate(tensor_shape[axis + n:]))
+        indices = squeeze(where(reshape(mask, [-1])), axis=[1])
+        return gather(tensor, indices, axis=axis)
+
+
+# -- selection -------------------------------------------------------------------------------
+
+def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """TF1 ``where``: coordinates of true elements (one argument), or elements of `x`/`y`
+    chosen by `condition`, which may be a vector over `x`'s first dimension."""
+    if x is None and y is None:
+        condition = convert_to_tensor(condition, preferred_dtype=dtypes.bool_)
+        return apply("Where", [condition], name=name or "Where")
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    x, y = math_ops.binary_inputs(x, y)
+    return apply("Select", [condition, x, y], name=name or "Select")
+
+
+def where_v2(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
+    """TF2 ``where``: like `where`, with `condition`, `x` and `y` broadcast together."""
+    if x is None and y is None:
+        return where(condition, name=name)
+    if x is None or y is None:
+        raise ValueError("x and y must both be non-None or both be None.")
+    x, y = math_ops.binary_inputs(x, y)
+    return apply("SelectV2", [condition, x, y], name=name or "SelectV2")
+
+
+# -- creation --------------------------------------------------------------------------------
+
+def fill(dims: Any, value: Any, name: str | None = None) -> Tensor:
+    out = apply("Fill", [_index_input(dims), value], name=name or "Fill")
+    out.set_shape(_partial_shape(dims))
+    return out
+
+
+def _filled(shape: Any, value: Any, dtype: Any, name: str | None, default: str) -> Tensor:
+    dtype = dtypes.as_dtype(dtype)
+    value = bool(value) if dtype.is_bool else value
+    with name_scope(name, default, [shape]) as scope:
+        dims = None if is_tensor_like(shape) else _static_dims(shape)
+        if dims is not None and int(np.prod(dims)) < _MAX_CONSTANT_ELEMENTS:
+            return constant(value, dtype, shape=dims, name=scope)
+        shape_t = convert_to_tensor(shape) if is_tensor_like(shape) else _shape_tensor(shape)
+        if shape_t.shape.ndims == 0:
+            shape_t = reshape(shape_t, [-1])
+        out = fill(shape_t, constant(value, dtype), name=scope)
+        out.set_shape(_partial_shape(shape))
+        return out
+
+
+def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    return _filled(shape, 0, dtype, name, "zeros")
+
+
+def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
+    return _filled(shape, 1, dtype, name, "ones")
+
+
+def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
+               optimize: bool = True) -> Tensor:
+    with name_scope(name, "zeros_like", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and tensor.shape.is_fully_defined():
+            return zeros(tensor.shape.as_list(), dtype, name=scope)
+        if dtype != tensor.dtype:
+            return zeros(apply("Shape", [tensor]), dtype, name=scope)
+        return apply("ZerosLike", [tensor], name=scope)
+
+
+def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
+              optimize: bool = True) -> Tensor:
+    with name_scope(name, "ones_like", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
+        if optimize and tensor.shape.is_fully_defined():
+            return ones(tensor.shape.as_list(), dtype, name=scope)
+        if dtype != tensor.dtype:
+            out = ones(apply("Shape", [tensor]), dtype, name=scope)
+            out.set_shape(tensor.shape)
+            return out
+        return apply("OnesLike", [tensor], name=scope)
+
+
+_RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None,  # noqa: A001
+          name: str = "range") -> Tensor:
+    """TF's ``range``: ``range(n)`` counts from 0; the dtype is `dtype`, else the widest of
+    the arguments' (ints -> int32, any float -> float32)."""
+    if limit is None:
+        start, limit = 0, start
+    with name_scope(name, "Range", [start, limit, delta]) as scope:
+        values = {"start": start, "limit": limit, "delta": delta}
+        if dtype is None:
+            found = [_range_dtype(v) for v in values.values()]
+            dtype = max(found, key=_RANGE_DTYPES.index)
+        dtype = dtypes.as_dtype(dtype)
+        args = [_range_arg(v, dtype, n) for n, v in values.items()]
+        return apply("Range", args, name=scope)
+
+
+def _range_dtype(value: Any) -> dtypes.DType:
+    dtype = convert_to_tensor(value).dtype if is_tensor_like(value) \
+        else dtypes.as_dtype(to_numpy(value).dtype)
+    if dtype not in _RANGE_DTYPES:
+        raise TypeError(f"range does not support dtype {dtype.name}")
+    return dtype
+
+
+def _range_arg(value: Any, dtype: dtypes.DType, name: str) -> Tensor:
+    if not is_tensor_like(value):
+        return constant(value, dtype, name=name)
+    tensor = convert_to_tensor(value)
+    return tensor if tensor.dtype == dtype else math_ops.cast(tensor, dtype)
+
+
+def linspace(start: Any, stop: Any, num: Any, name: str | None = None) -> Tensor:
+    start, stop = math_ops.binary_inputs(start, stop)
+    return apply("LinSpace", [start, stop, num], name=name or "LinSpace")
+
+
+lin_space = linspace
+
+
+def sequence_mask(lengths: Any, maxlen: Any = None, dtype: Any = dtypes.bool_,
+                  name: str | None = None) -> Tensor:
+    """``mask[i..., j] = j < lengths[i...]``; `maxlen` defaults to ``max(lengths)``."""
+    with name_scope(name, "SequenceMask", [lengths, maxlen]):
+        lengths = convert_to_tensor(lengths)
+        if maxlen is None:
+            maxlen = math_ops.maximum(constant(0, lengths.dtype), math_ops.reduce_max(lengths))
+        else:
+            maxlen = convert_to_tensor(maxlen)
+        if maxlen.shape.ndims not in (None, 0):
+            raise ValueError("maxlen must be scalar for sequence_mask")
+        row = apply("Range", [constant(0, maxlen.dtype), maxlen, constant(1, maxlen.dtype)])
+        matrix = math_ops.cast(expand_dims(lengths, -1), maxlen.dtype)
+        result = math_ops.less(row, matrix)
+        dtype = dtypes.as_dtype(dtype)
+        return result if dtype == dtypes.bool_ else math_ops.cast(result, dtype)
+
+
+def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
+    """N-D coordinate grids from 1-D `args`; ``indexing='xy'`` (default) or ``'ij'``."""
+    indexing = kwargs.pop("indexing", "xy")
+    name = kwargs.pop("name", "meshgrid")
+    if kwargs:
+        raise TypeError(f"Invalid keyword arguments: {', '.join(kwargs)}")
+    if indexing not in ("xy", "ij"):
+        raise ValueError("indexing parameter must be either 'xy' or 'ij'")
+    with name_scope(name, "meshgrid", list(args)):
+        n = len(args)
+        flat = [reshape(a, [-1]) for a in args]
+        sizes = [size(t) for t in flat]
+        order = list(_builtin_range(n))
+        if indexing == "xy" and n > 1:
+            order[0], order[1] = 1, 0
+        outputs = []
+        for i, t in enumerate(flat):
+            dims = [1] * n
+            dims[order.index(i)] = -1
+            outputs.append(reshape(t, dims))
+        target = stack([sizes[i] for i in order])
+        return [broadcast_to(t, target) for t in outputs]

@@ -31,10 +31,11 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         raise TypeError(f"Failed to convert elements of {value!r} to Tensor: "
                         f"unsupported element type {arr.dtype}.")
     if dtype is None:
+        # Python numbers default to float32/int32 (int64 if too big); numpy values keep theirs.
         from_python = not isinstance(value, (np.ndarray, np.generic))
-        if arr.dtype.kind == "f" and from_python:
+        if arr.dtype == np.float64 and from_python:
             return arr.astype(np.float32)
-        if arr.dtype.kind in "iu" and from_python:
+        if arr.dtype == np.int64 and from_python:
             fits = arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)
             return arr.astype(np.int32 if fits else np.int64)
         dtypes.as_dtype(arr.dtype)  # TypeError for dtypes tensorweave lacks
@@ -96,8 +97,14 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
             return constant(value, preferred_dtype, name=name or "Const", graph=graph)
         except TypeError:
             pass
-    if isinstance(value, (list, tuple)) and any(is_tensor_like(v) for v in value):
+    if isinstance(value, (list, tuple)) and _holds_tensors(value):
         from tensorweave.api.array_ops import stack
 
-        return stack(list(value), name=name or "packed")
+        return stack([convert_to_tensor(v, dtype) if isinstance(v, (list, tuple)) else v
+                      for v in value], name=name or "packed")
     return constant(value, dtype, name=name or "Const", graph=graph)
+
+
+def _holds_tensors(value: list | tuple) -> bool:
+    return any(is_tensor_like(v) or isinstance(v, (list, tuple)) and _holds_tensors(v)
+               for v in value)

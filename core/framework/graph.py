@@ -471,7 +471,7 @@ class Graph:
             specs = op_def.infer(InferContext(
                 node_name=node_name, op=op_type,
                 inputs=[TensorSpec(t.dtype, t.shape) for t in flat], attrs=attrs,
-                constant_values=[constant_value(t) for t in flat],
+                value_of=lambda i: constant_value(flat[i]),
             ))
             control = [c for c in self._current_control_inputs()
                        if all(t.op is not c for t in flat)]
@@ -523,9 +523,26 @@ def reset_default_graph() -> None:
     _global_default = Graph()
 
 
+_UNKNOWN = object()
+_FOLD_LIMIT = 4096  # elements: larger constant subgraphs are left to the constant-folding pass
+_FEEDABLE = frozenset({"PlaceholderWithDefault"})  # meant to be overridden by a feed
+
+
 def constant_value(tensor: Tensor) -> np.ndarray | None:
     """The value of `tensor` if it is known when the graph is built (TF's
-    ``tensor_util.constant_value``), else ``None``."""
+    ``tensor_util.constant_value``), else ``None``.
+
+    Besides the cases TF spells out (Const, Shape of a known shape, ...), a small stateless op
+    whose inputs are all known is evaluated with its CPU kernel. Results are memoized on the
+    tensor, so asking is cheap however deep the graph.
+    """
+    cached = tensor.__dict__.get("_constant", _UNKNOWN)
+    if cached is _UNKNOWN:
+        cached = tensor._constant = _constant_value(tensor)
+    return cached
+
+
+def _constant_value(tensor: Tensor) -> np.ndarray | None:
     op = tensor.op
     if op.type == "Const":
         return op.get_attr("value")
@@ -537,12 +554,37 @@ def constant_value(tensor: Tensor) -> np.ndarray | None:
         return np.array(op.inputs[0].shape.num_elements(), dtype=tensor.dtype.np_type)
     if op.type == "Rank" and op.inputs[0].shape.ndims is not None:
         return np.array(op.inputs[0].shape.ndims, dtype=np.int32)
-    if op.type == "Cast":
-        value = constant_value(op.inputs[0])
-        return None if value is None else value.astype(tensor.dtype.np_type)
-    if op.type == "Pack":
-        values = [constant_value(t) for t in op.inputs]
-        if any(v is None for v in values):
+    if op.op_def.stateful or op.control_inputs or not op.inputs or op.type in _FEEDABLE:
+        return None
+    values = []
+    for t in op.inputs:
+        value = constant_value(t)
+        if value is None or np.size(value) > _FOLD_LIMIT:
             return None
-        return np.stack(values, axis=op.get_attr("axis"))
-    return None
+        values.append(value)
+    outputs = _evaluate(op, values)
+    return None if outputs is None else outputs[tensor.value_index]
+
+
+def _evaluate(op: Operation, values: list[np.ndarray]) -> list[np.ndarray] | None:
+    """Run `op`'s CPU kernel on known inputs; ``None`` if there is none or it fails."""
+    from tensorweave.kernel import KernelContext, type_key
+    from tensorweave.plugin_manager import get_registries
+    from tensorweave.runtime.device import host_device
+
+    out_dtypes = [t.dtype for t in op.outputs]
+    kernel = get_registries().kernels.lookup(op.type, "CPU", type_key(op.attrs, out_dtypes))
+    if kernel is None or kernel.is_async or kernel.needs_step:
+        return None
+    device = host_device()
+    ctx = KernelContext(op.name, op.type, dict(op.attrs), device, device.xp, out_dtypes,
+                        [t.shape for t in op.outputs])
+    try:
+        out = kernel.fn(ctx, *values)
+    except Exception:  # noqa: BLE001 - the error surfaces when the graph runs
+        return None
+    outs = out if len(op.outputs) > 1 else (out,)
+    arrays = [np.asarray(o) for o in outs]
+    for array in arrays:
+        array.flags.writeable = False
+    return arrays

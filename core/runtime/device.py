@@ -81,3 +81,14 @@ class DeviceAttributes:
     @classmethod
     def of(cls, device: Device) -> DeviceAttributes:
         return cls(device.name, device.device_type, device.incarnation)
+
+
+_host: Device | None = None
+
+
+def host_device() -> Device:
+    """A numpy CPU device outside any session, for evaluating constants at build time."""
+    global _host
+    if _host is None:
+        _host = Device.create(TaskSpec(), "CPU", 0, np)
+    return _host
