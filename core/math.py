@@ -1,3 +1,124 @@
-"""``tw.math``: the math ops under TF's ``tf.math`` names."""
+"""``tw.math``: the ops ``tf.math`` offers, under its names (``tw.math.log``,
+``tw.math.floormod``, ``tw.math.reduce_sum``, ...).
 
-from tensorweave.api.math_ops import *  # noqa: F403
+Contract: the math ops come from `tensorweave.api.math_ops`; the ``tf.math`` names that other API
+modules define (``softplus``, ``top_k``, ``unsorted_segment_sum``, ...) are looked up there on
+first access, so this module never depends on their import order.
+"""
+
+from typing import Any
+
+from tensorweave.api.math_ops import (
+    abs,
+    acos,
+    acosh,
+    add,
+    add_n,
+    argmax,
+    argmin,
+    asin,
+    asinh,
+    atan,
+    atan2,
+    atanh,
+    ceil,
+    cos,
+    cosh,
+    count_nonzero,
+    cumprod,
+    cumsum,
+    divide,
+    divide_no_nan,
+    equal,
+    erf,
+    erfc,
+    exp,
+    expm1,
+    floor,
+    floordiv,
+    floormod,
+    greater,
+    greater_equal,
+    is_finite,
+    is_inf,
+    is_nan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    mod,
+    multiply,
+    multiply_no_nan,
+    negative,
+    not_equal,
+    pow,
+    reciprocal,
+    reduce_all,
+    reduce_any,
+    reduce_euclidean_norm,
+    reduce_logsumexp,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_std,
+    reduce_sum,
+    reduce_variance,
+    rint,
+    round,
+    rsqrt,
+    scalar_mul,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    squared_difference,
+    subtract,
+    tan,
+    tanh,
+    truediv,
+    truncatediv,
+    truncatemod,
+    xdivy,
+    xlogy,
+)
+
+__all__ = [
+    "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "atanh", "ceil", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "divide",
+    "divide_no_nan", "equal", "erf", "erfc", "exp", "expm1", "floor", "floordiv", "floormod",
+    "greater", "greater_equal", "is_finite", "is_inf", "is_nan", "less", "less_equal", "log",
+    "log1p", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
+    "mod", "multiply", "multiply_no_nan", "negative", "not_equal", "pow", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "rint", "round", "rsqrt", "scalar_mul", "sigmoid", "sign", "sin", "sinh", "sqrt", "square",
+    "squared_difference", "subtract", "tan", "tanh", "truediv", "truncatediv", "truncatemod",
+    "xdivy", "xlogy",
+]
+
+_ELSEWHERE = {
+    "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_sigmoid", "log_softmax",
+                               "softmax", "softplus", "softsign", "top_k"),
+    "tensorweave.api.array_ops": ("invert_permutation", "segment_sum", "unsorted_segment_max",
+                                  "unsorted_segment_sum"),
+}
+_MODULE_OF = {name: module for module, names in _ELSEWHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _MODULE_OF.get(name)
+    value = None if module is None else getattr(importlib.import_module(module), name, None)
+    if value is None:
+        raise AttributeError(f"module 'tensorweave.math' has no attribute '{name}'")
+    return value

@@ -1,38 +1,519 @@
-"""Math ops: elementwise arithmetic, comparisons, logic, casts, reductions and matmul."""
+"""Math ops: elementwise arithmetic, comparisons, logic, casts, reductions, scans and matmul.
+
+Contract: every function has ``tf.compat.v1``'s name, signature and defaults (`__all__` lists
+the top-level ones; ``divide_no_nan``, ``multiply_no_nan``, ``reduce_std`` and
+``reduce_variance`` exist only under ``tw.math``) and builds its ops with `op_builder.apply`.
+Binary operands go through `binary_inputs` (a Python value or numpy array takes the other
+operand's dtype when that one is a tensor), so mixing two tensors of different dtypes raises
+`TypeError` at construction and incompatible static shapes raise `ValueError`.
+Functions TF writes as composites (``truediv`` of integers, ``div``, ``logical_xor``,
+``saturate_cast``, ``count_nonzero``, ``reduce_logsumexp``, ``tensordot``, ...) build the same
+ops under a name scope named after themselves. Reductions take ``axis=None`` as "all axes" and
+accept TF1's ``keep_dims`` and ``reduction_indices`` aliases.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
+import numpy as np
+
+from tensorweave import dtypes
+from tensorweave.api.scopes import name_scope
+from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply
 
-__all__ = ["add", "divide", "multiply", "subtract", "truediv"]
+__all__ = [
+    "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "atanh", "cast", "ceil", "clip_by_value", "cos", "cosh", "count_nonzero", "cumprod", "cumsum",
+    "div", "div_no_nan", "divide", "equal", "erf", "erfc", "exp", "expm1", "floor", "floor_div",
+    "floordiv", "floormod", "greater", "greater_equal", "is_finite", "is_inf", "is_nan", "less",
+    "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow", "realdiv",
+    "reciprocal", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "rint", "round",
+    "rsqrt", "saturate_cast", "scalar_mul", "sigmoid", "sign", "sin", "sinh", "sqrt", "square",
+    "squared_difference", "subtract", "tan", "tanh", "tensordot", "to_double", "to_float",
+    "to_int32", "to_int64", "truediv", "truncatediv", "truncatemod", "xdivy", "xlogy",
+]
 
 
 def binary_inputs(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     """Convert a binary op's operands: a Python value takes the other operand's dtype."""
     if is_tensor_like(x):
         x = convert_to_tensor(x)
-        return x, convert_to_tensor(y, dtype=None if is_tensor_like(y) else x.dtype)
+        return x, _like(y, x)
     if is_tensor_like(y):
         y = convert_to_tensor(y)
-        return convert_to_tensor(x, dtype=y.dtype), y
+        return _like(x, y), y
     x = convert_to_tensor(x)
-    return x, convert_to_tensor(y, dtype=x.dtype)
+    return x, _like(y, x)
 
 
-def _binary(op: str, default_name: str) -> Any:
+def _like(value: Any, other: Tensor) -> Tensor:
+    """`value` as a tensor, in `other`'s dtype and graph unless it is a tensor itself."""
+    if is_tensor_like(value):
+        return convert_to_tensor(value)
+    with other.graph.as_default():
+        return convert_to_tensor(value, dtype=other.dtype)
+
+
+def _binary(op: str, py_name: str, default_name: str | None = None) -> Callable[..., Tensor]:
     def fn(x: Any, y: Any, name: str | None = None) -> Tensor:
         a, b = binary_inputs(x, y)
-        return apply(op, [a, b], name=name or default_name)
+        return apply(op, [a, b], name=name or default_name or op)
 
-    fn.__name__ = default_name.lower()
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__doc__ = f"Elementwise `{op}` of `x` and `y`, with broadcasting."
     return fn
 
 
-add = _binary("AddV2", "add")
-subtract = _binary("Sub", "sub")
-multiply = _binary("Mul", "mul")
-divide = truediv = _binary("RealDiv", "truediv")
+def _unary(op: str, py_name: str) -> Callable[..., Tensor]:
+    def fn(x: Any, name: str | None = None) -> Tensor:
+        return apply(op, [x], name=name or op)
+
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__doc__ = f"Elementwise `{op}` of `x`."
+    return fn
+
+
+# -- arithmetic -----------------------------------------------------------------------------
+
+add = _binary("AddV2", "add", "add")
+subtract = _binary("Sub", "subtract", "sub")
+multiply = _binary("Mul", "multiply", "mul")
+realdiv = _binary("RealDiv", "realdiv")
+floor_div = _binary("FloorDiv", "floor_div")
+floordiv = _binary("FloorDiv", "floordiv", "floordiv")
+floormod = mod = _binary("FloorMod", "floormod")
+truncatediv = _binary("TruncateDiv", "truncatediv")
+truncatemod = _binary("TruncateMod", "truncatemod")
+pow = _binary("Pow", "pow")  # noqa: A001 - TF's name
+squared_difference = _binary("SquaredDifference", "squared_difference")
+maximum = _binary("Maximum", "maximum")
+minimum = _binary("Minimum", "minimum")
+xlogy = _binary("Xlogy", "xlogy")
+xdivy = _binary("Xdivy", "xdivy")
+div_no_nan = divide_no_nan = _binary("DivNoNan", "div_no_nan", "div_no_nan")
+multiply_no_nan = _binary("MulNoNan", "multiply_no_nan")
+
+# int8/int16/uint8 divide in float32 and int32/int64 in float64, as numpy does.
+_TRUEDIV_FLOAT = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32,
+                  dtypes.uint8: dtypes.float32, dtypes.int32: dtypes.float64,
+                  dtypes.int64: dtypes.float64}
+
+
+def _same_dtype(x: Tensor, y: Tensor) -> None:
+    if x.dtype != y.dtype:
+        raise TypeError(f"x and y must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
+
+
+def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Python 3 division: integers are cast to floating point first."""
+    with name_scope(name, "truediv", [x, y]) as scope:
+        a, b = binary_inputs(x, y)
+        _same_dtype(a, b)
+        target = _TRUEDIV_FLOAT.get(a.dtype)
+        if target is not None:
+            a, b = cast(a, target), cast(b, target)
+        return apply("RealDiv", [a, b], name=scope)
+
+
+def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """``x / y`` with Python 3 semantics (`truediv`)."""
+    return truediv(x, y, name=name)
+
+
+def div(x: Any, y: Any, name: str | None = None) -> Tensor:
+    """Python 2 division: floor division for integers, real division for floats."""
+    with name_scope(name, "div", [x, y]) as scope:
+        a, b = binary_inputs(x, y)
+        _same_dtype(a, b)
+        return apply("RealDiv" if a.dtype.is_floating else "FloorDiv", [a, b], name=scope)
+
+
+def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
+    """`scalar` (a 0-d value) times `x`."""
+    x = convert_to_tensor(x)
+    with x.graph.as_default():
+        s = convert_to_tensor(scalar, dtype=x.dtype)
+    if s.shape.ndims != 0:
+        raise ValueError(f"Only scalar multiply works, got shape {s.shape}")
+    return apply("Mul", [s, x], name=name or "Mul")
+
+
+def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
+    """Elementwise sum of same-shaped, same-dtype tensors (no broadcasting)."""
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise ValueError("inputs must be a list of at least one Tensor with the same dtype and "
+                         "shape")
+    tensors = [convert_to_tensor(v) for v in inputs]
+    if len(tensors) == 1:
+        return apply("Identity", tensors, name=name or "Identity")
+    return apply("AddN", [tensors], name=name or "AddN")
+
+
+# -- unary ----------------------------------------------------------------------------------
+
+abs = _unary("Abs", "abs")  # noqa: A001 - TF's name
+negative = _unary("Neg", "negative")
+sign = _unary("Sign", "sign")
+rint = _unary("Rint", "rint")
+floor = _unary("Floor", "floor")
+ceil = _unary("Ceil", "ceil")
+sqrt = _unary("Sqrt", "sqrt")
+rsqrt = _unary("Rsqrt", "rsqrt")
+square = _unary("Square", "square")
+exp = _unary("Exp", "exp")
+expm1 = _unary("Expm1", "expm1")
+log = _unary("Log", "log")
+log1p = _unary("Log1p", "log1p")
+sin = _unary("Sin", "sin")
+cos = _unary("Cos", "cos")
+tan = _unary("Tan", "tan")
+asin = _unary("Asin", "asin")
+acos = _unary("Acos", "acos")
+atan = _unary("Atan", "atan")
+sinh = _unary("Sinh", "sinh")
+cosh = _unary("Cosh", "cosh")
+tanh = _unary("Tanh", "tanh")
+asinh = _unary("Asinh", "asinh")
+acosh = _unary("Acosh", "acosh")
+atanh = _unary("Atanh", "atanh")
+sigmoid = _unary("Sigmoid", "sigmoid")
+reciprocal = _unary("Reciprocal", "reciprocal")
+erf = _unary("Erf", "erf")
+erfc = _unary("Erfc", "erfc")
+is_nan = _unary("IsNan", "is_nan")
+is_inf = _unary("IsInf", "is_inf")
+is_finite = _unary("IsFinite", "is_finite")
+
+
+def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Round half to even; integers are returned unchanged."""
+    x = convert_to_tensor(x)
+    return x if x.dtype.is_integer else apply("Round", [x], name=name or "Round")
+
+
+def atan2(y: Any, x: Any, name: str | None = None) -> Tensor:
+    """Elementwise arctangent of ``y / x``, using the signs of both to pick the quadrant."""
+    a, b = binary_inputs(y, x)
+    return apply("Atan2", [a, b], name=name or "Atan2")
+
+
+# -- comparisons and logic ------------------------------------------------------------------
+
+equal = _binary("Equal", "equal")
+not_equal = _binary("NotEqual", "not_equal")
+less = _binary("Less", "less")
+less_equal = _binary("LessEqual", "less_equal")
+greater = _binary("Greater", "greater")
+greater_equal = _binary("GreaterEqual", "greater_equal")
+logical_and = _binary("LogicalAnd", "logical_and")
+logical_or = _binary("LogicalOr", "logical_or")
+logical_not = _unary("LogicalNot", "logical_not")
+
+
+def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
+    """``(x | y) & ~(x & y)``, TF's composite."""
+    a, b = binary_inputs(x, y)
+    return apply("LogicalAnd", [logical_or(a, b), logical_not(logical_and(a, b))], name=name)
+
+
+# -- casts ----------------------------------------------------------------------------------
+
+
+def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """`x` as `dtype`; a tensor that already has it is returned as is."""
+    target = dtypes.as_dtype(dtype)
+    if isinstance(x, Tensor) and x.dtype == target:
+        return x
+    x = convert_to_tensor(x)
+    if x.dtype == target:
+        return x
+    return apply("Cast", [x], {"DstT": target}, name=name or "Cast")
+
+
+def to_float(x: Any, name: str = "ToFloat") -> Tensor:
+    return cast(x, dtypes.float32, name=name)
+
+
+def to_double(x: Any, name: str = "ToDouble") -> Tensor:
+    return cast(x, dtypes.float64, name=name)
+
+
+def to_int32(x: Any, name: str = "ToInt32") -> Tensor:
+    return cast(x, dtypes.int32, name=name)
+
+
+def to_int64(x: Any, name: str = "ToInt64") -> Tensor:
+    return cast(x, dtypes.int64, name=name)
+
+
+def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Tensor:
+    """Cast, first clamping `value` into `dtype`'s range so nothing wraps around."""
+    with name_scope(name, "saturate_cast", [value]) as scope:
+        value = convert_to_tensor(value)
+        target = dtypes.as_dtype(dtype)
+        if value.dtype.min < target.min:
+            value = maximum(value, constant(target.min, dtype=value.dtype), name="min")
+        if value.dtype.max > target.max:
+            value = minimum(value, constant(target.max, dtype=value.dtype), name="max")
+        return cast(value, target, name=scope)
+
+
+# -- reductions -----------------------------------------------------------------------------
+
+
+def _renamed(new_name: str, new: Any, old_name: str, old: Any) -> Any:
+    """TF's ``deprecated_argument_lookup``: accept either spelling, never both."""
+    if new is not None and old is not None:
+        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
+    return old if new is None else new
+
+
+def _all_axes(x: Tensor) -> Any:
+    if x.shape.ndims is not None:
+        return np.arange(x.shape.ndims, dtype=np.int32)
+    with x.graph.as_default():
+        return apply("Range", [0, apply("Rank", [x]), 1], name="range")
+
+
+def _index_value(axis: Any) -> Any:
+    """`axis` for an index input: an empty list is int32, as TF's attr default makes it."""
+    if is_tensor_like(axis):
+        return axis
+    value = np.asarray(axis)
+    return value.astype(np.int32) if value.size == 0 else axis
+
+
+def _reduce(op: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
+            reduction_indices: Any, keep_dims: Any) -> Tensor:
+    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    x = convert_to_tensor(input_tensor)
+    axes = _all_axes(x) if axis is None else _index_value(axis)
+    out = apply(op, [x, axes], {"keep_dims": keepdims}, name=name or op)
+    if axis is None and not keepdims:
+        out.set_shape([])
+    return out
+
+
+def _reduction(op: str, py_name: str) -> Callable[..., Tensor]:
+    def fn(input_tensor: Any, axis: Any = None, keepdims: bool | None = None,
+           name: str | None = None, reduction_indices: Any = None,
+           keep_dims: bool | None = None) -> Tensor:
+        return _reduce(op, input_tensor, axis, keepdims, name, reduction_indices, keep_dims)
+
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__doc__ = (f"`{op}` of `input_tensor` over `axis` (all axes if None); reduced axes are "
+                  "dropped unless `keepdims`.")
+    return fn
+
+
+reduce_sum = _reduction("Sum", "reduce_sum")
+reduce_mean = _reduction("Mean", "reduce_mean")
+reduce_max = _reduction("Max", "reduce_max")
+reduce_min = _reduction("Min", "reduce_min")
+reduce_prod = _reduction("Prod", "reduce_prod")
+reduce_all = _reduction("All", "reduce_all")
+reduce_any = _reduction("Any", "reduce_any")
+
+
+def reduce_euclidean_norm(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                          name: str | None = None) -> Tensor:
+    """``sqrt(sum(x**2))`` over `axis`."""
+    return _reduce("EuclideanNorm", input_tensor, axis, keepdims, name, None, None)
+
+
+def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool | None = None,
+                     name: str | None = None, reduction_indices: Any = None,
+                     keep_dims: bool | None = None) -> Tensor:
+    """``log(sum(exp(x)))`` over `axis`, shifted by the (finite) max so nothing overflows."""
+    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor)
+        raw_max = reduce_max(x, axis, keepdims=True)
+        # An infinite max would turn x - max into NaN: shift by 0 there instead.
+        finite = cast(is_finite(raw_max), x.dtype)
+        shift = apply("StopGradient", [multiply_no_nan(raw_max, finite)])
+        summed = reduce_sum(exp(subtract(x, shift)), axis, keepdims=keepdims)
+        # Summing the kept size-1 axes drops them exactly when the result drops them.
+        offset = shift if keepdims else reduce_sum(shift, axis)
+        return apply("AddV2", [log(summed), offset], name=scope)
+
+
+def reduce_variance(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+                    name: str | None = None) -> Tensor:
+    """Variance over `axis` (floating point only): ``mean(square(x - mean(x)))``."""
+    with name_scope(name, "reduce_variance", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor)
+        if x.dtype.is_integer:
+            raise TypeError("Input must be either real or complex")
+        deviations = square(subtract(x, reduce_mean(x, axis, keepdims=True)))
+        return reduce_mean(deviations, axis, keepdims=keepdims, name=scope)
+
+
+def reduce_std(input_tensor: Any, axis: Any = None, keepdims: bool = False,
+               name: str | None = None) -> Tensor:
+    """Standard deviation over `axis` (floating point only)."""
+    with name_scope(name, "reduce_std", [input_tensor]) as scope:
+        return sqrt(reduce_variance(input_tensor, axis, keepdims=keepdims), name=scope)
+
+
+def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: bool | None = None,
+                  dtype: Any = dtypes.int64, name: str | None = None,
+                  reduction_indices: Any = None, keep_dims: bool | None = None,
+                  input: Any = None) -> Tensor:  # noqa: A002 - TF's name
+    """The number of non-zero elements over `axis`, as `dtype`."""
+    input_tensor = _renamed("input_tensor", input_tensor, "input", input)
+    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    with name_scope(name, "count_nonzero", [input_tensor]) as scope:
+        x = convert_to_tensor(input_tensor)
+        zero = constant(np.zeros((), x.dtype.np_type))
+        nonzero = cast(not_equal(x, zero), dtypes.int64)
+        return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype, name=scope)
+
+
+def _arg_reduction(op: str, py_name: str) -> Callable[..., Tensor]:
+    def fn(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF's name
+           dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
+        axis = _renamed("axis", axis, "dimension", dimension)
+        return apply(op, [input, 0 if axis is None else axis],
+                     {"output_type": dtypes.as_dtype(output_type)}, name=name or op)
+
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__doc__ = f"Index of the {py_name[3:]} along `axis` (default 0), as `output_type`."
+    return fn
+
+
+argmax = _arg_reduction("ArgMax", "argmax")
+argmin = _arg_reduction("ArgMin", "argmin")
+
+
+def _scan(op: str, py_name: str) -> Callable[..., Tensor]:
+    def fn(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
+           name: str | None = None) -> Tensor:
+        return apply(op, [x, axis], {"exclusive": exclusive, "reverse": reverse},
+                     name=name or op)
+
+    fn.__name__ = fn.__qualname__ = py_name
+    fn.__doc__ = f"Running `{op}` of `x` along `axis`."
+    return fn
+
+
+cumsum = _scan("Cumsum", "cumsum")
+cumprod = _scan("Cumprod", "cumprod")
+
+
+def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
+                  name: str | None = None) -> Tensor:
+    """``max(min(t, clip_value_max), clip_value_min)``; the result keeps `t`'s shape."""
+    with name_scope(name, "clip_by_value", [t, clip_value_min, clip_value_max]) as scope:
+        t = convert_to_tensor(t)
+        lo, hi = _like(clip_value_min, t), _like(clip_value_max, t)
+        if all(b.shape.ndims == 0 or b.shape.is_compatible_with(t.shape) for b in (lo, hi)):
+            return apply("ClipByValue", [t, lo, hi], name=scope)
+        # Broadcasting bounds: TF's composite, which refuses to grow t's shape.
+        clipped = minimum(t, hi)
+        t.shape.merge_with(clipped.shape)
+        clipped = maximum(clipped, lo, name=scope)
+        t.shape.merge_with(clipped.shape)
+        return clipped
+
+
+# -- matrix products ------------------------------------------------------------------------
+
+
+def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
+           adjoint_a: bool = False, adjoint_b: bool = False, a_is_sparse: bool = False,
+           b_is_sparse: bool = False, name: str | None = None) -> Tensor:
+    """Matrix product; inputs of rank > 2 (or unknown rank) are batches (`BatchMatMulV2`).
+
+    For real dtypes the adjoint is the transpose; the sparsity hints are accepted and ignored.
+    """
+    if transpose_a and adjoint_a:
+        raise ValueError("Only one of transpose_a and adjoint_a can be True.")
+    if transpose_b and adjoint_b:
+        raise ValueError("Only one of transpose_b and adjoint_b can be True.")
+    x, y = binary_inputs(a, b)
+    flip_a, flip_b = transpose_a or adjoint_a, transpose_b or adjoint_b
+    if any(t.shape.ndims is None or t.shape.ndims > 2 for t in (x, y)):
+        return apply("BatchMatMulV2", [x, y], {"adj_x": flip_a, "adj_y": flip_b},
+                     name=name or "MatMul")
+    return apply("MatMul", [x, y], {"transpose_a": flip_a, "transpose_b": flip_b},
+                 name=name or "MatMul")
+
+
+def _contraction_axes(a: Tensor, b: Tensor, axes: Any) -> tuple[list[int], list[int]]:
+    rank_a, rank_b = a.shape.ndims, b.shape.ndims
+    if rank_a is None or rank_b is None:
+        raise ValueError("tensordot needs inputs of known rank.")
+    if isinstance(axes, (int, np.integer)):
+        if axes < 0:
+            raise ValueError("'axes' must be at least 0.")
+        if axes > rank_a:
+            raise ValueError(f"'axes' must not be larger than the number of dimensions of "
+                             f"tensor {a}.")
+        return list(range(rank_a - axes, rank_a)), list(range(axes))
+    if isinstance(axes, Tensor) or len(axes) != 2:
+        raise ValueError("'axes' must be an integer or have length 2.")
+    a_axes, b_axes = (list(np.atleast_1d(np.asarray(v, dtype=np.int64)).tolist())
+                      for v in axes)
+    if len(a_axes) != len(b_axes):
+        raise ValueError(f"Different number of contraction axes 'a' and 'b', {len(a_axes)} != "
+                         f"{len(b_axes)}.")
+    return [i % rank_a for i in a_axes], [i % rank_b for i in b_axes]
+
+
+def _as_matrix(x: Tensor, axes: list[int], contract_first: bool) -> tuple[Tensor, Any]:
+    """`x` transposed and reshaped to [free, contracted] (or [contracted, free]), and its free
+    dims: a list of ints when static, else a 1-D int32 tensor."""
+    rank = x.shape.ndims
+    free = [i for i in range(rank) if i not in axes]
+    perm = axes + free if contract_first else free + axes
+    if perm != list(range(rank)):
+        x = apply("Transpose", [x, np.asarray(perm, dtype=np.int32)])
+    n = len(axes)
+    contract_idx = list(range(n) if contract_first else range(rank - n, rank))
+    free_idx = list(range(n, rank) if contract_first else range(rank - n))
+    if x.shape.is_fully_defined():
+        dims = x.shape.as_list()
+        free_dims: Any = [dims[i] for i in free_idx]
+        sizes = [int(np.prod([dims[i] for i in idx], dtype=np.int64))
+                 for idx in (contract_idx, free_idx)]
+        if not contract_first:
+            sizes.reverse()
+        if dims == sizes:
+            return x, free_dims
+        return apply("Reshape", [x, np.asarray(sizes, dtype=np.int32)]), free_dims
+    shape = apply("Shape", [x])
+    free_dims = apply("GatherV2", [shape, np.asarray(free_idx, np.int32), 0])
+    contract_dims = apply("GatherV2", [shape, np.asarray(contract_idx, np.int32), 0])
+    pair = [reduce_prod(contract_dims), reduce_prod(free_dims)]
+    if not contract_first:
+        pair.reverse()
+    return apply("Reshape", [x, apply("Pack", [pair], {"axis": 0})]), free_dims
+
+
+def tensordot(a: Any, b: Any, axes: Any, name: str | None = None) -> Tensor:
+    """Sum over the `axes` of `a` and `b` (an int N: the last N of `a` with the first N of `b`;
+    or a pair of axis lists), as a transpose + reshape + matmul composite."""
+    with name_scope(name, "Tensordot", [a, b]) as scope:
+        a, b = convert_to_tensor(a), convert_to_tensor(b)
+        a_axes, b_axes = _contraction_axes(a, b, axes)
+        a_mat, a_free = _as_matrix(a, a_axes, contract_first=False)
+        b_mat, b_free = _as_matrix(b, b_axes, contract_first=True)
+        product = matmul(a_mat, b_mat)
+        if isinstance(a_free, list) and isinstance(b_free, list):
+            out_shape: Any = a_free + b_free
+            if product.shape.dims is not None and list(product.shape.dims) == out_shape:
+                return product
+            return apply("Reshape", [product, np.asarray(out_shape, dtype=np.int32)], name=scope)
+        parts = [np.asarray(d, np.int32) if isinstance(d, list) else d for d in (a_free, b_free)]
+        return apply("Reshape", [product, apply("ConcatV2", [parts, 0])], name=scope)
+

@@ -1,19 +1,232 @@
-"""OpDefs for elementwise math, comparisons, reductions and matmul."""
+"""OpDefs for elementwise math, comparisons, logic, casts, reductions, scans and matmul.
+
+Contract: op names, input names, attrs (with TF's defaults) and allowed dtypes follow TensorFlow's
+op registry, restricted to tensorweave's dtypes. Binary elementwise ops broadcast numpy-style and
+raise `ValueError` at construction when static shapes cannot broadcast; reductions and `ArgMax`
+resolve their axis input when it is known at construction time; `MatMul` is rank-2 only and
+`BatchMatMulV2` broadcasts batch dimensions.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED
-from tensorweave.plugins.standard_ops.shape_fns import broadcast
+from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.shape_fns import broadcast, broadcast_shape, unchanged
+from tensorweave.tensor_shape import TensorShape
+
+FLOATS = dtypes.FLOATS
+NUMERIC = dtypes.NUMERIC
+SIGNED = NUMERIC - {dtypes.uint8}
+FLOATS_AND_WIDE_INTS = FLOATS | {dtypes.int32, dtypes.int64}
+ALL = frozenset(dtypes.ALL)
+INDEX = dtypes.INDEX
+
+BINARY: dict[str, frozenset[dtypes.DType]] = {
+    "Add": NUMERIC, "AddV2": NUMERIC, "Sub": NUMERIC, "Mul": NUMERIC, "Div": NUMERIC,
+    "RealDiv": FLOATS, "FloorDiv": NUMERIC, "FloorMod": NUMERIC, "TruncateDiv": NUMERIC,
+    "TruncateMod": FLOATS_AND_WIDE_INTS, "Pow": SIGNED, "SquaredDifference": FLOATS_AND_WIDE_INTS,
+    "Maximum": NUMERIC, "Minimum": NUMERIC, "Xlogy": FLOATS, "Xdivy": FLOATS,
+    "DivNoNan": FLOATS, "MulNoNan": FLOATS,
+}
+
+UNARY: dict[str, frozenset[dtypes.DType]] = {
+    "Neg": SIGNED, "Abs": SIGNED, "Sign": SIGNED, "Round": SIGNED, "Square": NUMERIC,
+    **{name: FLOATS for name in (
+        "Rint", "Floor", "Ceil", "Sqrt", "Rsqrt", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos",
+        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tanh", "Asinh", "Acosh", "Atanh",
+        "Sigmoid", "Reciprocal", "Inv", "Erf", "Erfc")},
+}
+
+PREDICATES = ("IsNan", "IsInf", "IsFinite")
+COMPARISONS = ("Less", "LessEqual", "Greater", "GreaterEqual")
+REDUCTIONS = ("Sum", "Mean", "Prod", "Max", "Min", "EuclideanNorm")
+SCANS = ("Cumsum", "Cumprod")
 
 T = {"T": REQUIRED}
+REDUCTION_ATTRS = {"keep_dims": False, "Tidx": REQUIRED}
+
+
+def _check_rank(ctx: InferContext, i: int, rank: int, at_least: bool = False) -> None:
+    ndims = ctx.shape(i).ndims
+    if ndims is None or ndims == rank or (at_least and ndims > rank):
+        return
+    qualifier = "at least " if at_least else ""
+    raise ctx.shape_error(f"Shape must be {qualifier}rank {rank} but is rank {ndims}")
+
+
+def _equality(ctx: InferContext) -> list[TensorSpec]:
+    if ctx.attr("incompatible_shape_error"):
+        return broadcast(dtypes.bool_)(ctx)
+    try:
+        shape = broadcast_shape(ctx, ctx.shape(0), ctx.shape(1))
+    except ValueError:
+        shape = TensorShape(None)  # the kernel answers a scalar for incompatible shapes
+    return [TensorSpec(dtypes.bool_, shape)]
+
+
+def _predicate(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(dtypes.bool_, ctx.shape(0))]
+
+
+def _cast(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("DstT"), ctx.shape(0))]
+
+
+def reduced_shape(ctx: InferContext, dtype: dtypes.DType) -> TensorSpec:
+    """Static result of reducing input 0 over the axes in input 1 (TF's ReductionShape)."""
+    shape, keep = ctx.shape(0), ctx.attr("keep_dims")
+    if (ctx.shape(1).ndims or 0) > 1:
+        raise ctx.shape_error(f"Shape must be at most rank 1 but is rank {ctx.shape(1).ndims}")
+    axes = ctx.constant_value(1)
+    if shape.ndims is None or axes is None:
+        rank = shape.ndims if keep else None
+        return TensorSpec(dtype, TensorShape(None if rank is None else [None] * rank))
+    rank = shape.ndims
+    reduced = set()
+    for axis in np.asarray(axes).reshape(-1).tolist():
+        if not -rank <= axis < rank:
+            raise ctx.shape_error(
+                f"Invalid reduction dimension {axis} for input with {rank} dimensions.")
+        reduced.add(axis % rank)
+    dims = shape.dims
+    if keep:
+        return TensorSpec(dtype, [1 if i in reduced else d for i, d in enumerate(dims)])
+    return TensorSpec(dtype, [d for i, d in enumerate(dims) if i not in reduced])
+
+
+def _reduction(ctx: InferContext) -> list[TensorSpec]:
+    return [reduced_shape(ctx, ctx.dtype(0))]
+
+
+def _arg_reduction(ctx: InferContext) -> list[TensorSpec]:
+    shape, out = ctx.shape(0), ctx.attr("output_type")
+    _check_rank(ctx, 1, 0)
+    axis = ctx.constant_value(1)
+    if shape.ndims is None:
+        return [TensorSpec(out, TensorShape(None))]
+    rank = shape.ndims
+    if axis is None:
+        return [TensorSpec(out, [None] * max(rank - 1, 0))]
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise ctx.shape_error(
+            f"Expected dimension in the range [{-rank}, {rank}), but got {axis}")
+    return [TensorSpec(out, [d for i, d in enumerate(shape.dims) if i != axis % rank])]
+
+
+def _scan(ctx: InferContext) -> list[TensorSpec]:
+    _check_rank(ctx, 1, 0)
+    return [ctx.inputs[0]]
+
+
+def _clip(ctx: InferContext) -> list[TensorSpec]:
+    t = ctx.shape(0)
+    for i in (1, 2):
+        bound = ctx.shape(i)
+        if bound.ndims not in (None, 0) and not bound.is_compatible_with(t):
+            raise ctx.shape_error(
+                "clip_value_min and clip_value_max must be scalars or have the same shape as t")
+    return [ctx.inputs[0]]
+
+
+def _add_n(ctx: InferContext) -> list[TensorSpec]:
+    shape = TensorShape(None)
+    for spec in ctx.inputs:
+        other = spec.shape
+        if shape.ndims is not None and other.ndims is not None:
+            if shape.ndims != other.ndims:
+                raise ctx.shape_error(
+                    f"Shapes must be equal rank, but are {shape.ndims} and {other.ndims}")
+            for i, (a, b) in enumerate(zip(shape.dims, other.dims)):
+                if a is not None and b is not None and a != b:
+                    raise ctx.shape_error(
+                        f"Dimension {i} in both shapes must be equal, but are {a} and {b}")
+        shape = shape.merge_with(other)
+    return [TensorSpec(ctx.dtype(0), shape)]
+
+
+def _matrix_dims(shape: TensorShape, transpose: bool) -> tuple[int | None, int | None]:
+    rows, cols = (None, None) if shape.ndims is None else shape.dims[-2:]
+    return (cols, rows) if transpose else (rows, cols)
+
+
+def _matmul(ctx: InferContext) -> list[TensorSpec]:
+    _check_rank(ctx, 0, 2)
+    _check_rank(ctx, 1, 2)
+    m, k = _matrix_dims(ctx.shape(0), ctx.attr("transpose_a"))
+    k2, n = _matrix_dims(ctx.shape(1), ctx.attr("transpose_b"))
+    if k is not None and k2 is not None and k != k2:
+        raise ctx.shape_error(f"Dimensions must be equal, but are {k} and {k2}")
+    return [TensorSpec(ctx.dtype(0), [m, n])]
+
+
+def _batch_matmul(ctx: InferContext) -> list[TensorSpec]:
+    _check_rank(ctx, 0, 2, at_least=True)
+    _check_rank(ctx, 1, 2, at_least=True)
+    x, y = ctx.shape(0), ctx.shape(1)
+    m, k = _matrix_dims(x, ctx.attr("adj_x"))
+    k2, n = _matrix_dims(y, ctx.attr("adj_y"))
+    if k is not None and k2 is not None and k != k2:
+        raise ctx.shape_error(f"Dimensions must be equal, but are {k} and {k2}")
+    if x.ndims is None or y.ndims is None:
+        return [TensorSpec(ctx.dtype(0), TensorShape(None))]
+    batch = broadcast_shape(ctx, TensorShape(x.dims[:-2]), TensorShape(y.dims[:-2]))
+    return [TensorSpec(ctx.dtype(0), [*batch.dims, m, n])]
+
+
+def _elementwise(registry: Any, name: str, inputs: list[str], infer: Callable[..., Any],
+                 allowed: frozenset[dtypes.DType], **attrs: Any) -> None:
+    registry.op(name, inputs, infer, attrs={**T, **attrs}, type_constraints={"T": allowed})
 
 
 def register(registry: Any) -> None:
-    for name in ("AddV2", "Sub", "Mul"):
-        registry.op(name, ["x:T", "y:T"], broadcast(), attrs=T,
-                    type_constraints={"T": dtypes.NUMERIC})
-    registry.op("RealDiv", ["x:T", "y:T"], broadcast(), attrs=T,
-                type_constraints={"T": dtypes.FLOATS})
+    for name, allowed in BINARY.items():
+        _elementwise(registry, name, ["x:T", "y:T"], broadcast(), allowed)
+    _elementwise(registry, "Atan2", ["y:T", "x:T"], broadcast(), FLOATS)
+    for name, allowed in UNARY.items():
+        _elementwise(registry, name, ["x:T"], unchanged, allowed)
+    for name in PREDICATES:
+        _elementwise(registry, name, ["x:T"], _predicate, FLOATS)
+    for name in COMPARISONS:
+        _elementwise(registry, name, ["x:T", "y:T"], broadcast(dtypes.bool_), NUMERIC)
+    for name in ("Equal", "NotEqual"):
+        _elementwise(registry, name, ["x:T", "y:T"], _equality, ALL,
+                     incompatible_shape_error=True)
+    for name in ("LogicalAnd", "LogicalOr"):
+        registry.op(name, ["x:bool", "y:bool"], broadcast(dtypes.bool_))
+    registry.op("LogicalNot", ["x:bool"], unchanged)
+    registry.op("Cast", ["x:SrcT"], _cast,
+                attrs={"SrcT": REQUIRED, "DstT": REQUIRED, "Truncate": False},
+                type_constraints={"SrcT": ALL, "DstT": ALL})
+
+    for name in REDUCTIONS:
+        registry.op(name, ["input:T", "reduction_indices:Tidx"], _reduction,
+                    attrs={**T, **REDUCTION_ATTRS},
+                    type_constraints={"T": NUMERIC, "Tidx": INDEX})
+    for name in ("All", "Any"):
+        registry.op(name, ["input:bool", "reduction_indices:Tidx"], _reduction,
+                    attrs=REDUCTION_ATTRS, type_constraints={"Tidx": INDEX})
+    for name in ("ArgMax", "ArgMin"):
+        registry.op(name, ["input:T", "dimension:Tidx"], _arg_reduction,
+                    attrs={**T, "Tidx": REQUIRED, "output_type": dtypes.int64},
+                    type_constraints={"T": ALL, "Tidx": INDEX, "output_type": INDEX})
+    for name in SCANS:
+        registry.op(name, ["x:T", "axis:Tidx"], _scan,
+                    attrs={**T, "Tidx": REQUIRED, "exclusive": False, "reverse": False},
+                    type_constraints={"T": NUMERIC, "Tidx": INDEX})
+
+    registry.op("AddN", ["inputs:*T"], _add_n, attrs={**T, "N": REQUIRED},
+                type_constraints={"T": NUMERIC})
+    registry.op("ClipByValue", ["t:T", "clip_value_min:T", "clip_value_max:T"], _clip,
+                attrs=T, type_constraints={"T": NUMERIC})
+    registry.op("MatMul", ["a:T", "b:T"], _matmul,
+                attrs={**T, "transpose_a": False, "transpose_b": False},
+                type_constraints={"T": FLOATS_AND_WIDE_INTS})
+    registry.op("BatchMatMulV2", ["x:T", "y:T"], _batch_matmul,
+                attrs={**T, "adj_x": False, "adj_y": False},
+                type_constraints={"T": FLOATS_AND_WIDE_INTS | {dtypes.int16}})
