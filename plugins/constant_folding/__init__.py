@@ -1,1 +1,199 @@
-"""The ``constant_folding``plugin."""
+"""The ``constant_folding`` plugin: evaluate constant-only subgraphs before placement.
+
+Contract: a node is foldable when its op has an `OpDef`, is not stateful (random ops, variables,
+``_Arg``...), is not a placeholder, every input (data and control) comes from a foldable node,
+and no output is statically known to exceed `MAX_CONSTANT_BYTES`. Foldable nodes are evaluated
+once, in topological order, with the registered CPU kernels on a throwaway CPU device; a node
+whose kernel is missing, needs the step, fails, or returns another dtype or shape than declared is
+left alone (its error surfaces at run time), and so are its consumers. Each evaluated output that
+a non-folded node consumes becomes a new ``Const`` named ``<node>/_folded`` (``_folded_<i>`` for
+output i > 0) on the node's requested device, unless its value exceeds `MAX_CONSTANT_BYTES`.
+Folded nodes nothing needs any more are removed, with the control edges they sent (they had no
+effect to order); nodes in `PassContext.protected` are always kept. Runs after ``cse``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
+from tensorweave.kernel import KernelContext, type_key
+from tensorweave.plugin_manager import hookimpl
+from tensorweave.plugins.cse import ORDER as CSE_ORDER
+from tensorweave.plugins.cse import topological_order
+from tensorweave.runtime.device import Device, TaskSpec
+from tensorweave.runtime.passes import Pass, PassContext
+from tensorweave.tensor_shape import TensorShape
+
+ORDER = CSE_ORDER + 10
+MAX_CONSTANT_BYTES = 10 * 2**20
+NEVER_FOLDED = frozenset({"Placeholder", "PlaceholderWithDefault", "_Arg"})
+
+
+def _statically_small(node: NodeDef, limit: int) -> bool:
+    for dtype, shape in zip(node.output_types, node.output_shapes):
+        shape = TensorShape(shape)
+        if shape.is_fully_defined() and shape.num_elements() * dtype.itemsize > limit:
+            return False
+    return True
+
+
+def _foldable(order: list[NodeDef], ctx: PassContext, limit: int) -> set[str]:
+    ops = ctx.registries.ops
+    foldable: set[str] = set()
+    for node in order:
+        op_def = ops.get(node.op)
+        if (op_def is None or op_def.stateful or node.op in NEVER_FOLDED
+                or not _statically_small(node, limit)):
+            continue
+        if all(parse_input(t)[0] in foldable for t in node.input):
+            foldable.add(node.name)
+    return foldable
+
+
+def _evaluate(node: NodeDef, inputs: list[np.ndarray], device: Device,
+              kernels: Any) -> list[np.ndarray] | None:
+    """The node's outputs computed by its CPU kernel, or ``None`` when it cannot be folded."""
+    kernel = kernels.lookup(node.op, "CPU", type_key(node.attr, node.output_types))
+    if kernel is None or kernel.needs_step or kernel.is_async:
+        return None
+    ctx = KernelContext(
+        node_name=node.name, op=node.op,
+        attrs={k: v for k, v in node.attr.items() if not k.startswith("_output")},
+        device=device, xp=device.xp, output_dtypes=list(node.output_types),
+        output_shapes=list(node.output_shapes))
+    try:
+        out = kernel.fn(ctx, *inputs)
+    except Exception:  # noqa: BLE001 - the same failure is reported when the step runs
+        return None
+    if out is None and not node.output_types:  # a NoOp: evaluated, nothing to keep
+        return []
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if len(outs) != len(node.output_types):
+        return None
+    values = []
+    for value, dtype, shape in zip(outs, node.output_types, node.output_shapes):
+        if not isinstance(value, (np.ndarray, np.generic)):
+            return None
+        value = np.asarray(value)
+        if value.dtype != np.dtype(dtype.np_type) or not TensorShape(shape).is_compatible_with(
+                value.shape):
+            return None  # folding must not hide what the kernel really produces
+        values.append(value)
+    return values
+
+
+def _const_node(name: str, source: NodeDef, value: np.ndarray, dtype: Any) -> NodeDef:
+    value = np.array(value, order="C")  # a private copy: it may alias a kernel's input
+    value.flags.writeable = False
+    attr = {"value": value, "dtype": dtype, "_output_types": [dtype],
+            "_output_shapes": [TensorShape(value.shape)]}
+    if "_class" in source.attr:
+        attr["_class"] = source.attr["_class"]
+    return NodeDef(name=name, op="Const", device=source.device, attr=attr)
+
+
+def _evaluate_all(order: list[NodeDef], foldable: set[str],
+                  kernels: Any) -> dict[str, list[np.ndarray]]:
+    """The outputs of every foldable node that could be evaluated, by node name."""
+    device = Device.create(TaskSpec(), "CPU", 0, np)
+    values: dict[str, list[np.ndarray]] = {}
+    for node in order:
+        if node.name not in foldable:
+            continue
+        if node.op == "Const":  # what its kernel returns on a CPU, without the call
+            values[node.name] = [np.asarray(node.attr["value"])]
+            continue
+        inputs = []
+        for text in node.input:
+            src, index = parse_input(text)
+            if src not in values:
+                break
+            if index >= 0:
+                inputs.append(values[src][index])
+        else:
+            result = _evaluate(node, inputs, device, kernels)
+            if result is not None:
+                values[node.name] = result
+    return values
+
+
+def _replace_reads(graph_def: GraphDef, values: dict[str, list[np.ndarray]],
+                   limit: int) -> tuple[dict[str, NodeDef], dict[tuple[str, int], NodeDef]]:
+    """Every node that was not evaluated, reading new ``Const``s instead of evaluated outputs
+    (by name), and those ``Const``s (by the output they replace)."""
+    by_name = graph_def.by_name()
+    names = set(by_name)
+    consts: dict[tuple[str, int], NodeDef] = {}
+
+    def replacement(src: str, index: int) -> str | None:
+        node, value = by_name[src], values[src][index]
+        if node.op == "Const" or value.nbytes > limit:
+            return None
+        const = consts.get((src, index))
+        if const is None:
+            name = base = f"{src}/_folded" + (f"_{index}" if index else "")
+            k = 1
+            while name in names:
+                name, k = f"{base}_{k}", k + 1
+            names.add(name)
+            const = consts[(src, index)] = _const_node(name, node, value,
+                                                       node.output_types[index])
+        return const.name
+
+    rewritten: dict[str, NodeDef] = {}
+    for node in graph_def.node:
+        if node.name in values:
+            continue
+        inputs = []
+        for text in node.input:
+            src, index = parse_input(text)
+            new = replacement(src, index) if index >= 0 and src in values else None
+            inputs.append(text if new is None else tensor_input(new, 0))
+        rewritten[node.name] = node.copy(input=inputs) if inputs != node.input else node
+    return rewritten, consts
+
+
+def fold_constants(graph_def: GraphDef, ctx: PassContext,
+                   max_constant_bytes: int = MAX_CONSTANT_BYTES) -> GraphDef:
+    """Replace constant-only subgraphs by ``Const`` nodes; see the module docstring."""
+    order = topological_order(graph_def)
+    if order is None:
+        return graph_def
+    by_name = graph_def.by_name()
+    foldable = _foldable(order, ctx, max_constant_bytes)
+    if all(by_name[n].op == "Const" for n in foldable):
+        return graph_def
+    values = _evaluate_all(order, foldable, ctx.registries.kernels)
+    rewritten, consts = _replace_reads(graph_def, values, max_constant_bytes)
+
+    # Evaluated nodes stay only where something kept still reads their data (or is protected).
+    keep = set(rewritten) | {n for n in ctx.protected if n in values}
+    stack = list(keep)
+    while stack:
+        name = stack.pop()
+        for text in rewritten.get(name, by_name[name]).input:
+            src, index = parse_input(text)
+            if index >= 0 and src in values and src not in keep:
+                keep.add(src)
+                stack.append(src)
+    if not consts and len(keep) == len(by_name):
+        return graph_def
+    by_source: dict[str, list[NodeDef]] = {}
+    for (src, _), const in consts.items():
+        by_source.setdefault(src, []).append(const)
+    out: list[NodeDef] = []
+    for node in graph_def.node:
+        out.extend(by_source.get(node.name, ()))
+        if node.name in keep:
+            node = rewritten.get(node.name, node)
+            inputs = [t for t in node.input if not t.startswith("^") or t[1:] in keep]
+            out.append(node.copy(input=inputs) if inputs != node.input else node)
+    return GraphDef(node=out)
+
+
+@hookimpl
+def tensorweave_graph_passes() -> list[Pass]:
+    return [Pass("constant_folding", "pre_placement", ORDER, fold_constants)]

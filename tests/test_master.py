@@ -1,0 +1,120 @@
+"""The master: compiled steps cached per signature, graph growth, feeds and fetches."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave import errors
+from tensorweave.client.session import local_master
+
+OPTIONS = tf.RunOptions(output_partition_graphs=True)
+
+
+def partition_graphs(s: tf.Session, fetches: object, feed_dict: dict[object, object]) -> list:
+    metadata = tf.RunMetadata()
+    s.run(fetches, feed_dict, options=OPTIONS, run_metadata=metadata)
+    return metadata.partition_graphs
+
+
+def test_a_signature_compiles_once() -> None:
+    x = tf.placeholder(tf.float32, [2])
+    y = x * 3.0
+    with tf.Session() as s:
+        first = partition_graphs(s, y, {x: [1.0, 2.0]})
+        again = partition_graphs(s, y, {x: [5.0, 6.0]})
+        assert [g is h for g, h in zip(first, again)] == [True] * len(first)
+        other_fetch = partition_graphs(s, [y, x], {x: [1.0, 2.0]})
+        assert other_fetch[0] is not first[0]
+
+
+def test_master_compile_is_cached_per_signature() -> None:
+    x = tf.placeholder(tf.float32, [], name="x")
+    y = tf.multiply(x, 2.0, name="y")
+    master, workers = local_master(tf.ConfigProto())
+    try:
+        master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+        compiled = master.compile([x.name], [y.name], [])
+        assert master.compile([x.name], [y.name], []) is compiled
+        assert master.compile([], [y.name], []) is not compiled
+        assert master.compile([x.name], [y.name], [y.op.name]) is not compiled
+        master.extend([tf.identity(y).op.node_def])
+        assert master.compile([x.name], [y.name], []) is not compiled
+        (worker,) = workers
+        (stale_handle,) = compiled.handles.values()
+        with pytest.raises(errors.NotFoundError, match="not registered"):
+            worker.run_graph(stale_handle, 1, {0: np.float32(1.0)})
+    finally:
+        master.close()
+        for worker in workers:
+            worker.close()
+
+
+def test_ops_added_after_a_run_work_and_stale_steps_are_not_reused() -> None:
+    x = tf.placeholder(tf.float32, [2])
+    y = x + 1.0
+    feed = {x: [1.0, 2.0]}
+    with tf.Session() as s:
+        before = partition_graphs(s, y, feed)
+        z = y * 10.0
+        np.testing.assert_array_equal(s.run(z, feed), np.array([20.0, 30.0], np.float32))
+        after = partition_graphs(s, y, feed)
+        assert after[0] is not before[0]
+        assert partition_graphs(s, y, feed)[0] is after[0]
+        w = tf.Variable(2.0)
+        s.run(w.initializer)
+        np.testing.assert_array_equal(s.run(y * w, feed), np.array([4.0, 6.0], np.float32))
+
+
+def test_a_fetch_of_a_fed_tensor_returns_the_fed_value() -> None:
+    x = tf.placeholder(tf.float32, [2])
+    y = x * 2.0
+    z = y + 1.0
+    with tf.Session() as s:
+        got_y, got_z = s.run([y, z], {y: [10.0, 20.0]})
+        np.testing.assert_array_equal(got_y, np.array([10.0, 20.0], np.float32))
+        np.testing.assert_array_equal(got_z, np.array([11.0, 21.0], np.float32))
+        got_x, got_y = s.run([x, y], {x: [3.0, 4.0]})
+        np.testing.assert_array_equal(got_x, np.array([3.0, 4.0], np.float32))
+        np.testing.assert_array_equal(got_y, np.array([6.0, 8.0], np.float32))
+        assert got_x.dtype == got_y.dtype == np.float32
+
+
+def test_feed_order_is_part_of_the_signature_not_of_the_result() -> None:
+    a = tf.placeholder(tf.float32, [])
+    b = tf.placeholder(tf.float32, [])
+    d = a - b
+    with tf.Session() as s:
+        assert s.run(d, {a: 5.0, b: 2.0}) == np.float32(3.0)
+        assert s.run(d, {b: 2.0, a: 5.0}) == np.float32(3.0)
+        assert s.run(d, {b: 5.0, a: 2.0}) == np.float32(-3.0)
+
+
+def test_concurrent_runs_share_the_cache_and_stay_correct() -> None:
+    x = tf.placeholder(tf.float32, [])
+    y = x * x
+    results: dict[int, float] = {}
+    with tf.Session() as s:
+        def worker(i: int) -> None:
+            for _ in range(50):
+                results[i] = float(s.run(y, {x: float(i)}))
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert results == {i: float(i * i) for i in range(8)}
+
+
+def test_the_session_keeps_working_after_an_error() -> None:
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = x + 1.0
+    with tf.Session() as s:
+        with pytest.raises(errors.InvalidArgumentError, match="placeholder tensor 'x'"):
+            s.run(y)
+        np.testing.assert_array_equal(s.run(y, {x: [0.0, 1.0]}),
+                                      np.array([1.0, 2.0], np.float32))
