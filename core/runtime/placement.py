@@ -14,7 +14,7 @@ are.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tensorweave import errors
@@ -78,8 +78,15 @@ def _has_kernels(members: list[NodeDef], device_type: str, kernels: Any) -> bool
 
 def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec, ops: Any,
           kernels: Any, allow_soft_placement: bool = False,
-          log_device_placement: bool = False) -> GraphDef:
-    """Assign a device to every node; see the module docstring."""
+          log_device_placement: bool = False,
+          fixed: Mapping[str, str] | None = None) -> GraphDef:
+    """Assign a device to every node; see the module docstring.
+
+    `fixed` maps node names to devices chosen earlier (the session places its whole graph once,
+    so a variable stays on one device whatever a step prunes away); a group holding such a node
+    goes where it is, and only the others (feeds, fetches, nodes made by passes) are chosen here.
+    """
+    fixed = fixed or {}
     specs = [(d, DeviceSpec.from_string(d.name)) for d in devices]
     task_order = {}
     for _, spec in specs:
@@ -93,6 +100,11 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
     specs.sort(key=rank)
     assigned: dict[str, str] = {}
     for members in _groups(graph_def, ops).values():
+        known = next((fixed[n.name] for n in members if n.name in fixed), None)
+        if known is not None:
+            for node in members:
+                assigned[node.name] = fixed.get(node.name, known)
+            continue
         explicit = DeviceSpec()
         for node in members:
             if not node.device:
@@ -119,7 +131,8 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
     out = GraphDef(node=[n.copy(device=assigned[n.name]) for n in graph_def.node])
     if log_device_placement:
         for node in out.node:
-            print(f"{node.name}: ({node.op}): {node.device}", file=sys.stderr)
+            if node.name not in fixed:
+                print(f"{node.name}: ({node.op}): {node.device}", file=sys.stderr)
     return out
 
 

@@ -1,0 +1,73 @@
+"""The standard kernels bound to ``GPU``: the CPU plugin's kernel modules, run on cupy.
+
+Contract: `register_kernels(registry)` hands every module of
+`tensorweave.plugins.cpu.KERNEL_MODULES` (so a new module is picked up with no change here) a
+registration view that registers each kernel for ``"GPU"`` wrapped so that it runs with its
+device's CUDA ordinal current: cupy allocates and launches on the current device, and the
+executor's threads serve every device of the task. Ops in `GPU_DTYPES` get a GPU kernel only for
+the dtypes cupy can run them in; placement puts the other dtypes on the CPU (docs/gpu.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from tensorweave import dtypes
+from tensorweave.kernel import KernelContext
+from tensorweave.plugins.cpu import KERNEL_MODULES
+from tensorweave.plugins.gpu.devices import cuda_device_of
+
+# cupy's ufunc.at is built on CUDA atomics, which exist for these dtypes only.
+_ATOMIC_ADD = frozenset({dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32})
+_ATOMIC_MAX = frozenset({dtypes.float32, dtypes.float64, dtypes.int32})
+GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
+    "ScatterNd": _ATOMIC_ADD,  # add.at
+    "UnsortedSegmentSum": _ATOMIC_ADD,  # add.at
+    "UnsortedSegmentMax": _ATOMIC_MAX,  # maximum.at
+}
+
+
+def on_its_device(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` run with the CUDA device of ``ctx.device`` current (restored afterwards)."""
+
+    @functools.wraps(fn)
+    def kernel(ctx: KernelContext, *args: Any) -> Any:
+        gpu = cuda_device_of(ctx.device)
+        if gpu is None:  # a GPU device of another plugin: its own business
+            return fn(ctx, *args)
+        runtime = gpu.cupy.cuda.runtime
+        previous = runtime.getDevice()
+        if previous == gpu.ordinal:
+            return fn(ctx, *args)
+        runtime.setDevice(gpu.ordinal)
+        try:
+            return fn(ctx, *args)
+        finally:
+            runtime.setDevice(previous)
+
+    return kernel
+
+
+@attrs.frozen
+class GpuKernelRegistration:
+    """The registration view kernel modules see: every kernel goes on its CUDA device."""
+
+    registry: Any
+
+    def add(self, op: str, device_type: str, fn: Callable[..., Any], **kwargs: Any) -> None:
+        limit = GPU_DTYPES.get(op)
+        if limit is not None:
+            given = kwargs.get("dtypes")
+            kwargs["dtypes"] = limit if given is None else limit & frozenset(given)
+        self.registry.add(op, device_type, on_its_device(fn), **kwargs)
+
+
+def register_kernels(registry: Any) -> None:
+    """Register the standard kernels for device type ``"GPU"``."""
+    view = GpuKernelRegistration(registry)
+    for module in KERNEL_MODULES:
+        module.register(view, "GPU")
