@@ -67,7 +67,8 @@ def _recv(ctx: KernelContext, step: Any, done: Any) -> None:
             done(error)
             return
         src_type = ctx.attrs["send_device"].rsplit(":", 2)[-2]
-        if src_type != ctx.device.device_type:
+        # Only CPU devices share memory: any other pair (GPU:0 -> GPU:1 too) needs a copy.
+        if src_type != ctx.device.device_type or src_type != "CPU":
             try:
                 value = step.copy_tensor(parse_key(key).src_device, ctx.device, value)
             except Exception as exc:  # reported as the Recv node's error

@@ -34,8 +34,9 @@ class VariableRef:
         return value
 
     def store(self, value: Any) -> Any:
-        if hasattr(value, "flags") and value.flags.writeable and value.flags.owndata:
-            value.flags.writeable = False
+        flags = getattr(value, "flags", None)  # cupy's flags have no `writeable`
+        if getattr(flags, "writeable", False) and flags.owndata:
+            flags.writeable = False
         self.value = value
         return value
 
