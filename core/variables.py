@@ -2,8 +2,10 @@
 
 Contract: ``Variable(initial_value)`` creates, under a name scope ``v/``, the ``VariableV2`` node
 ``v``, its initializer ``v/Assign`` and its snapshot ``v/read`` (an ``Identity``), the last two
-colocated with ``v``. Using the variable in an op, or fetching it, reads the snapshot; assignments
-take the ref. Reading an uninitialized variable raises `FailedPreconditionError` at run time.
+colocated with ``v``. Using the variable in an op, or fetching it, reads the snapshot, except
+under `control_dependencies`, where a use makes a new colocated read that runs after them (so
+``tf.identity(v)`` there sees the assignments it depends on, as in TF1); assignments take the
+ref. Reading an uninitialized variable raises `FailedPreconditionError` at run time.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ __all__ = [
 
 class Variable:
     """A TF1 variable."""
+
+    __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
 
     def __init__(self, initial_value: Any = None, trainable: bool = True,
                  collections: list[str] | None = None, validate_shape: bool = True,
@@ -116,7 +120,9 @@ class Variable:
         return self._snapshot
 
     def read_value(self) -> Tensor:
-        return apply("Identity", [self._variable], name="read")
+        """A new read of the variable, made after the current control dependencies."""
+        with self._graph.colocate_with(self._variable.op):
+            return apply("Identity", [self._variable], name="read")
 
     def _ref(self) -> Tensor:
         return self._variable
@@ -129,6 +135,11 @@ class Variable:
             raise ValueError(
                 f"Incompatible type conversion requested to type '{dtypes.as_dtype(dtype).name}' "
                 f"for variable of type '{self.dtype.name}'")
+        # Under control dependencies TF1's snapshot aliases the variable's buffer, so
+        # `with tf.control_dependencies([update]): tf.identity(v)` sees the update. Snapshots
+        # here are copies: read anew, after the dependencies.
+        if self._graph._current_control_inputs():
+            return self.read_value()
         return self._snapshot
 
     def eval(self, session: Any = None) -> Any:
@@ -168,7 +179,7 @@ class Variable:
 
 def _forward(method: str) -> Any:
     def forwarded(self: Variable, *args: Any) -> Any:
-        return getattr(self._snapshot, method)(*args)
+        return getattr(self._as_tensor(), method)(*args)
 
     forwarded.__name__ = method
     return forwarded

@@ -1,5 +1,226 @@
-"""Symbolic gradients."""
+"""Symbolic gradients: ``tw.gradients`` and ``tw.stop_gradient``, as in ``tf.compat.v1``.
+
+Contract: `gradients(ys, xs)` builds, by reverse-mode construction over `Operation.inputs`, the
+graph of ``sum(dy/dx)`` for each x and returns one tensor per x (``None`` where x does not reach
+any y). Each op's gradient function is looked up by op type in the plugins' gradient registry
+(``tensorweave_register_gradients``), then in the op's `OpDef.grad`. A gradient function is
+called as ``fn(op, *grads)`` with one gradient per output (zeros for floating outputs that
+received none) and returns one gradient or ``None`` per input. An op registered with gradient
+``None`` (``Shape``, comparisons, ``StopGradient``, ...) is not differentiable and stops the flow;
+an op that is on a gradient path but has no registration at all raises `LookupError`, as TF does.
+Only floating tensors carry gradients. Gradients reaching a tensor along several paths are summed
+with ``AddN``. A `Variable` in `xs` is differentiated through its ref, so every read of it counts.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import collections
+import contextlib
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tensorweave.api import array_ops, math_ops
+from tensorweave.api.control_flow_ops import tuple as _gate
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.framework.op_builder import apply
+from tensorweave.plugin_manager import get_registries
+
+__all__ = ["AggregationMethod", "gradients", "stop_gradient"]
+
+
+class AggregationMethod:
+    """How gradients reaching one tensor along several paths are combined. All methods give the
+    same sum here; the names are accepted for TF compatibility."""
+
+    ADD_N = 0
+    DEFAULT = ADD_N
+    EXPERIMENTAL_TREE = 1
+    EXPERIMENTAL_ACCUMULATE_N = 2
+
+
+_METHODS = (AggregationMethod.ADD_N, AggregationMethod.EXPERIMENTAL_TREE,
+            AggregationMethod.EXPERIMENTAL_ACCUMULATE_N)
+
+
+def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 - TF's name
+    """The input, as a node through which no gradient flows."""
+    return apply("StopGradient", [input], name=name or "StopGradient")
+
+
+_zero_fills: weakref.WeakSet[Tensor] = weakref.WeakSet()
+
+
+def is_zero_fill(grad: Tensor | None) -> bool:
+    """True for the zeros the sweep passes as the gradient of an output nothing
+    differentiated (TF's ``_is_zeros_tensor``), so a gradient function can skip work on it."""
+    return grad is not None and grad in _zero_fills
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _as_x(x: Any) -> Tensor:
+    if hasattr(x, "_ref"):  # a Variable: differentiate through the ref, covering every read
+        return x._ref()
+    return convert_to_tensor(x)
+
+
+def _trainable(t: Tensor) -> bool:
+    return t.dtype.is_floating
+
+
+def gradient_function(op: Operation) -> Callable[..., Any] | None:
+    """The gradient function of `op`'s type; ``None`` if it is registered as not
+    differentiable; `LookupError` if it has none."""
+    registry = get_registries().gradients
+    if op.type in registry:
+        return registry.get(op.type)
+    if op.op_def.grad is not None:
+        return op.op_def.grad
+    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+
+
+def _reached_from(from_ops: Sequence[Operation]) -> set[Operation]:
+    reached: set[Operation] = set()
+    queue = collections.deque(from_ops)
+    while queue:
+        op = queue.popleft()
+        if op in reached:
+            continue
+        reached.add(op)
+        for t in op.outputs:
+            queue.extend(t.consumers())
+    return reached
+
+
+def _between(to_ops: Sequence[Operation], reached: set[Operation]) -> set[Operation]:
+    """Ops on some path from an x to a y."""
+    between: set[Operation] = set()
+    queue = collections.deque(op for op in to_ops if op in reached)
+    while queue:
+        op = queue.popleft()
+        if op in between:
+            continue
+        between.add(op)
+        queue.extend(t.op for t in op.inputs if t.op in reached)
+    return between
+
+
+def _aggregate(grads: list[Tensor]) -> Tensor | None:
+    if not grads:
+        return None
+    if len(grads) == 1:
+        return grads[0]
+    return math_ops.add_n(grads)
+
+
+def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
+              colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
+              aggregation_method: int | None = None,
+              stop_gradients: Any = None) -> list[Tensor | None]:
+    """Symbolic derivatives of ``sum(ys)`` with respect to each of `xs`; see the module
+    docstring."""
+    if aggregation_method is not None and aggregation_method not in _METHODS:
+        raise ValueError(f"Invalid aggregation_method specified {aggregation_method}.")
+    ys = [convert_to_tensor(y) for y in _as_list(ys)]
+    xs = [_as_x(x) for x in _as_list(xs)]
+    grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
+    if len(grad_ys) != len(ys):
+        raise ValueError(f"Passed {len(grad_ys)} grad_ys for {len(ys)} ys")
+    stops = {convert_to_tensor(t).op for t in _as_list(stop_gradients or [])}
+    graph = ys[0].graph
+    with graph.as_default(), graph.name_scope(name):
+        return _Backprop(graph, xs, stops, colocate_gradients_with_ops,
+                         gate_gradients).run(ys, grad_ys)
+
+
+class _Backprop:
+    """One reverse sweep: pending counts over the ops between xs and ys, then a queue."""
+
+    def __init__(self, graph: Graph, xs: list[Tensor], stops: set[Operation], colocate: bool,
+                 gate: bool) -> None:
+        self.graph = graph
+        self.xs = xs
+        self.colocate = colocate
+        self.gate = gate
+        self.grads: dict[Operation, list[list[Tensor]]] = {}
+        self.done: dict[Operation, list[Tensor | None]] = {}
+        self.stop_ops = stops
+
+    def _default_grad_y(self, y: Tensor, i: int) -> Tensor:
+        with self.graph.colocate_with(y.op) if self.colocate else contextlib.nullcontext():
+            return array_ops.ones_like(y, name=f"grad_ys_{i}")
+
+    def _add(self, t: Tensor, grad: Tensor) -> None:
+        slots = self.grads.setdefault(t.op, [[] for _ in t.op.outputs])
+        slots[t.value_index].append(grad)
+
+    def run(self, ys: list[Tensor], grad_ys: list[Any]) -> list[Tensor | None]:
+        for i, (y, gy) in enumerate(zip(ys, grad_ys)):
+            gy = self._default_grad_y(y, i) if gy is None else convert_to_tensor(gy, y.dtype)
+            self._add(y, gy)
+        from_ops = [x.op for x in self.xs]
+        between = _between([y.op for y in ys], _reached_from(from_ops))
+        pending: dict[Operation, int] = collections.Counter()
+        for op in between:
+            for t in op.inputs:
+                if t.op in between:
+                    pending[t.op] += 1
+        # An x's op is a leaf of the sweep unless another x lies upstream of it.
+        leaves = {op for op in from_ops
+                  if not any(pending.get(t.op, 0) for t in op.inputs if t.op in between)}
+        leaves |= self.stop_ops
+        queue = collections.deque(dict.fromkeys(y.op for y in ys if y.op in between
+                                                and pending[y.op] == 0))
+        while queue:
+            op = queue.popleft()
+            in_grads = self._backprop_op(op, op in leaves)
+            for t, g in zip(op.inputs, in_grads):
+                if g is not None and _trainable(t):
+                    self._add(t, g)
+            for t in op.inputs:
+                if t.op in between:
+                    pending[t.op] -= 1
+                    if pending[t.op] == 0:
+                        queue.append(t.op)
+        return [self._result(x) for x in self.xs]
+
+    def _result(self, x: Tensor) -> Tensor | None:
+        if x.op in self.done:
+            return self.done[x.op][x.value_index]
+        slots = self.grads.get(x.op)
+        return None if slots is None else self._sum(slots[x.value_index], x)
+
+    def _sum(self, grads: list[Tensor], t: Tensor) -> Tensor | None:
+        with self.graph.colocate_with(t.op) if self.colocate else contextlib.nullcontext():
+            return _aggregate(grads)
+
+    def _backprop_op(self, op: Operation, leaf: bool) -> list[Tensor | None]:
+        slots = self.grads.get(op, [[] for _ in op.outputs])
+        with self.graph.name_scope(f"{op.name}_grad"):
+            out_grads = [self._sum(s, t) for s, t in zip(slots, op.outputs)]
+            self.done[op] = list(out_grads)
+            if leaf or all(g is None for g in out_grads):
+                return [None] * len(op.inputs)
+            fn = gradient_function(op)
+            if fn is None:
+                return [None] * len(op.inputs)
+            with self.graph.colocate_with(op) if self.colocate else contextlib.nullcontext():
+                for i, t in enumerate(op.outputs):
+                    if out_grads[i] is None and _trainable(t):
+                        out_grads[i] = array_ops.zeros_like(t)
+                        _zero_fills.add(out_grads[i])
+                in_grads = list(fn(op, *out_grads))
+                if len(in_grads) != len(op.inputs):
+                    raise ValueError(
+                        f"Num gradients {len(in_grads)} generated for op {op.name} ({op.type}) "
+                        f"do not match num inputs {len(op.inputs)}")
+                if self.gate and sum(g is not None for g in in_grads) > 1:
+                    in_grads = _gate(in_grads)
+        for t, g in zip(op.inputs, in_grads):
+            if isinstance(g, Tensor) and t.shape.ndims is not None:
+                g.set_shape(t.shape)
+        return in_grads

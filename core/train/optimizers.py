@@ -1,5 +1,391 @@
-"""tw.train: optimizers."""
+"""Optimizers, as ``tf.compat.v1.train``: `Optimizer` and its gradient-descent family.
+
+Contract: ``minimize(loss, global_step, var_list)`` is `compute_gradients` (``tw.gradients`` of
+the loss with respect to each trainable variable, as ``(grad, var)`` pairs) then
+`apply_gradients`, which creates the slots, adds one fused update op (``ApplyAdam``, ...) per
+variable with a gradient, named ``<Name>/update_<var>/...`` and colocated with the variable, groups
+them in the op ``<Name>`` and, given a global step, increments it after the updates (the returned
+op is then that increment). Slot variables (momentum accumulators, Adam moments, ...) are named
+``<var>/<Name>`` (``_1``, ``_2`` for more), not trainable, and colocated with their variable, so
+they live where the variable lives (a ps task in a cluster); Adam's ``beta1_power`` and
+``beta2_power`` are colocated with the first variable by name. Update formulas are TF1's (see
+`tensorweave.plugins.kernels.training`). Hyper-parameters may be numbers, tensors or callables
+returning either; they are converted to each variable's dtype.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import abc
+from collections.abc import Iterable
+from typing import Any
+
+from tensorweave import dtypes
+from tensorweave.api import init_ops, math_ops
+from tensorweave.api.control_flow_ops import group
+from tensorweave.api.control_flow_ops import tuple as _gate
+from tensorweave.api.gradients import gradients
+from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor
+from tensorweave.framework.op_builder import apply
+from tensorweave.variables import Variable, trainable_variables
+
+__all__ = [
+    "AdagradOptimizer", "AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer",
+    "Optimizer", "RMSPropOptimizer",
+]
+
+_FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
+
+
+def _check_dtypes(tensors: Iterable[Any]) -> None:
+    for t in tensors:
+        if t.dtype not in _FLOATS:
+            raise ValueError(f"Invalid type {t.dtype!r} for {t.name}, expected: "
+                             f"{list(_FLOATS)}.")
+
+
+class Optimizer(abc.ABC):
+    """Base class: subclasses define `_apply_dense`, and `_hyper_args`, `_create_slots` and
+    `_finish` where they need them."""
+
+    GATE_NONE = 0
+    GATE_OP = 1
+    GATE_GRAPH = 2
+
+    def __init__(self, use_locking: bool, name: str) -> None:
+        if not name:
+            raise ValueError("Must specify the optimizer name")
+        self._use_locking = use_locking
+        self._name = name
+        self._slots: dict[str, dict[Variable, Variable]] = {}
+        self._non_slots: dict[tuple[str, Graph], Variable] = {}
+        self._hyper_tensors: dict[tuple[str, dtypes.DType], Tensor] = {}
+
+    def get_name(self) -> str:
+        return self._name
+
+    # -- the public protocol ------------------------------------------------------------------
+
+    def minimize(self, loss: Tensor, global_step: Any = None, var_list: Any = None,
+                 gate_gradients: int = GATE_OP, aggregation_method: int | None = None,
+                 colocate_gradients_with_ops: bool = False, name: str | None = None,
+                 grad_loss: Tensor | None = None) -> Operation:
+        """`compute_gradients` then `apply_gradients`; returns the training op."""
+        grads_and_vars = self.compute_gradients(
+            loss, var_list=var_list, gate_gradients=gate_gradients,
+            aggregation_method=aggregation_method,
+            colocate_gradients_with_ops=colocate_gradients_with_ops, grad_loss=grad_loss)
+        if not any(g is not None for g, _ in grads_and_vars):
+            raise ValueError(
+                "No gradients provided for any variable, check your graph for ops that do not "
+                f"support gradients, between variables {[str(v) for _, v in grads_and_vars]} "
+                f"and loss {loss}.")
+        return self.apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    def compute_gradients(self, loss: Tensor, var_list: Any = None,
+                          gate_gradients: int = GATE_OP, aggregation_method: int | None = None,
+                          colocate_gradients_with_ops: bool = False,
+                          grad_loss: Tensor | None = None) -> list[tuple[Tensor | None, Any]]:
+        """``(gradient, variable)`` pairs; the gradient is ``None`` where the loss does not
+        depend on the variable."""
+        if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
+            raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, "
+                             f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
+        loss = convert_to_tensor(loss)
+        _check_dtypes([loss])
+        if grad_loss is not None:
+            _check_dtypes([convert_to_tensor(grad_loss)])
+        with loss.graph.as_default():
+            var_list = trainable_variables() if var_list is None else list(var_list)
+        if not var_list:
+            raise ValueError("No variables to optimize.")
+        grads = gradients(loss, var_list, grad_ys=grad_loss,
+                          gate_gradients=gate_gradients == self.GATE_OP,
+                          aggregation_method=aggregation_method,
+                          colocate_gradients_with_ops=colocate_gradients_with_ops)
+        if gate_gradients == self.GATE_GRAPH:
+            grads = _gate(grads)
+        pairs = list(zip(grads, var_list))
+        _check_dtypes(v for g, v in pairs if g is not None)
+        return pairs
+
+    def apply_gradients(self, grads_and_vars: Iterable[tuple[Any, Any]], global_step: Any = None,
+                        name: str | None = None) -> Operation:
+        """Apply the gradients; see the module docstring."""
+        pairs = list(grads_and_vars)
+        if not pairs:
+            raise ValueError("No variables provided.")
+        converted = []
+        for g, v in pairs:
+            if not isinstance(v, Variable):
+                raise TypeError(f"Can not apply gradients to {v!r}: not a tf.Variable")
+            if g is not None:
+                try:
+                    g = convert_to_tensor(g)
+                except (TypeError, ValueError) as exc:
+                    raise TypeError(f"Gradient must be convertible to a Tensor or None: "
+                                    f"{g!r}") from exc
+            converted.append((g, v))
+        var_list = [v for g, v in converted if g is not None]
+        if not var_list:
+            raise ValueError(f"No gradients provided for any variable: "
+                             f"{[str(v) for _, v in converted]}.")
+        graph = var_list[0].graph
+        with graph.as_default():
+            with graph.control_dependencies(None):  # slots are state, created unconditionally
+                self._create_slots(var_list)
+            with graph.name_scope(name or self._name) as scope:
+                self._prepare({v.dtype for v in var_list})
+                updates = []
+                for grad, var in converted:
+                    if grad is None:
+                        continue
+                    with graph.name_scope(f"update_{var.op.name}"), \
+                            graph.colocate_with(var.op):
+                        updates.append(self._apply_dense(grad, var))
+                if global_step is None:
+                    train_op = self._finish(updates, scope)
+                else:
+                    with graph.control_dependencies([self._finish(updates, "update")]), \
+                            graph.colocate_with(global_step.op):
+                        train_op = global_step.assign_add(1, name=scope).op \
+                            if isinstance(global_step, Variable) \
+                            else apply("AssignAdd", [global_step, 1], name=scope).op
+            collection = graph.get_collection_ref(GraphKeys.TRAIN_OP)
+            if train_op not in collection:
+                collection.append(train_op)
+        return train_op
+
+    # -- slots --------------------------------------------------------------------------------
+
+    def get_slot_names(self) -> list[str]:
+        return sorted(self._slots)
+
+    def get_slot(self, var: Variable, name: str) -> Variable | None:
+        return self._slots.get(name, {}).get(var)
+
+    def variables(self) -> list[Variable]:
+        """The slot and non-slot variables this optimizer created, sorted by name."""
+        out = list(self._non_slots.values())
+        out += [v for slots in self._slots.values() for v in slots.values()]
+        return sorted(out, key=lambda v: v.name)
+
+    def _slot(self, var: Variable, slot_name: str,
+              initializer: init_ops.Initializer | None = None) -> Variable:
+        """The slot `slot_name` of `var`, created (zeros by default) on first use."""
+        slots = self._slots.setdefault(slot_name, {})
+        if var in slots:
+            return slots[var]
+        shape = var.get_shape()
+        if not shape.is_fully_defined():
+            raise ValueError(f"Cannot create slot '{slot_name}' for variable {var.name} of "
+                             f"shape {shape}: its shape must be fully defined")
+        init = initializer or init_ops.zeros_initializer()
+        graph = var.graph
+        with graph.name_scope(None):
+            name = graph.unique_name(f"{var.op.name}/{self._name}", mark_as_used=False)
+            with graph.colocate_with(var.op):
+                slot = Variable(lambda: init(shape.as_list(), dtype=var.dtype), name=name,
+                                trainable=False)
+        slots[var] = slot
+        return slot
+
+    def _non_slot(self, initial_value: float, name: str, colocate_with: Variable) -> Variable:
+        key = (name, colocate_with.graph)
+        variable = self._non_slots.get(key)
+        if variable is None:
+            with colocate_with.graph.colocate_with(colocate_with.op):
+                variable = Variable(initial_value, name=name, trainable=False,
+                                    dtype=colocate_with.dtype)
+            self._non_slots[key] = variable
+        return variable
+
+    # -- hyper-parameters ---------------------------------------------------------------------
+
+    def _prepare(self, var_dtypes: set[dtypes.DType]) -> None:
+        """Hyper-parameter tensors (callables called now), one per variable dtype."""
+        self._hyper_tensors = {}
+        for name, value in self._hyper_args().items():
+            value = value() if callable(value) else value
+            tensor = convert_to_tensor(value) if is_tensor_like(value) else None
+            for dtype in sorted(var_dtypes, key=lambda d: d.name):
+                if tensor is None:
+                    self._hyper_tensors[(name, dtype)] = convert_to_tensor(value, dtype, name)
+                elif tensor.dtype == dtype:
+                    self._hyper_tensors[(name, dtype)] = tensor
+                else:
+                    self._hyper_tensors[(name, dtype)] = math_ops.cast(tensor, dtype, name=name)
+
+    def _hyper_args(self) -> dict[str, Any]:
+        """Hyper-parameter name -> value (number, tensor or callable)."""
+        return {}
+
+    def _param(self, name: str, dtype: dtypes.DType) -> Tensor:
+        return self._hyper_tensors[(name, dtype)]
+
+    # -- what subclasses define -----------------------------------------------------------------
+
+    def _create_slots(self, var_list: list[Variable]) -> None:  # noqa: B027 - optional hook
+        """Create the slots of each variable (none by default)."""
+
+    @abc.abstractmethod
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
+        """The update of `var` by `grad` (an op or its output)."""
+
+    def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
+        return group(*update_ops, name=name_scope)
+
+    def _attrs(self, **extra: Any) -> dict[str, Any]:
+        return {"use_locking": self._use_locking, **extra}
+
+
+class GradientDescentOptimizer(Optimizer):
+    """``var -= learning_rate * grad``."""
+
+    def __init__(self, learning_rate: Any, use_locking: bool = False,
+                 name: str = "GradientDescent") -> None:
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+
+    def _hyper_args(self) -> dict[str, Any]:
+        return {"learning_rate": self._learning_rate}
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+        return apply("ApplyGradientDescent",
+                     [var._ref(), self._param("learning_rate", var.dtype), grad], self._attrs())
+
+
+class MomentumOptimizer(Optimizer):
+    """``accum = momentum * accum + grad; var -= lr * accum`` (Nesterov:
+    ``var -= lr * grad + lr * momentum * accum``)."""
+
+    def __init__(self, learning_rate: Any, momentum: Any, use_locking: bool = False,
+                 name: str = "Momentum", use_nesterov: bool = False) -> None:
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._momentum = momentum
+        self._use_nesterov = use_nesterov
+
+    def _hyper_args(self) -> dict[str, Any]:
+        return {"learning_rate": self._learning_rate, "momentum": self._momentum}
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        for v in var_list:
+            self._slot(v, "momentum")
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+        accum = self.get_slot(var, "momentum")
+        return apply("ApplyMomentum",
+                     [var._ref(), accum._ref(), self._param("learning_rate", var.dtype), grad,
+                      self._param("momentum", var.dtype)],
+                     self._attrs(use_nesterov=self._use_nesterov))
+
+
+class AdamOptimizer(Optimizer):
+    """Adam (Kingma & Ba), with TF1's bias correction through the ``beta1_power`` and
+    ``beta2_power`` variables."""
+
+    def __init__(self, learning_rate: Any = 0.001, beta1: Any = 0.9, beta2: Any = 0.999,
+                 epsilon: Any = 1e-8, use_locking: bool = False, name: str = "Adam") -> None:
+        super().__init__(use_locking, name)
+        self._lr, self._beta1, self._beta2, self._epsilon = learning_rate, beta1, beta2, epsilon
+
+    def _hyper_args(self) -> dict[str, Any]:
+        return {"learning_rate": self._lr, "beta1": self._beta1, "beta2": self._beta2,
+                "epsilon": self._epsilon}
+
+    def _beta_accumulators(self, graph: Graph) -> tuple[Variable, Variable]:
+        return self._non_slots[("beta1_power", graph)], self._non_slots[("beta2_power", graph)]
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        first = min(var_list, key=lambda v: v.name)
+        for name, value in (("beta1_power", self._beta1), ("beta2_power", self._beta2)):
+            self._non_slot(value() if callable(value) else value, name, first)
+        for v in var_list:
+            self._slot(v, "m")
+            self._slot(v, "v")
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+        beta1_power, beta2_power = self._beta_accumulators(var.graph)
+        dtype = var.dtype
+        powers = [p.value() if p.dtype == dtype else math_ops.cast(p.value(), dtype)
+                  for p in (beta1_power, beta2_power)]
+        return apply("ApplyAdam", [
+            var._ref(), self.get_slot(var, "m")._ref(), self.get_slot(var, "v")._ref(),
+            *powers, self._param("learning_rate", dtype), self._param("beta1", dtype),
+            self._param("beta2", dtype), self._param("epsilon", dtype), grad,
+        ], self._attrs())
+
+    def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
+        graph = update_ops[0].graph
+        beta1_power, beta2_power = self._beta_accumulators(graph)
+        with graph.control_dependencies(update_ops), graph.colocate_with(beta1_power.op):
+            updates = [
+                power.assign(power * self._param(beta, power.dtype),
+                             use_locking=self._use_locking)
+                for power, beta in ((beta1_power, "beta1"), (beta2_power, "beta2"))
+            ]
+        return group(*update_ops, *updates, name=name_scope)
+
+
+class AdagradOptimizer(Optimizer):
+    """``accum += grad**2; var -= lr * grad / sqrt(accum)``."""
+
+    def __init__(self, learning_rate: Any, initial_accumulator_value: float = 0.1,
+                 use_locking: bool = False, name: str = "Adagrad") -> None:
+        if initial_accumulator_value <= 0.0:
+            raise ValueError(f"initial_accumulator_value must be positive: "
+                             f"{initial_accumulator_value}")
+        super().__init__(use_locking, name)
+        self._learning_rate = learning_rate
+        self._initial_accumulator_value = initial_accumulator_value
+
+    def _hyper_args(self) -> dict[str, Any]:
+        return {"learning_rate": self._learning_rate}
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        for v in var_list:
+            self._slot(v, "accumulator",
+                       init_ops.constant_initializer(self._initial_accumulator_value))
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+        return apply("ApplyAdagrad", [var._ref(), self.get_slot(var, "accumulator")._ref(),
+                                      self._param("learning_rate", var.dtype), grad],
+                     self._attrs())
+
+
+class RMSPropOptimizer(Optimizer):
+    """RMSProp as TF1: ``ms = decay * ms + (1 - decay) * grad**2``, ``mom = momentum * mom +
+    lr * grad / sqrt(ms + epsilon)``, ``var -= mom``; `centered` also tracks the mean gradient
+    ``mg`` and divides by ``sqrt(ms - mg**2 + epsilon)``. The ``rms`` slot starts at ones."""
+
+    def __init__(self, learning_rate: Any, decay: Any = 0.9, momentum: Any = 0.0,
+                 epsilon: Any = 1e-10, use_locking: bool = False, centered: bool = False,
+                 name: str = "RMSProp") -> None:
+        super().__init__(use_locking, name)
+        self._learning_rate, self._decay = learning_rate, decay
+        self._momentum, self._epsilon = momentum, epsilon
+        self._centered = centered
+
+    def _hyper_args(self) -> dict[str, Any]:
+        return {"learning_rate": self._learning_rate, "decay": self._decay,
+                "momentum": self._momentum, "epsilon": self._epsilon}
+
+    def _create_slots(self, var_list: list[Variable]) -> None:
+        for v in var_list:
+            self._slot(v, "rms", init_ops.ones_initializer())
+            if self._centered:
+                self._slot(v, "mg")
+            self._slot(v, "momentum")
+
+    def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
+        dtype = var.dtype
+        hyper = [self._param(k, dtype) for k in ("learning_rate", "decay", "momentum",
+                                                  "epsilon")]
+        refs = [self.get_slot(var, "rms")._ref(), self.get_slot(var, "momentum")._ref()]
+        if self._centered:
+            return apply("ApplyCenteredRMSProp",
+                         [var._ref(), self.get_slot(var, "mg")._ref(), *refs, *hyper, grad],
+                         self._attrs())
+        return apply("ApplyRMSProp", [var._ref(), *refs, *hyper, grad], self._attrs())
+

@@ -1,5 +1,199 @@
-"""tw.train: saver."""
+"""`Saver`: saving variables to checkpoints and restoring them, as ``tf.compat.v1.train.Saver``.
+
+Contract: a `Saver` maps checkpoint keys to variables (default: every global variable, keyed by
+its op name). `save` fetches all of them in one step and writes one checkpoint file in the format
+of `tensorweave.train.checkpoint_format` (documented there; no pickle), atomically, so a crash
+mid-save leaves the previous checkpoint intact; then it updates the directory's ``checkpoint``
+state file and deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all),
+except one per `keep_checkpoint_every_n_hours`. A checkpoint always holds every variable in a
+single file (`sharded` is accepted for TF compatibility), and no meta graph is written.
+
+`restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
+variable, so variables on other devices or ps tasks are restored where they live. A missing key
+raises `NotFoundError`; a dtype or shape mismatch raises `InvalidArgumentError`; a path that is
+not a checkpoint raises `ValueError`, as TF.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+import contextlib
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.api.control_flow_ops import group
+from tensorweave.api.state_ops import assign, placeholder
+from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
+from tensorweave.train.checkpoint_management import (
+    CheckpointState,
+    checkpoint_exists,
+    get_checkpoint_state,
+    latest_checkpoint,
+    list_variables,
+    load_variable,
+    update_checkpoint_state,
+)
+from tensorweave.variables import Variable, global_variables
+
+__all__ = [
+    "CheckpointState", "Saver", "checkpoint_exists", "get_checkpoint_state",
+    "latest_checkpoint", "list_variables", "load_variable", "update_checkpoint_state",
+]
+
+
+def _var_dict(var_list: Any) -> dict[str, Variable]:
+    if isinstance(var_list, dict):
+        items = list(var_list.items())
+    else:
+        items = []
+        for v in var_list:
+            if not isinstance(v, Variable):
+                raise TypeError(f"Variable to save is not a Variable: {v!r}")
+            items.append((v.op.name, v))
+    out: dict[str, Variable] = {}
+    for key, v in items:
+        if not isinstance(v, Variable):
+            raise TypeError(f"Variable to save is not a Variable: {v!r}")
+        if key in out:
+            raise ValueError(f"At least two variables have the same name: {key}")
+        out[key] = v
+    return out
+
+
+class Saver:
+    """Saves and restores variables; see the module docstring."""
+
+    def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = False,
+                 max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
+                 name: str | None = None, allow_empty: bool = False,
+                 pad_step_number: bool = False, defer_build: bool = False) -> None:
+        if reshape:
+            raise ValueError("Saver(reshape=True) is not supported: shapes must match.")
+        self._var_list = var_list
+        self._max_to_keep = max_to_keep
+        self._keep_hours = keep_checkpoint_every_n_hours
+        self._next_keep_time = time.time() + keep_checkpoint_every_n_hours * 3600
+        self._name = name
+        self._allow_empty = allow_empty
+        self._pad_step_number = pad_step_number
+        self._last_checkpoints: list[tuple[str, float]] = []
+        self._to_delete: list[tuple[str, float]] = []
+        self._vars: dict[str, Variable] = {}
+        self._feeds: dict[str, Tensor] = {}
+        self._restore_op: Operation | None = None
+        self._built = False
+        if not defer_build:
+            self.build()
+
+    # -- graph --------------------------------------------------------------------------------
+
+    def build(self) -> None:
+        """Create the restore ops (once)."""
+        if self._built:
+            return
+        var_list = global_variables() if self._var_list is None else self._var_list
+        self._vars = _var_dict(var_list)
+        self._built = True
+        if not self._vars:
+            if self._allow_empty:
+                return
+            raise ValueError("No variables to save")
+        graph = next(iter(self._vars.values())).graph
+        assigns = []
+        with graph.as_default(), graph.name_scope(self._name or "save"):
+            for key, var in self._vars.items():
+                with graph.colocate_with(var.op):
+                    value = placeholder(var.dtype, var.get_shape(), name="Placeholder")
+                    assigns.append(assign(var, value, name="Assign").op)
+                self._feeds[key] = value
+            self._restore_op = group(*assigns, name="restore_all")
+
+    @property
+    def last_checkpoints(self) -> list[str]:
+        return [path for path, _ in self._last_checkpoints]
+
+    def set_last_checkpoints_with_time(self, last_checkpoints_with_time: list[tuple[str, float]]
+                                       ) -> None:
+        self._last_checkpoints = list(last_checkpoints_with_time)
+
+    def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
+        """Adopt existing checkpoints (e.g. from a previous run) as this saver's own, so
+        `max_to_keep` also removes them."""
+        self._last_checkpoints = [(p, os.path.getmtime(p)) for p in checkpoint_paths
+                                  if checkpoint_exists(p)]
+
+    # -- save ---------------------------------------------------------------------------------
+
+    def save(self, sess: Any, save_path: str, global_step: Any = None,
+             latest_filename: str | None = None, write_state: bool = True,
+             **_meta_graph_options: Any) -> str | None:
+        """Write a checkpoint; returns its path (``save_path-<step>`` with a global step)."""
+        self.build()
+        if not self._vars:
+            return None
+        if global_step is not None:
+            if not isinstance(global_step, (int, np.integer)):
+                global_step = int(sess.run(global_step))
+            save_path = (f"{save_path}-{int(global_step):08d}" if self._pad_step_number
+                         else f"{save_path}-{int(global_step)}")
+        directory = os.path.dirname(save_path) or "."
+        if not os.path.isdir(directory):
+            raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        values = sess.run({key: var.value() for key, var in self._vars.items()})
+        write_checkpoint(save_path, {k: np.asarray(v) for k, v in values.items()})
+        if write_state:
+            self._record(save_path)
+            update_checkpoint_state(directory, save_path, self.last_checkpoints,
+                                    latest_filename)
+            self._delete_old()
+        return save_path
+
+    def _record(self, path: str) -> None:
+        self._last_checkpoints = [(p, t) for p, t in self._last_checkpoints if p != path]
+        self._last_checkpoints.append((path, time.time()))
+        if self._max_to_keep:
+            while len(self._last_checkpoints) > self._max_to_keep:
+                self._to_delete.append(self._last_checkpoints.pop(0))
+
+    def _delete_old(self) -> None:
+        while self._to_delete:
+            path, saved_at = self._to_delete.pop(0)
+            if saved_at > self._next_keep_time:
+                self._next_keep_time += self._keep_hours * 3600
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(path)
+
+    # -- restore ------------------------------------------------------------------------------
+
+    def restore(self, sess: Any, save_path: str | None) -> None:
+        """Assign the values saved at `save_path` to this saver's variables."""
+        self.build()
+        if save_path is None:
+            raise ValueError("Can't load save_path when it is None.")
+        if not checkpoint_exists(save_path):
+            raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
+        if not self._vars:
+            return
+        saved = read_checkpoint(save_path)
+        feeds = {}
+        for key, var in self._vars.items():
+            if key not in saved:
+                raise errors.NotFoundError(None, None,
+                                           f"Key {key} not found in checkpoint {save_path}")
+            value = saved[key]
+            if value.dtype != np.dtype(var.dtype.np_type):
+                raise errors.InvalidArgumentError(
+                    None, None, f"tensor_name = {key}; expected dtype {var.dtype.name} does not "
+                    f"equal original dtype {value.dtype.name}")
+            if not var.get_shape().is_compatible_with(value.shape):
+                raise errors.InvalidArgumentError(
+                    None, None, f"Restoring {key}: Assign requires shapes of both tensors to "
+                    f"match. lhs shape= {var.get_shape().as_list()} rhs shape= "
+                    f"{list(value.shape)}")
+            feeds[self._feeds[key]] = value
+        sess.run(self._restore_op, feeds)

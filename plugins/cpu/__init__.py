@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from tensorweave.plugin_manager import hookimpl
-from tensorweave.plugins.kernels import array, math, nn, random, state
+from tensorweave.plugins.kernels import array, grad, math, nn, random, state, training
 from tensorweave.runtime.device import Device, TaskSpec
 
-KERNEL_MODULES = (state, math, array, nn, random)
+KERNEL_MODULES = (state, math, array, nn, random, training, grad)
 
 
 @hookimpl

@@ -13,15 +13,17 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.standard_ops import (
     array,
     array_grad,
+    grad_ops,
     math,
     math_grad,
     nn,
     nn_grad,
     random,
     state,
+    training,
 )
 
-MODULES = (state, math, array, nn, random)
+MODULES = (state, math, array, nn, random, training, grad_ops)
 GRADIENT_MODULES = (math_grad, array_grad, nn_grad)
 
 

@@ -1,9 +1,266 @@
-"""Gradient functions for the standard ops (array ops)."""
+"""Gradient functions of the array ops: identity, shapes, joining and splitting, slicing,
+gathering, padding and tiling, as TF's ``array_grad.py``.
+
+Contract: each function is ``fn(op, *grads) -> [gradient or None per input]``; index, shape and
+mask inputs get ``None``. A gather's gradient is dense (``UnsortedSegmentSum`` of the incoming
+gradient over the gathered indices), so repeated indices accumulate. Ops whose outputs carry no
+gradient to a floating input (``Shape``, ``OneHot``, ``Where``, random and variable ops, ...)
+are registered as not differentiable, so they stop the flow.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from tensorweave import dtypes
+from tensorweave.api import array_ops, math_ops
+from tensorweave.framework.constant_op import constant
+from tensorweave.framework.graph import Operation, Tensor, constant_value
+from tensorweave.framework.op_builder import apply
+from tensorweave.plugins.standard_ops.grad_util import shape, unbroadcast
+
+NOT_DIFFERENTIABLE = (
+    "StopGradient", "Shape", "Size", "Rank", "ZerosLike", "OnesLike", "OneHot", "Where",
+    "Unique", "Range", "LinSpace", "InvertPermutation", "Assign", "AssignAdd", "AssignSub",
+    "IsVariableInitialized", "RandomStandardNormal", "RandomUniform", "RandomUniformInt",
+    "TruncatedNormal", "RandomShuffle", "BroadcastGradientArgs",
+)
+
+Grads = list[Tensor | None]
+
+
+def _identity_grad(op: Operation, grad: Tensor) -> Grads:
+    return [grad]
+
+
+def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
+    return [array_ops.reshape(grad, shape(op.inputs[0])), None]
+
+
+def _squeeze_grad(op: Operation, grad: Tensor) -> Grads:
+    return [array_ops.reshape(grad, shape(op.inputs[0]))]
+
+
+def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
+    perm = op.inputs[1]
+    value = constant_value(perm)
+    inverse = constant(np.argsort(value).astype(perm.dtype.np_type)) if value is not None \
+        else array_ops.invert_permutation(perm)
+    return [array_ops.transpose(grad, inverse), None]
+
+
+def _static_axis(axis: Tensor, like: Tensor) -> int | None:
+    """`axis` as a non-negative int when it is known at graph-construction time."""
+    value = constant_value(axis)
+    if value is None:
+        return None
+    value = int(value)
+    if value < 0:
+        return None if like.shape.ndims is None else value + like.shape.ndims
+    return value
+
+
+def _sizes_along(values: list[Tensor], axis: Tensor | int) -> Tensor:
+    """The size of each of `values` along `axis`, as an int32 vector."""
+    if isinstance(axis, int) and all(v.shape.ndims is not None and v.shape[axis] is not None
+                                     for v in values):
+        return constant([v.shape[axis] for v in values], dtypes.int32)
+    return array_ops.stack([array_ops.gather(shape(v), axis) for v in values])
+
+
+def _concat_grad(op: Operation, grad: Tensor) -> Grads:
+    *values, axis = op.inputs
+    if len(values) == 1:
+        return [grad, None]
+    static = _static_axis(axis, values[0])
+    axis = static if static is not None else math_ops.floormod(axis, array_ops.rank(values[0]))
+    parts = array_ops.split(grad, _sizes_along(values, axis), axis=axis, num=len(values))
+    return [*parts, None]
+
+
+def _pack_grad(op: Operation, grad: Tensor) -> Grads:
+    return array_ops.unstack(grad, num=op.get_attr("N"), axis=op.get_attr("axis"))
+
+
+def _unpack_grad(op: Operation, *grads: Tensor) -> Grads:
+    return [array_ops.stack(list(grads), axis=op.get_attr("axis"))]
+
+
+def _split_grad(op: Operation, *grads: Tensor) -> Grads:
+    return [None, array_ops.concat(list(grads), op.inputs[0])]
+
+
+def _split_v_grad(op: Operation, *grads: Tensor) -> Grads:
+    return [array_ops.concat(list(grads), op.inputs[2]), None, None]
+
+
+def _slice_grad(op: Operation, grad: Tensor) -> Grads:
+    x, begin, _ = op.inputs
+    begin = math_ops.cast(begin, dtypes.int32)
+    after = shape(x) - shape(op.outputs[0]) - begin
+    paddings = array_ops.stack([begin, after], axis=1)
+    return [array_ops.pad(grad, paddings), None, None]
+
+
+def _strided_slice_grad(op: Operation, grad: Tensor) -> Grads:
+    x, begin, end, strides = op.inputs
+    attrs = {k: op.get_attr(k) for k in ("begin_mask", "end_mask", "ellipsis_mask",
+                                         "new_axis_mask", "shrink_axis_mask")}
+    index_shape = math_ops.cast(shape(x), begin.dtype)
+    return [apply("StridedSliceGrad", [index_shape, begin, end, strides, grad], attrs),
+            None, None, None]
+
+
+def _tile_grad(op: Operation, grad: Tensor) -> Grads:
+    """Reshape to interleaved ``[multiple, dim, ...]`` and sum over the multiples."""
+    x, multiples = op.inputs
+    multiples = math_ops.cast(multiples, dtypes.int32)
+    split = array_ops.reshape(array_ops.transpose(array_ops.stack([multiples, shape(x)])),
+                              [-1])
+    rank = x.shape.ndims
+    axes: Any = list(range(0, 2 * rank, 2)) if rank is not None \
+        else array_ops.range(0, array_ops.size(split), 2)
+    summed = math_ops.reduce_sum(array_ops.reshape(grad, split), axes)
+    return [array_ops.reshape(summed, shape(x)), None]
+
+
+def _pad_grad(op: Operation, grad: Tensor) -> Grads:
+    x, paddings = op.inputs[:2]
+    value = constant_value(paddings)
+    if value is not None:
+        begin: Any = constant(np.asarray(value)[:, 0].astype(np.int32))
+    else:
+        first = array_ops.slice(paddings, [0, 0], array_ops.stack([array_ops.rank(x), 1]))
+        begin = math_ops.cast(array_ops.reshape(first, [-1]), dtypes.int32)
+    out = array_ops.slice(grad, begin, shape(x))
+    if op.type == "PadV2":
+        return [out, None, math_ops.reduce_sum(grad) - math_ops.reduce_sum(out)]
+    return [out, None]
+
+
+def _gather_grad(op: Operation, grad: Tensor) -> Grads:
+    """Scatter-add of `grad` into the gathered rows, along the gather axis."""
+    params, indices, axis = op.inputs
+    if op.get_attr("batch_dims"):
+        raise LookupError("No gradient for GatherV2 with batch_dims != 0 in tensorweave")
+    axis = constant_value(axis)
+    rank = params.shape.ndims
+    if axis is None or rank is None or indices.shape.ndims is None:
+        raise LookupError(f"Gradient of GatherV2 '{op.name}' needs a constant axis and known "
+                          "ranks of params and indices")
+    axis = int(axis) % rank
+    params_shape = shape(params)
+    outer = list(range(axis))
+    gathered = list(range(axis, axis + indices.shape.ndims))
+    inner = list(range(axis + indices.shape.ndims, grad.shape.ndims))
+    # Bring the gathered axes first, flatten them into one, scatter-add, then move back.
+    values = array_ops.transpose(grad, gathered + outer + inner) if axis else grad
+    rest = array_ops.gather(params_shape, outer + inner) if outer or inner \
+        else constant([], dtypes.int32)
+    values = array_ops.reshape(values, array_ops.concat([[-1], rest], 0))
+    flat_indices = array_ops.reshape(indices, [-1])
+    size = array_ops.gather(params_shape, axis)
+    dense = array_ops.unsorted_segment_sum(values, flat_indices, size)
+    if axis:
+        dense = array_ops.transpose(dense, [*range(1, axis + 1), 0,
+                                            *range(axis + 1, rank)])
+    return [dense, None, None]
+
+
+def _gather_nd_grad(op: Operation, grad: Tensor) -> Grads:
+    params, indices = op.inputs
+    return [array_ops.scatter_nd(indices, grad, shape(params)), None]
+
+
+def _scatter_nd_grad(op: Operation, grad: Tensor) -> Grads:
+    return [None, array_ops.gather_nd(grad, op.inputs[0]), None]
+
+
+def _gather_drop_negatives(params: Tensor, ids: Tensor) -> tuple[Tensor, Tensor]:
+    """``params[ids]`` with zero rows where an id is negative (dropped), and the mask of kept
+    elements, broadcast to the result's shape."""
+    gathered = array_ops.gather(params, math_ops.maximum(ids, 0))
+    extra = array_ops.reshape(array_ops.rank(gathered) - array_ops.rank(ids), [1])
+    mask_shape = array_ops.concat([shape(ids), array_ops.ones(extra, dtypes.int32)], 0)
+    kept = array_ops.reshape(math_ops.greater_equal(ids, 0), mask_shape)
+    kept = array_ops.broadcast_to(kept, shape(gathered))
+    return array_ops.where(kept, gathered, array_ops.zeros_like(gathered)), kept
+
+
+def _unsorted_segment_sum_grad(op: Operation, grad: Tensor) -> Grads:
+    return [_gather_drop_negatives(grad, op.inputs[1])[0], None, None]
+
+
+def _unsorted_segment_max_grad(op: Operation, grad: Tensor) -> Grads:
+    """Shared equally by the elements equal to their segment's maximum, as TF."""
+    data, ids, num = op.inputs
+    maxima, kept = _gather_drop_negatives(op.outputs[0], ids)
+    selected = math_ops.logical_and(math_ops.equal(data, maxima), kept)
+    counts = array_ops.unsorted_segment_sum(math_ops.cast(selected, grad.dtype), ids, num)
+    shares, _ = _gather_drop_negatives(math_ops.div_no_nan(grad, counts), ids)
+    return [array_ops.where(selected, shares, array_ops.zeros_like(shares)), None, None]
+
+
+def _mirror_pad_grad(op: Operation, grad: Tensor) -> Grads:
+    return [apply("MirrorPadGrad", [grad, op.inputs[1]], {"mode": op.get_attr("mode")}), None]
+
+
+def _select_grad(op: Operation, grad: Tensor) -> Grads:
+    cond, t, e = op.inputs
+    zeros = array_ops.zeros_like(grad)
+    gt, ge = apply(op.type, [cond, grad, zeros]), apply(op.type, [cond, zeros, grad])
+    if op.type == "SelectV2":
+        gt, _ = unbroadcast(t, op.outputs[0], gt, None)
+        ge, _ = unbroadcast(e, op.outputs[0], ge, None)
+    return [None, gt, ge]
+
+
+def _broadcast_to_grad(op: Operation, grad: Tensor) -> Grads:
+    gx, _ = unbroadcast(op.inputs[0], op.outputs[0], grad, None)
+    return [gx, None]
+
+
+def _reverse_grad(op: Operation, grad: Tensor) -> Grads:
+    return [array_ops.reverse(grad, op.inputs[1]), None]
+
+
+def _fill_grad(op: Operation, grad: Tensor) -> Grads:
+    return [None, math_ops.reduce_sum(grad)]
+
+
+def _top_k_grad(op: Operation, grad: Tensor, _indices_grad: Tensor | None) -> Grads:
+    """The values' gradient scattered back to the positions top-k took them from."""
+    x = op.inputs[0]
+    indices = op.outputs[1]
+    x_shape = shape(x)
+    last = array_ops.gather(x_shape, array_ops.rank(x) - 1)
+    k = array_ops.gather(shape(indices), array_ops.rank(indices) - 1)
+    rows = array_ops.reshape(indices, array_ops.stack([-1, k]))
+    offsets = array_ops.expand_dims(array_ops.range(0, array_ops.shape(rows)[0]) * last, -1)
+    flat = array_ops.reshape(rows + offsets, [-1, 1])
+    total = math_ops.reduce_prod(x_shape)
+    dense = array_ops.scatter_nd(flat, array_ops.reshape(grad, [-1]),
+                                 array_ops.reshape(total, [1]))
+    return [array_ops.reshape(dense, x_shape), None]
+
 
 def register(registry: Any) -> None:
-    """Register this module's gradient functions."""
+    for name in NOT_DIFFERENTIABLE:
+        registry.add(name, None)
+    for name, fn in {
+        "Identity": _identity_grad, "PlaceholderWithDefault": _identity_grad,
+        "Reshape": _reshape_grad, "ExpandDims": _reshape_grad, "Squeeze": _squeeze_grad,
+        "Transpose": _transpose_grad, "ConcatV2": _concat_grad, "Pack": _pack_grad,
+        "Unpack": _unpack_grad, "Split": _split_grad, "SplitV": _split_v_grad,
+        "Slice": _slice_grad, "StridedSlice": _strided_slice_grad, "Tile": _tile_grad,
+        "Pad": _pad_grad, "PadV2": _pad_grad, "GatherV2": _gather_grad,
+        "GatherNd": _gather_nd_grad, "ScatterNd": _scatter_nd_grad,
+        "UnsortedSegmentSum": _unsorted_segment_sum_grad,
+        "UnsortedSegmentMax": _unsorted_segment_max_grad, "MirrorPad": _mirror_pad_grad,
+        "Select": _select_grad,
+        "SelectV2": _select_grad, "BroadcastTo": _broadcast_to_grad,
+        "ReverseV2": _reverse_grad, "Fill": _fill_grad, "TopKV2": _top_k_grad,
+    }.items():
+        registry.add(name, fn)

@@ -1,0 +1,273 @@
+"""Checkpoints: round trips, the state file, max_to_keep, restore in a new process, errors, and
+crashes in the middle of a save."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.train import checkpoint_format
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_model():
+    w = tf.get_variable("layer/w", [2, 3], dtype=tf.float64,
+                        initializer=tf.constant_initializer(np.arange(6.0).reshape(2, 3)))
+    step = tf.train.get_or_create_global_step()
+    flag = tf.Variable(True, name="flag")
+    return w, step, flag
+
+
+def run_script(source: str, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(source), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_save_and_restore_round_trip(tmp_path) -> None:
+    w, step, flag = make_model()
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run([w.assign(w * 10.0), step.assign(7), flag.assign(False)])
+        path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=step)
+        assert path == str(tmp_path / "model.ckpt-7")
+        sess.run(tf.global_variables_initializer())
+        saver.restore(sess, path)
+        vw, vstep, vflag = sess.run([w, step, flag])
+    np.testing.assert_array_equal(vw, np.arange(6.0).reshape(2, 3) * 10.0)
+    assert vw.dtype == np.float64 and vstep == 7 and not vflag
+    assert tf.train.list_variables(str(tmp_path)) == [("flag", []), ("global_step", []),
+                                                      ("layer/w", [2, 3])]
+    np.testing.assert_array_equal(tf.train.load_variable(path, "layer/w"), vw)
+
+
+def test_restore_makes_uninitialized_variables_usable(tmp_path) -> None:
+    w, _, _ = make_model()
+    saver = tf.train.Saver([w])
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        path = saver.save(sess, str(tmp_path / "w"))
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.FailedPreconditionError):
+            sess.run(w)
+        saver.restore(sess, path)
+        np.testing.assert_array_equal(sess.run(w), np.arange(6.0).reshape(2, 3))
+
+
+def test_max_to_keep_deletes_the_oldest_and_state_file_tracks_them(tmp_path) -> None:
+    w, step, _ = make_model()
+    saver = tf.train.Saver(max_to_keep=2)
+    prefix = str(tmp_path / "model.ckpt")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        paths = [saver.save(sess, prefix, global_step=i) for i in range(4)]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2", "model.ckpt-3"]
+    assert saver.last_checkpoints == paths[2:]
+    assert tf.train.latest_checkpoint(str(tmp_path)) == paths[3]
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert state.model_checkpoint_path == paths[3]
+    assert state.all_model_checkpoint_paths == paths[2:]
+    text = (tmp_path / "checkpoint").read_text()
+    assert text.splitlines()[0] == 'model_checkpoint_path: "model.ckpt-3"'
+
+
+def test_max_to_keep_none_keeps_everything(tmp_path) -> None:
+    make_model()
+    saver = tf.train.Saver(max_to_keep=None)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for i in range(3):
+            saver.save(sess, str(tmp_path / "m"), global_step=i)
+    assert len([f for f in os.listdir(tmp_path) if f.startswith("m-")]) == 3
+
+
+def test_recover_last_checkpoints_adopts_a_previous_run(tmp_path) -> None:
+    make_model()
+    prefix = str(tmp_path / "m")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        first = tf.train.Saver(max_to_keep=2)
+        old = [first.save(sess, prefix, global_step=i) for i in range(2)]
+        second = tf.train.Saver(max_to_keep=2)
+        second.recover_last_checkpoints(
+            tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths)
+        second.save(sess, prefix, global_step=2)
+    assert not os.path.exists(old[0]) and os.path.exists(old[1])
+
+
+def test_latest_checkpoint_without_state_is_none(tmp_path) -> None:
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None
+    (tmp_path / "checkpoint").write_text('model_checkpoint_path: "gone"\n')
+    assert tf.train.latest_checkpoint(str(tmp_path)) is None
+
+
+def test_var_list_as_dict_renames_keys(tmp_path) -> None:
+    w, _, _ = make_model()
+    other = tf.Variable(np.zeros((2, 3)), name="other")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver({"shared": w}).save(sess, str(tmp_path / "d"))
+        tf.train.Saver({"shared": other}).restore(sess, path)
+        np.testing.assert_array_equal(sess.run(other), sess.run(w))
+
+
+def test_restore_errors(tmp_path) -> None:
+    w, _, _ = make_model()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = tf.train.Saver([w]).save(sess, str(tmp_path / "only_w"))
+        wrong_shape = tf.Variable(np.zeros(4), name="layer/w_")
+        wrong_dtype = tf.Variable(np.zeros((2, 3), np.float32))
+        with pytest.raises(tf.errors.NotFoundError, match="Key global_step not found"):
+            tf.train.Saver().restore(sess, path)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="shapes"):
+            tf.train.Saver({"layer/w": wrong_shape}).restore(sess, path)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="dtype"):
+            tf.train.Saver({"layer/w": wrong_dtype}).restore(sess, path)
+        with pytest.raises(ValueError, match="not a valid checkpoint"):
+            tf.train.Saver([w]).restore(sess, str(tmp_path / "missing"))
+        with pytest.raises(ValueError, match="doesn't exist"):
+            tf.train.Saver([w]).save(sess, str(tmp_path / "no_dir" / "x"))
+    with pytest.raises(ValueError, match="same name"):
+        tf.train.Saver([w, w])
+    with pytest.raises(ValueError, match="No variables to save"):
+        with tf.Graph().as_default():
+            tf.train.Saver()
+
+
+def test_corrupted_checkpoint_is_data_loss(tmp_path) -> None:
+    w, _, _ = make_model()
+    saver = tf.train.Saver([w])
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        path = saver.save(sess, str(tmp_path / "c"))
+        data = bytearray(Path(path).read_bytes())
+        data[-1] ^= 0xFF
+        Path(path).write_bytes(bytes(data))
+        with pytest.raises(tf.errors.DataLossError, match="corrupted"):
+            saver.restore(sess, path)
+        Path(path).write_bytes(bytes(data[:20]))
+        with pytest.raises(tf.errors.DataLossError):
+            saver.restore(sess, path)
+
+
+def test_format_is_documented_bytes_not_pickle(tmp_path) -> None:
+    path = str(tmp_path / "f")
+    checkpoint_format.write_checkpoint(path, {"a": np.arange(3, dtype=np.int32)})
+    raw = Path(path).read_bytes()
+    assert raw.startswith(b"TWCKPT1\n") and b"pickle" not in raw
+    assert raw.endswith(np.arange(3, dtype="<i4").tobytes())
+    np.testing.assert_array_equal(checkpoint_format.read_checkpoint(path)["a"], [0, 1, 2])
+
+
+def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -> None:
+    w, step, _ = make_model()
+    saver = tf.train.Saver()
+    prefix = str(tmp_path / "model.ckpt")
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        good = saver.save(sess, prefix, global_step=1)
+        sess.run(w.assign(w * 0.0))
+        real_write = os.write
+
+        def failing_write(fd, data):
+            real_write(fd, bytes(data)[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(os, "write", failing_write)
+        with pytest.raises(OSError, match="No space"):
+            saver.save(sess, prefix, global_step=1)  # same path as the good one
+        monkeypatch.undo()
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-1"]
+        assert tf.train.latest_checkpoint(str(tmp_path)) == good
+        saver.restore(sess, good)
+        np.testing.assert_array_equal(sess.run(w), np.arange(6.0).reshape(2, 3))
+
+
+MODEL_SCRIPT = """
+    import os, sys
+    import numpy as np
+    import tensorweave as tf
+
+    directory, mode = sys.argv[1], sys.argv[2]
+    w = tf.get_variable("w", [512, 512], initializer=tf.zeros_initializer())
+    step = tf.train.get_or_create_global_step()
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        if mode == "restore":
+            path = tf.train.latest_checkpoint(directory)
+            saver.restore(sess, path)
+            print(os.path.basename(path), float(sess.run(w)[3, 4]), int(sess.run(step)))
+            sys.exit(0)
+        sess.run(tf.global_variables_initializer())
+        sess.run([w.assign(tf.ones([512, 512])), step.assign(1)])
+        saver.save(sess, os.path.join(directory, "model.ckpt"), global_step=step)
+        sess.run([w.assign(tf.ones([512, 512]) * 2.0), step.assign(2)])
+        if mode == "crash":
+            real_write = os.write
+
+            def dying_write(fd, data):
+                if len(data) > 100_000:  # the weights: the process dies halfway through them
+                    real_write(fd, bytes(data)[: len(data) // 2])
+                    os._exit(9)
+                return real_write(fd, data)
+
+            os.write = dying_write
+        saver.save(sess, os.path.join(directory, "model.ckpt"), global_step=step)
+"""
+
+
+def test_restore_in_a_new_process(tmp_path) -> None:
+    saved = run_script(MODEL_SCRIPT, str(tmp_path), "save")
+    assert saved.returncode == 0, saved.stderr
+    restored = run_script(MODEL_SCRIPT, str(tmp_path), "restore")
+    assert restored.returncode == 0, restored.stderr
+    assert restored.stdout.split() == ["model.ckpt-2", "2.0", "2"]
+
+
+def test_process_killed_mid_save_leaves_the_last_checkpoint_restorable(tmp_path) -> None:
+    crashed = run_script(MODEL_SCRIPT, str(tmp_path), "crash")
+    assert crashed.returncode == 9, crashed.stderr
+    leftovers = [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+    assert leftovers  # the partial file exists, under a temporary name only
+    assert not (tmp_path / "model.ckpt-2").exists()
+    restored = run_script(MODEL_SCRIPT, str(tmp_path), "restore")
+    assert restored.returncode == 0, restored.stderr
+    assert restored.stdout.split() == ["model.ckpt-1", "1.0", "1"]
+
+
+def test_restore_ops_live_with_their_variables() -> None:
+    with tf.device("/job:ps/task:1"):
+        remote = tf.Variable(np.zeros(3), name="remote")
+    tf.train.Saver([remote])  # builds its restore ops now
+    assigns = [op for op in tf.get_default_graph().get_operations()
+               if op.type in ("Assign", "Placeholder") and op.name.startswith("save/")]
+    assert len(assigns) == 2
+    assert all(op.device == remote.device and "loc:@remote" in op.colocation_groups()
+               for op in assigns)
+
+
+def test_round_trip_with_variables_on_two_devices(tmp_path) -> None:
+    config = tf.ConfigProto(device_count={"CPU": 2})
+    with tf.device("/cpu:0"):
+        a = tf.Variable([1.0, 2.0], name="a")
+    with tf.device("/cpu:1"):
+        b = tf.Variable([3.0], name="b")
+    saver = tf.train.Saver()
+    with tf.Session(config=config) as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "two"))
+        sess.run([a.assign([0.0, 0.0]), b.assign([0.0])])
+        saver.restore(sess, path)
+        values = sess.run([a, b])
+    np.testing.assert_array_equal(values[0], [1.0, 2.0])
+    np.testing.assert_array_equal(values[1], [3.0])
