@@ -5,7 +5,9 @@ kernel raises `NotFoundError` naming node, op, device and the device types that 
 step, `Executor.run_async(step, done)` runs the nodes from a precomputed pending-count plan: cheap
 kernels inline, expensive ones on the inter-op pool when they have parallel branches, async ones
 (``_Recv``) through callbacks. A partition with no async kernel and nothing to overlap runs as a
-straight loop in topological order. The first error aborts the step's rendezvous, so no peer waits
+straight loop in topological order that drops each tensor after its last reader; once it has run
+a few times it is compiled to straight-line Python (`compiled_plan`), with identical results.
+numpy's floating-point warnings are off while a partition runs: TF yields inf/nan silently. The first error aborts the step's rendezvous, so no peer waits
 forever, and `done` receives it as an `OpError` naming the node, its op and its device. `done` is
 called exactly once, after no node of the step is running.
 """
@@ -20,16 +22,20 @@ from concurrent.futures import Executor as ThreadPool
 from typing import Any
 
 import attrs
+import numpy as np
 
 from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef, parse_input
 from tensorweave.kernel import KernelContext, type_key
+from tensorweave.runtime.compiled_plan import MAX_NODES as MAX_COMPILED_NODES
+from tensorweave.runtime.compiled_plan import CompiledPlan, compile_plan
 from tensorweave.runtime.device import Device
 from tensorweave.runtime.rendezvous import Rendezvous
 from tensorweave.runtime.variables_store import deref
 
 SYNC, STEP, ASYNC = 0, 1, 2
 _MAX_OVERLAP_CHECK = 4096
+COMPILE_AFTER = 2  # straight-line runs before a plan is compiled to Python
 
 
 @attrs.define
@@ -70,6 +76,7 @@ class NodeItem:
     out_base: int  # slot of output 0
     num_outputs: int
     successors: list[int]  # one entry per edge (data or control) leaving this node
+    frees: list[int] = attrs.field(factory=list)  # slots dead once this node ran (in order)
 
 
 def node_error(exc: BaseException, name: str, op: str, device: str) -> errors.OpError:
@@ -101,6 +108,8 @@ class ExecutorPlan:
         self.num_slots = num_slots
         self.device = device
         self.straight_line = straight_line
+        if straight_line:
+            _plan_frees(nodes, order)
 
     @classmethod
     def build(cls, graph_def: GraphDef, device: Device, registries: Any,
@@ -182,6 +191,19 @@ def missing_kernel_error(name: str, op: str, device: Device, kernels: Any,
     )
 
 
+def _plan_frees(nodes: list[NodeItem], order: list[int]) -> None:
+    """Record on each node the slots whose last reader it is, so a straight-line run drops
+    every tensor as soon as nothing needs it (TF frees a tensor when its last consumer ran)."""
+    last: dict[int, int] = {}
+    for i in order:
+        for s in nodes[i].inputs:
+            last[s] = i
+        for k in range(nodes[i].num_outputs):
+            last.setdefault(nodes[i].out_base + k, i)  # an output nobody reads dies at once
+    for slot, i in sorted(last.items()):
+        nodes[i].frees.append(slot)
+
+
 def _topological_order(nodes: list[NodeItem], pending: list[int]) -> list[int]:
     counts = list(pending)
     ready = deque(i for i, c in enumerate(counts) if c == 0)
@@ -220,15 +242,52 @@ def _expensive_nodes_can_overlap(nodes: list[NodeItem], order: list[int]) -> boo
 class Executor:
     """Runs an `ExecutorPlan` for any number of steps, possibly concurrently."""
 
-    def __init__(self, plan: ExecutorPlan, pool: ThreadPool | None) -> None:
+    def __init__(self, plan: ExecutorPlan, pool: ThreadPool | None,
+                 compile_after: int | None = COMPILE_AFTER) -> None:
         self.plan = plan
         self.pool = pool
+        self._compiled: CompiledPlan | None = None
+        self._straight_runs = 0
+        self._compile_after = compile_after
+        if compile_after is None or len(plan.nodes) > MAX_COMPILED_NODES:
+            self._compile_after = None
 
     def run_async(self, step: StepContext, done: Callable[[BaseException | None], None]) -> None:
-        if self.plan.straight_line:
-            done(self._run_straight(step))
-        else:
+        if not self.plan.straight_line:
             _Run(self, step, done).start()
+            return
+        # numpy's floating-point warnings off: TF yields inf/nan silently.
+        with np.errstate(all="ignore"):
+            if step.stats is None and self._compile_ready():
+                error = self._run_compiled(step)
+            else:
+                error = self._run_straight(step)
+        done(error)
+
+    def _compile_ready(self) -> bool:
+        """Compile the plan once it has run a few times, so one-off steps never pay for it."""
+        if self._compiled is not None:
+            return True
+        if self._compile_after is None:
+            return False
+        self._straight_runs += 1
+        if self._straight_runs <= self._compile_after:
+            return False
+        self._compiled = compile_plan(self.plan)
+        return True
+
+    def _run_compiled(self, step: StepContext) -> BaseException | None:
+        compiled = self._compiled
+        try:
+            compiled.run(step)
+        except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
+            i = compiled.failed_node(exc.__traceback__)
+            item = self.plan.nodes[i] if i is not None else None
+            error = node_error(exc, item.name if item else "?", item.op if item else "?",
+                               self.plan.device.name)
+            step.rendezvous.start_abort(error)
+            return error
+        return None
 
     def _run_straight(self, step: StepContext) -> BaseException | None:
         nodes = self.plan.nodes
@@ -254,6 +313,8 @@ class Executor:
                 slots[item.out_base] = out
             elif n:
                 slots[item.out_base:item.out_base + n] = out
+            for s in item.frees:
+                slots[s] = None
         return None
 
 

@@ -1,0 +1,62 @@
+"""The compiled straight-line path gives the interpreted loop's results, errors and memory."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave import errors
+from tensorweave.runtime import executor
+
+
+def _chain(x, n):
+    y = x
+    for i in range(n):
+        y = y * 1.5 + float(i)
+    return y
+
+
+def test_compiled_runs_equal_interpreted_runs(monkeypatch):
+    x = tf.placeholder(tf.float32, [3])
+    y = _chain(x, 20)
+    parts = tf.split(tf.concat([y, x], 0), 2)
+    feed = {x: np.array([1.0, -2.0, 3.5], np.float32)}
+    with tf.Session() as sess:
+        compiled = [sess.run([y, parts], feed) for _ in range(executor.COMPILE_AFTER + 3)]
+    monkeypatch.setattr(executor, "COMPILE_AFTER", None)
+    with tf.Session() as sess:
+        interpreted = [sess.run([y, parts], feed) for _ in range(executor.COMPILE_AFTER or 4)]
+    for got in compiled:
+        np.testing.assert_array_equal(got[0], interpreted[0][0])
+        for a, b in zip(got[1], interpreted[0][1]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_an_error_after_compilation_names_the_node():
+    x = tf.placeholder(tf.float32, [None])
+    y = tf.placeholder(tf.float32, [None])
+    z = tf.multiply(x + 1.0, y, name="product")
+    with tf.Session() as sess:
+        for _ in range(executor.COMPILE_AFTER + 2):
+            sess.run(z, {x: [1.0], y: [2.0]})
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            sess.run(z, {x: [1.0, 2.0], y: [1.0, 2.0, 3.0]})
+        assert info.value.node_def == "product" and "Mul" in str(info.value)
+        np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [3.0]}), [6.0])
+
+
+def test_intermediates_are_freed_after_their_last_use():
+    x = tf.placeholder(tf.float64, [1_000_000])  # 8 MB per tensor
+    y = _chain(x, 12)
+    feed = {x: np.zeros(1_000_000)}
+    with tf.Session() as sess:
+        for run in range(executor.COMPILE_AFTER + 2):  # interpreted, then compiled
+            tracemalloc.start()
+            sess.run(y.op, feed)
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            # 24 intermediates would be 192 MB; only a handful may be alive at once
+            assert peak < 5 * 8_000_000, (run, peak)
