@@ -568,23 +568,11 @@ def _constant_value(tensor: Tensor) -> np.ndarray | None:
 
 def _evaluate(op: Operation, values: list[np.ndarray]) -> list[np.ndarray] | None:
     """Run `op`'s CPU kernel on known inputs; ``None`` if there is none or it fails."""
-    from tensorweave.kernel import KernelContext, type_key
     from tensorweave.plugin_manager import get_registries
-    from tensorweave.runtime.device import host_device
+    from tensorweave.runtime.host_eval import evaluate_on_host
 
-    out_dtypes = [t.dtype for t in op.outputs]
-    kernel = get_registries().kernels.lookup(op.type, "CPU", type_key(op.attrs, out_dtypes))
-    if kernel is None or kernel.is_async or kernel.needs_step:
-        return None
-    device = host_device()
-    ctx = KernelContext(op.name, op.type, dict(op.attrs), device, device.xp, out_dtypes,
-                        [t.shape for t in op.outputs])
-    try:
-        out = kernel.fn(ctx, *values)
-    except Exception:  # noqa: BLE001 - the error surfaces when the graph runs
-        return None
-    outs = out if len(op.outputs) > 1 else (out,)
-    arrays = [np.asarray(o) for o in outs]
-    for array in arrays:
+    arrays = evaluate_on_host(op.name, op.type, op.attrs, [t.dtype for t in op.outputs],
+                              [t.shape for t in op.outputs], values, get_registries().kernels)
+    for array in arrays or ():
         array.flags.writeable = False
     return arrays

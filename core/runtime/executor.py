@@ -7,9 +7,11 @@ kernels inline, expensive ones on the inter-op pool when they have parallel bran
 (``_Recv``) through callbacks. A partition with no async kernel and nothing to overlap runs as a
 straight loop in topological order that drops each tensor after its last reader; once it has run
 a few times it is compiled to straight-line Python (`compiled_plan`), with identical results.
-numpy's floating-point warnings are off while a partition runs: TF yields inf/nan silently. The first error aborts the step's rendezvous, so no peer waits
-forever, and `done` receives it as an `OpError` naming the node, its op and its device. `done` is
-called exactly once, after no node of the step is running.
+numpy's floating-point warnings are off while a partition runs: TF yields inf/nan silently.
+
+The first error aborts the step's rendezvous, so no peer waits forever, and `done` receives it as
+an `OpError` naming the node, its op and its device. `done` is called exactly once, after no node
+of the step is running.
 """
 
 from __future__ import annotations
@@ -348,6 +350,10 @@ class _Run:
 
     def _process(self, ready: deque[int]) -> None:
         """Run ready nodes inline until none is left; hands expensive ones to the pool."""
+        with np.errstate(all="ignore"):  # per thread, as in the straight-line path
+            self._process_ready(ready)
+
+    def _process_ready(self, ready: deque[int]) -> None:
         nodes = self.plan.nodes
         while ready:
             i = ready.popleft()

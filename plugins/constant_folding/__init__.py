@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
-from tensorweave.kernel import KernelContext, type_key
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.cse import ORDER as CSE_ORDER
 from tensorweave.plugins.cse import topological_order
-from tensorweave.runtime.device import Device, TaskSpec
+from tensorweave.runtime.host_eval import evaluate_on_host
 from tensorweave.runtime.passes import Pass, PassContext
 from tensorweave.tensor_shape import TensorShape
 
@@ -53,38 +52,6 @@ def _foldable(order: list[NodeDef], ctx: PassContext, limit: int) -> set[str]:
     return foldable
 
 
-def _evaluate(node: NodeDef, inputs: list[np.ndarray], device: Device,
-              kernels: Any) -> list[np.ndarray] | None:
-    """The node's outputs computed by its CPU kernel, or ``None`` when it cannot be folded."""
-    kernel = kernels.lookup(node.op, "CPU", type_key(node.attr, node.output_types))
-    if kernel is None or kernel.needs_step or kernel.is_async:
-        return None
-    ctx = KernelContext(
-        node_name=node.name, op=node.op,
-        attrs={k: v for k, v in node.attr.items() if not k.startswith("_output")},
-        device=device, xp=device.xp, output_dtypes=list(node.output_types),
-        output_shapes=list(node.output_shapes))
-    try:
-        out = kernel.fn(ctx, *inputs)
-    except Exception:  # noqa: BLE001 - the same failure is reported when the step runs
-        return None
-    if out is None and not node.output_types:  # a NoOp: evaluated, nothing to keep
-        return []
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    if len(outs) != len(node.output_types):
-        return None
-    values = []
-    for value, dtype, shape in zip(outs, node.output_types, node.output_shapes):
-        if not isinstance(value, (np.ndarray, np.generic)):
-            return None
-        value = np.asarray(value)
-        if value.dtype != np.dtype(dtype.np_type) or not TensorShape(shape).is_compatible_with(
-                value.shape):
-            return None  # folding must not hide what the kernel really produces
-        values.append(value)
-    return values
-
-
 def _const_node(name: str, source: NodeDef, value: np.ndarray, dtype: Any) -> NodeDef:
     value = np.array(value, order="C")  # a private copy: it may alias a kernel's input
     value.flags.writeable = False
@@ -98,7 +65,6 @@ def _const_node(name: str, source: NodeDef, value: np.ndarray, dtype: Any) -> No
 def _evaluate_all(order: list[NodeDef], foldable: set[str],
                   kernels: Any) -> dict[str, list[np.ndarray]]:
     """The outputs of every foldable node that could be evaluated, by node name."""
-    device = Device.create(TaskSpec(), "CPU", 0, np)
     values: dict[str, list[np.ndarray]] = {}
     for node in order:
         if node.name not in foldable:
@@ -114,7 +80,8 @@ def _evaluate_all(order: list[NodeDef], foldable: set[str],
             if index >= 0:
                 inputs.append(values[src][index])
         else:
-            result = _evaluate(node, inputs, device, kernels)
+            result = evaluate_on_host(node.name, node.op, node.attr, node.output_types,
+                                      node.output_shapes, inputs, kernels)
             if result is not None:
                 values[node.name] = result
     return values

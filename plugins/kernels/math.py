@@ -3,13 +3,12 @@
 Contract: every kernel returns exactly the node's output dtype (numpy upcasts sums of small
 ints, means, float16 accumulations; `_exact` casts back). Integer division and modulo by zero
 raise `InvalidArgumentError` as TF does, floats give inf/NaN silently. Shape mismatches that
-static inference could not catch raise `InvalidArgumentError` with TF's wording. Kernels that
-may produce inf/NaN run with floating-point warnings silenced.
+static inference could not catch raise `InvalidArgumentError` with TF's wording. inf/NaN come
+silently: the executor runs every step with numpy's floating-point warnings off.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,11 +22,6 @@ Fn = Callable[..., Any]
 
 def _exact(ctx: KernelContext, value: Any) -> Any:
     return value if value.dtype == ctx.out_np else value.astype(ctx.out_np)
-
-
-def _quiet(xp: Any) -> Any:
-    errstate = getattr(xp, "errstate", None)
-    return contextlib.nullcontext() if errstate is None else errstate(all="ignore")
 
 
 def _dims(shape: Sequence[int]) -> str:
@@ -46,16 +40,12 @@ def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
 
 
-def elementwise(fn: Fn, quiet: bool = False) -> Fn:
+def elementwise(fn: Fn) -> Fn:
     """A kernel applying ``fn(ctx, *arrays)``, with TF's broadcast error and exact dtype."""
 
     def kernel(ctx: KernelContext, *inputs: Any) -> Any:
         try:
-            if quiet:
-                with _quiet(ctx.xp):
-                    result = fn(ctx, *inputs)
-            else:
-                result = fn(ctx, *inputs)
+            result = fn(ctx, *inputs)
         except ValueError:
             shapes = [x.shape for x in inputs]
             if not _broadcastable(*shapes):
@@ -218,14 +208,10 @@ def _accumulator(x: Any) -> Any:
     return "float32" if x.dtype.kind == "f" and x.dtype.itemsize < 4 else x.dtype
 
 
-def _reduction(body: Callable[[KernelContext, Any, tuple[int, ...], bool], Any],
-               quiet: bool = False) -> Fn:
+def _reduction(body: Callable[[KernelContext, Any, tuple[int, ...], bool], Any]) -> Fn:
     def kernel(ctx: KernelContext, x: Any, axes: Any) -> Any:
         ax = _axes(ctx, x.ndim, axes)
         keep = bool(ctx.attrs.get("keep_dims", False))
-        if quiet:
-            with _quiet(ctx.xp):
-                return _exact(ctx, body(ctx, x, ax, keep))
         return _exact(ctx, body(ctx, x, ax, keep))
 
     kernel.__name__ = body.__name__
@@ -401,8 +387,7 @@ ELEMENTWISE: dict[str, Fn] = {
     "LogicalOr": _ufunc("logical_or"), "LogicalNot": _ufunc("logical_not"),
 }
 
-# Ops whose results are routinely inf/NaN (domain errors, overflow, 0/0): TF stays silent.
-QUIET: dict[str, Fn] = {
+DIVISION_AND_TRANSCENDENTAL: dict[str, Fn] = {
     "RealDiv": _ufunc("true_divide"), "Div": div, "FloorDiv": floor_div, "FloorMod": floor_mod,
     "TruncateDiv": truncate_div, "TruncateMod": truncate_mod, "Pow": _ufunc("power"),
     "Atan2": _ufunc("arctan2"), "Xlogy": xlogy, "Xdivy": xdivy, "DivNoNan": div_no_nan,
@@ -416,7 +401,7 @@ QUIET: dict[str, Fn] = {
 
 REDUCTIONS: dict[str, Fn] = {
     "Sum": _reduction(reduce_sum), "Prod": _reduction(reduce_prod),
-    "Mean": _reduction(reduce_mean, quiet=True),
+    "Mean": _reduction(reduce_mean),
     "EuclideanNorm": _reduction(reduce_euclidean_norm),
     "Max": _reduction(_extreme("amax")), "Min": _reduction(_extreme("amin")),
     "All": _reduction(_logical_reduction("all")), "Any": _reduction(_logical_reduction("any")),
@@ -429,8 +414,8 @@ REDUCTIONS: dict[str, Fn] = {
 def register(registry: Any, device_type: str) -> None:
     for op, fn in ELEMENTWISE.items():
         registry.add(op, device_type, elementwise(fn))
-    for op, fn in QUIET.items():
-        registry.add(op, device_type, elementwise(fn, quiet=True))
+    for op, fn in DIVISION_AND_TRANSCENDENTAL.items():
+        registry.add(op, device_type, elementwise(fn))
     for op, fn in REDUCTIONS.items():
         registry.add(op, device_type, fn)
     registry.add("MatMul", device_type, matmul, expensive=True)
