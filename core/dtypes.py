@@ -13,12 +13,27 @@ import attrs
 import numpy as np
 
 
-@attrs.frozen(repr=False)
+@attrs.frozen(repr=False, eq=False)
 class DType:
-    """One element type; compares equal to the same-named dtype only."""
+    """One element type. Compares equal to anything `as_dtype` maps to it (``tf.float32 ==
+    np.float32 == "float32"``), as TF's DType does."""
 
     name: str
-    np_type: type = attrs.field(eq=False, hash=False)
+    np_type: type
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self.name == other.name
+        try:
+            return self.name == as_dtype(other).name
+        except TypeError:
+            return False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.name)
 
     @property
     def as_numpy_dtype(self) -> type:
@@ -85,7 +100,7 @@ INTEGERS: frozenset[DType] = frozenset({int8, int16, int32, int64, uint8})
 NUMERIC: frozenset[DType] = FLOATS | INTEGERS
 INDEX: frozenset[DType] = frozenset({int32, int64})
 
-_BY_NAME = {d.name: d for d in ALL} | {"half": float16, "double": float64}
+_BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64}
 _BY_NP = {np.dtype(d.np_type): d for d in ALL}
 
 

@@ -46,6 +46,7 @@ from tensorweave.api.math_ops import (
     less_equal,
     log,
     log1p,
+    log_sigmoid,
     logical_and,
     logical_not,
     logical_or,
@@ -96,8 +97,9 @@ __all__ = [
     "atanh", "ceil", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "divide",
     "divide_no_nan", "equal", "erf", "erfc", "exp", "expm1", "floor", "floordiv", "floormod",
     "greater", "greater_equal", "is_finite", "is_inf", "is_nan", "less", "less_equal", "log",
-    "log1p", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum", "minimum",
-    "mod", "multiply", "multiply_no_nan", "negative", "not_equal", "pow", "reciprocal",
+    "log1p", "log_sigmoid", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "maximum", "minimum", "mod", "multiply", "multiply_no_nan", "negative", "not_equal", "pow",
+    "reciprocal",
     "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max",
     "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
     "rint", "round", "rsqrt", "scalar_mul", "sigmoid", "sign", "sin", "sinh", "sqrt", "square",
@@ -106,7 +108,7 @@ __all__ = [
 ]
 
 _ELSEWHERE = {
-    "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_sigmoid", "log_softmax",
+    "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_softmax",
                                "softmax", "softplus", "softsign", "top_k"),
     "tensorweave.api.array_ops": ("invert_permutation", "segment_sum", "unsorted_segment_max",
                                   "unsorted_segment_sum"),

@@ -194,6 +194,11 @@ def test_concat_errors() -> None:
         tf.concat([X, X], 3)
     with pytest.raises(TypeError):
         tf.concat([X, X.astype(np.int32)], 0)
+    t = tf.constant(X)
+    with pytest.raises(TypeError, match="Expected int32"):  # TF 0.x's concat(axis, values)
+        tf.concat(0, [t, t])
+    with pytest.raises(ValueError, match="must have rank 0"):
+        tf.concat([t], [0])
     p, feed = unknown(X)
     with pytest.raises(errors.InvalidArgumentError, match="Dimension 1 in both shapes"):
         run(tf.concat([p, X[:, :2]], 2), feed)

@@ -49,6 +49,9 @@ def test_nested_lists_with_tensors_are_packed():
     assert packed.shape.as_list() == [2, 2] and packed.dtype == tf.int32
     with tf.Session() as sess:
         np.testing.assert_array_equal(sess.run(packed, {t: 5}), [[5, 1], [2, 5]])
+    assert tf.convert_to_tensor([t, 3], dtype=tf.int32).dtype == tf.int32
+    with pytest.raises(TypeError, match="Expected float32"):
+        tf.convert_to_tensor([t, 3], dtype=tf.float32)
 
 
 def test_lists_of_numpy_values_keep_their_dtype():

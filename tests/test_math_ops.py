@@ -572,6 +572,51 @@ def test_clip_by_value():
         tw.raw_ops.ClipByValue(t=t, clip_value_min=[0.0, 1.0], clip_value_max=2.0)
 
 
+def test_clip_by_norm():
+    x = np.array([[3.0, 4.0], [0.0, 0.0], [0.3, 0.4]], np.float32)
+    t = tw.constant(x)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    results = run([tw.clip_by_norm(t, 1.0), tw.clip_by_norm(t, 1.0, axes=[1]),
+                   tw.clip_by_norm(t, 100.0), tw.clip_by_norm(tw.zeros([2]), 1.0)])
+    check(results[0], x / np.linalg.norm(x))
+    check(results[1], x / np.maximum(norms, 1.0))
+    check(results[2], x)
+    check(results[3], np.zeros(2, np.float32))
+    with pytest.raises(ValueError):  # a clip_norm that would broadcast t to a bigger shape
+        tw.clip_by_norm(tw.constant([1.0, 2.0]), tw.constant([[1.0], [2.0]]))
+
+
+def test_global_norm_and_clip_by_global_norm():
+    a = np.array([[3.0, 4.0], [1.0, 2.0]], np.float32)
+    b = np.array([2.0, 4.0], np.float32)
+    norm = np.sqrt(np.sum(a ** 2) + np.sum(b ** 2))
+    clipped, used = tw.clip_by_global_norm([tw.constant(a), None, tw.constant(b)], 2.0)
+    assert clipped[1] is None and used.name == "global_norm/global_norm:0"
+    unclipped, _ = tw.clip_by_global_norm([tw.constant(a)], 100.0)
+    results = run([tw.global_norm([tw.constant(a), tw.constant(b)]), used, clipped[0],
+                   clipped[2], unclipped[0]])
+    check(results[0], np.float32(norm))
+    check(results[1], np.float32(norm))
+    check(results[2], a * 2.0 / norm)
+    check(results[3], b * 2.0 / norm)
+    check(results[4], a)
+    with np.errstate(invalid="ignore"):
+        nan, _ = tw.clip_by_global_norm([tw.constant(a)], 1.0, use_norm=tw.constant(np.inf))
+        assert np.isnan(run(nan[0])).all()  # a non-finite norm poisons the result, as in TF
+    with pytest.raises(TypeError, match="sequence"):
+        tw.global_norm(tw.constant(a))
+
+
+def test_log_sigmoid_and_tf1_arg_max():
+    x = np.array([-100.0, -1.0, 0.0, 3.0], np.float32)
+    results = run([tw.log_sigmoid(x), tw.arg_max([[1, 3], [5, 0]], 1),
+                   tw.arg_min([[1, 3], [5, 0]], dimension=0, output_type=tw.int32)])
+    check(results[0], -np.logaddexp(0, -x.astype(np.float64)), np.float32)
+    check(results[1], np.array([1, 0], np.int64))
+    check(results[2], np.array([0, 1], np.int32))
+    assert tw.math.log_sigmoid is tw.log_sigmoid
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64])
 @pytest.mark.parametrize(("ta", "tb"), [(False, False), (True, False), (False, True),
                                         (True, True)])

@@ -550,3 +550,42 @@ def test_embedding_lookup_single_and_sharded():
 def test_xw_plus_b():
     x, w, b = randn(3, 4), randn(4, 2), randn(2)
     np.testing.assert_allclose(run(tw.nn.xw_plus_b(x, w, b)), x @ w + b, rtol=1e-5)
+
+
+# -- local response normalization and zero_fraction ------------------------------------------------
+
+
+def np_lrn(x, radius, bias, alpha, beta):
+    out = np.empty_like(x, dtype=np.float64)
+    channels = x.shape[-1]
+    for d in range(channels):
+        window = x[..., max(0, d - radius):min(channels, d + radius + 1)].astype(np.float64)
+        out[..., d] = x[..., d] / (bias + alpha * (window ** 2).sum(-1)) ** beta
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_local_response_normalization(dtype):
+    x = randn(2, 3, 4, 7, dtype=dtype)
+    # cifar10's settings, then TF's defaults (through the `lrn` alias)
+    cifar = tw.nn.local_response_normalization(x, 4, bias=1.0, alpha=0.001 / 9.0, beta=0.75)
+    default = tw.nn.lrn(x)
+    assert cifar.op.type == "LRN" and default.op.get_attr("depth_radius") == 5
+    out, out_default = run([cifar, default])
+    tol = 2e-3 if dtype == np.float16 else 1e-5
+    assert out.dtype == dtype and out.shape == x.shape
+    np.testing.assert_allclose(out, np_lrn(x, 4, 1.0, 0.001 / 9.0, 0.75), rtol=tol, atol=tol)
+    np.testing.assert_allclose(out_default, np_lrn(x, 5, 1.0, 1.0, 0.5), rtol=tol, atol=tol)
+
+
+def test_local_response_normalization_errors():
+    with pytest.raises(ValueError, match="rank 4"):
+        tw.nn.lrn(tw.ones([2, 3]))
+    with pytest.raises(TypeError):
+        tw.nn.lrn(tw.ones([1, 1, 1, 2], tw.float64))
+
+
+def test_zero_fraction():
+    value = np.array([[0, 1, 0], [3, 0, 0]], np.int32)
+    out = run(tw.nn.zero_fraction(value))
+    assert out.dtype == np.float32 and out == pytest.approx(4 / 6)

@@ -77,6 +77,23 @@ def test_feed_keys_may_be_names(sess):
     assert sess.run(x * 3.0, {"x:0": 2.0}) == 6.0
 
 
+@pytest.mark.parametrize("key", ["x", "nope:0", 3])
+def test_a_feed_key_that_is_no_tensor_is_a_type_error(sess, key):
+    x = tf.placeholder(tf.float32, [], name="x")
+    with pytest.raises(TypeError, match="Cannot interpret feed_dict key as Tensor"):
+        sess.run(x, {key: 1.0})
+
+
+def test_a_python_int_that_does_not_fit_the_feed_dtype_is_a_type_error(sess):
+    small = tf.placeholder(tf.int32, [], name="small")
+    unsigned = tf.placeholder(tf.uint8, [], name="unsigned")
+    with pytest.raises(TypeError, match="larger type"):
+        sess.run(small, {small: 2**40})
+    with pytest.raises(TypeError, match="larger type"):
+        sess.run(unsigned, {unsigned: -1})
+    assert sess.run(small, {small: 2**31 - 1}) == 2**31 - 1
+
+
 def test_missing_feed_unknown_fetch_and_uninitialized_variable(sess):
     x = tf.placeholder(tf.float32, [2], name="needs_feed")
     with pytest.raises(errors.InvalidArgumentError, match="must feed a value.*needs_feed"):

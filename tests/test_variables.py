@@ -47,6 +47,24 @@ def test_a_value_already_read_is_not_changed_by_a_later_assign():
     assert (old[0], new[0]) == (1.0, 2.0)
 
 
+def test_a_use_under_control_dependencies_reads_after_them():
+    # TF1's idiom: `with tf.control_dependencies([update]): out = tf.identity(v)`.
+    v = tf.Variable(0.0, name="v")
+    bump = tf.assign_add(v, 1.0)
+    with tf.control_dependencies([bump]):
+        after = tf.identity(v)
+        doubled = v * 2.0
+    before = tf.identity(v)
+    assert after.op.inputs[0] is not v.value() and after.op.inputs[0].op.type == "Identity"
+    assert after.op.inputs[0].op.get_attr("_class") == ["loc:@v"]
+    assert before.op.inputs[0] is v.value()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert [sess.run(after) for _ in range(3)] == [1.0, 2.0, 3.0]
+        assert sess.run(doubled) == 8.0
+        assert sess.run(before) == 4.0
+
+
 def test_assign_checks_shapes():
     v = tf.Variable([1.0, 2.0])
     with pytest.raises(ValueError):

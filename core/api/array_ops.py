@@ -259,8 +259,13 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
     if len(values) == 1:  # TF: no op to concatenate; check the axis and pass the value through
         tensor = convert_to_tensor(values[0])
         rank_ = tensor.shape.ndims
-        if isinstance(axis, numbers.Integral) and rank_ is not None \
-                and not -rank_ <= axis < rank_:
+        if not isinstance(axis, numbers.Integral):
+            # As TF: the axis must be an int32 scalar, which rejects TF 0.x's argument order
+            # `concat(axis, values)`.
+            axis_shape = convert_to_tensor(axis, dtypes.int32, name="concat_dim").shape
+            if axis_shape.ndims not in (0, None):
+                raise ValueError(f"Shape {axis_shape} must have rank 0")
+        elif rank_ is not None and not -rank_ <= axis < rank_:
             raise ValueError(f"Expected axis in the range [{-rank_}, {rank_}), but got {axis}")
         return control_flow_ops.identity(tensor, name=name)
     dtype = _first_dtype(values)

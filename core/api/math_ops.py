@@ -20,17 +20,19 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.api.scopes import name_scope
+from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "add_n", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
-    "atanh", "cast", "ceil", "clip_by_value", "cos", "cosh", "count_nonzero", "cumprod", "cumsum",
-    "div", "div_no_nan", "divide", "equal", "erf", "erfc", "exp", "expm1", "floor", "floor_div",
-    "floordiv", "floormod", "greater", "greater_equal", "is_finite", "is_inf", "is_nan", "less",
-    "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "abs", "acos", "acosh", "add", "add_n", "arg_max", "arg_min", "argmax", "argmin", "asin",
+    "asinh", "atan", "atan2", "atanh", "cast", "ceil", "clip_by_global_norm", "clip_by_norm",
+    "clip_by_value", "cos", "cosh", "count_nonzero", "cumprod", "cumsum", "div", "div_no_nan",
+    "divide", "equal", "erf", "erfc", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod",
+    "global_norm", "greater", "greater_equal", "is_finite", "is_inf", "is_nan", "less",
+    "less_equal", "log", "log1p", "log_sigmoid", "logical_and", "logical_not", "logical_or",
+    "logical_xor",
     "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow", "realdiv",
     "reciprocal", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "rint", "round",
@@ -189,6 +191,13 @@ erfc = _unary("Erfc", "erfc")
 is_nan = _unary("IsNan", "is_nan")
 is_inf = _unary("IsInf", "is_inf")
 is_finite = _unary("IsFinite", "is_finite")
+
+
+def log_sigmoid(x: Any, name: str | None = None) -> Tensor:
+    """``log(1 / (1 + exp(-x)))``, computed stably as ``-softplus(-x)``."""
+    with name_scope(name, "LogSigmoid", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        return apply("Neg", [apply("Softplus", [apply("Neg", [x])])], name=scope)
 
 
 def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
@@ -395,6 +404,18 @@ argmax = _arg_reduction("ArgMax", "argmax")
 argmin = _arg_reduction("ArgMin", "argmin")
 
 
+def arg_max(input: Any, dimension: Any, output_type: Any = dtypes.int64,  # noqa: A002
+            name: str | None = None) -> Tensor:
+    """TF1's raw ``arg_max``: `argmax` with a required `dimension`."""
+    return argmax(input, dimension, name=name, output_type=output_type)
+
+
+def arg_min(input: Any, dimension: Any, output_type: Any = dtypes.int64,  # noqa: A002
+            name: str | None = None) -> Tensor:
+    """TF1's raw ``arg_min``: `argmin` with a required `dimension`."""
+    return argmin(input, dimension, name=name, output_type=output_type)
+
+
 def _scan(op: str, py_name: str) -> Callable[..., Tensor]:
     def fn(x: Any, axis: Any = 0, exclusive: bool = False, reverse: bool = False,
            name: str | None = None) -> Tensor:
@@ -424,6 +445,71 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
         clipped = maximum(clipped, lo, name=scope)
         t.shape.merge_with(clipped.shape)
         return clipped
+
+
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
+    """`t` scaled so that its L2 norm over `axes` (all if None) is at most `clip_norm`:
+    ``t * clip_norm / max(l2norm(t), clip_norm)``."""
+    with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
+        t = convert_to_tensor(t, name="t")
+        l2sum = reduce_sum(multiply(t, t), axes, keepdims=True)
+        # TF's two-sided where: sqrt only sees positive sums, so no NaN gradient at zero.
+        positive = greater(l2sum, 0)
+        safe = apply("Select", [positive, l2sum, apply("OnesLike", [l2sum])])
+        l2norm = apply("Select", [positive, sqrt(safe), l2sum])
+        intermediate = multiply(t, clip_norm)
+        t.shape.merge_with(intermediate.shape)  # clip_norm must not broadcast t to a new shape
+        return apply("Identity", [truediv(intermediate, maximum(l2norm, clip_norm))],
+                     name=scope)
+
+
+def _tensor_list(t_list: Any) -> list[Any]:
+    if not isinstance(t_list, Sequence) or isinstance(t_list, str):
+        raise TypeError("t_list should be a sequence")
+    return list(t_list)
+
+
+def global_norm(t_list: Any, name: str | None = None) -> Tensor:
+    """``sqrt(sum(l2norm(t) ** 2 for t in t_list))``; None entries are skipped."""
+    t_list = _tensor_list(t_list)
+    with name_scope(name, "global_norm", [t for t in t_list if t is not None]) as scope:
+        values = [convert_to_tensor(t, name=f"t_{i}") for i, t in enumerate(t_list)
+                  if t is not None]
+        halves = []
+        for v in values:
+            with colocate_with(v):
+                halves.append(apply("L2Loss", [v]))
+        half_squared = reduce_sum(apply("Pack", [halves], {"axis": 0}))
+        two = constant(2.0, half_squared.dtype)
+        return sqrt(multiply(half_squared, two), name=scope[:-1])
+
+
+def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
+                        name: str | None = None) -> tuple[list[Any], Tensor]:
+    """Scale every tensor of `t_list` by ``clip_norm / max(global_norm, clip_norm)``; returns
+    the clipped list (None entries kept) and the global norm. A non-finite norm makes every
+    result NaN, as in TF."""
+    t_list = _tensor_list(t_list)
+    if use_norm is None:
+        use_norm = global_norm(t_list, name)
+    with name_scope(name, "clip_by_global_norm",
+                    [t for t in t_list if t is not None] + [clip_norm]) as scope:
+        use_norm = convert_to_tensor(use_norm)
+        clip = _like(clip_norm, use_norm)
+        one = constant(1.0, use_norm.dtype)
+        scale = multiply(clip, minimum(truediv(one, use_norm), truediv(one, clip)))
+        # use_norm - use_norm is 0 for a finite norm and NaN otherwise.
+        scale = add(scale, subtract(use_norm, use_norm))
+        clipped: list[Any] = []
+        for i, t in enumerate(t_list):
+            if t is None:
+                clipped.append(None)
+                continue
+            t = convert_to_tensor(t, name=f"t_{i}")
+            with colocate_with(t):
+                clipped.append(apply("Identity", [multiply(t, cast(scale, t.dtype))],
+                                     name=f"{scope[:-1]}_{i}"))
+        return clipped, use_norm
 
 
 # -- matrix products ------------------------------------------------------------------------

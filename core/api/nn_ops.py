@@ -28,12 +28,12 @@ from tensorweave.tensor_shape import TensorShape
 
 __all__ = [
     "avg_pool", "batch_normalization", "bias_add", "conv2d", "dropout", "elu",
-    "embedding_lookup", "in_top_k", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax",
-    "max_pool", "moments", "relu", "relu6", "selu", "sigmoid",
-    "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
-    "softmax_cross_entropy_with_logits_v2", "softplus", "softsign",
-    "sparse_softmax_cross_entropy_with_logits", "tanh", "top_k",
-    "weighted_cross_entropy_with_logits", "xw_plus_b",
+    "embedding_lookup", "in_top_k", "l2_loss", "l2_normalize", "leaky_relu",
+    "local_response_normalization", "log_softmax", "lrn", "max_pool", "moments", "relu", "relu6",
+    "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "softmax",
+    "softmax_cross_entropy_with_logits", "softmax_cross_entropy_with_logits_v2", "softplus",
+    "softsign", "sparse_softmax_cross_entropy_with_logits", "tanh", "top_k",
+    "weighted_cross_entropy_with_logits", "xw_plus_b", "zero_fraction",
 ]
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
@@ -402,6 +402,19 @@ def avg_pool(value: Any = None, ksize: Any = None, strides: Any = None, padding:
                  data_format, name)
 
 
+def local_response_normalization(input: Any, depth_radius: int = 5, bias: float = 1.0,  # noqa: A002
+                                 alpha: float = 1.0, beta: float = 0.5,
+                                 name: str | None = None) -> Tensor:
+    """Each channel of a 4-D `input` divided by ``(bias + alpha * sqr_sum) ** beta``, where
+    `sqr_sum` sums the squares of the channels within `depth_radius` of it."""
+    attrs = {"depth_radius": int(depth_radius), "bias": float(bias), "alpha": float(alpha),
+             "beta": float(beta)}
+    return apply("LRN", [input], attrs, name=name)
+
+
+lrn = local_response_normalization
+
+
 # -- top-k ---------------------------------------------------------------------------------------
 
 
@@ -561,6 +574,14 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
             shard = apply("FloorMod", [ids, n])
             ids = apply("AddV2", [_array.gather(offsets, shard), apply("FloorDiv", [ids, n])])
         return _clip_rows(_array.gather(table, ids, name=scope), ids, max_norm)
+
+
+def zero_fraction(value: Any, name: str | None = None) -> Tensor:
+    """The fraction of zeros in `value`, as a float32 scalar."""
+    with name_scope(name, "zero_fraction", [value]):
+        value = convert_to_tensor(value, name="value")
+        zero = convert_to_tensor(0, dtype=value.dtype, name="zero")
+        return _math.reduce_mean(_math.cast(apply("Equal", [value, zero]), dtypes.float32))
 
 
 def xw_plus_b(x: Any, weights: Any, biases: Any, name: str | None = None) -> Tensor:

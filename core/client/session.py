@@ -113,9 +113,16 @@ class Session:
                 raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable "
                                 "feed values include Python scalars, strings, lists, numpy "
                                 "ndarrays, or TensorHandles.")
+            if isinstance(value, int) and not isinstance(value, bool) \
+                    and tensor.dtype.is_integer \
+                    and not tensor.dtype.min <= value <= tensor.dtype.max:
+                raise TypeError(
+                    f"Type of feed value {value} with type {type(value)} is not compatible with "
+                    f"Tensor type {tensor.dtype.name}. Try explicitly setting the type of the "
+                    "feed tensor to a larger type (e.g. int64).")
             try:
                 array = np.asarray(value, dtype=tensor.dtype.np_type)
-            except (TypeError, ValueError) as exc:
+            except (TypeError, ValueError, OverflowError) as exc:
                 raise ValueError(f"Cannot feed value {value!r} to Tensor '{tensor.name}' of "
                                  f"dtype {tensor.dtype.name}: {exc}") from None
             if not tensor.shape.is_compatible_with(array.shape):
@@ -130,9 +137,7 @@ class Session:
             key = key._as_graph_element()
         try:
             element = self._graph.as_graph_element(key, allow_operation=False)
-        except (KeyError, ValueError) as exc:
-            raise ValueError(f"Cannot interpret feed_dict key {key!r} as Tensor: {exc}") from None
-        except TypeError as exc:
+        except (KeyError, ValueError, TypeError) as exc:  # TF reports all of them as TypeError
             raise TypeError(f"Cannot interpret feed_dict key as Tensor: {exc}") from None
         return element
 

@@ -100,6 +100,11 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
     if isinstance(value, (list, tuple)) and _holds_tensors(value):
         from tensorweave.api.array_ops import stack
 
+        # TF packs only when the elements' dtype is the one asked for.
+        for v in value:
+            if is_tensor_like(v) and dtype is not None and v.dtype != dtype:
+                raise TypeError(f"Expected {dtype.name}, got {v!r} of type "
+                                f"'{type(v).__name__}' instead.")
         return stack([convert_to_tensor(v, dtype) if isinstance(v, (list, tuple)) else v
                       for v in value], name=name or "packed")
     return constant(value, dtype, name=name or "Const", graph=graph)

@@ -69,6 +69,11 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
     return groups
 
 
+def _writes_ref(node: NodeDef, ops: Any) -> bool:
+    op_def = ops.get(node.op)
+    return op_def is not None and bool(op_def.ref_inputs)
+
+
 def _has_kernels(members: list[NodeDef], device_type: str, kernels: Any) -> bool:
     return all(
         kernels.lookup(n.op, device_type, type_key(n.attr, n.output_types)) is not None
@@ -106,7 +111,8 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
                 assigned[node.name] = fixed.get(node.name, known)
             continue
         explicit = DeviceSpec()
-        for node in members:
+        # TF's placer: a node writing a variable through a ref input yields its own request
+        for node in sorted(members, key=lambda n: _writes_ref(n, ops)):
             if not node.device:
                 continue
             try:
@@ -116,6 +122,8 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
                     node.name, node.op, f"Malformed device specification '{node.device}' for "
                     f"node '{node.name}' (op {node.op}): {exc}") from None
             if _conflicts(explicit, spec):
+                if _writes_ref(node, ops):
+                    continue
                 if not allow_soft_placement:
                     raise errors.InvalidArgumentError(
                         node.name, node.op,

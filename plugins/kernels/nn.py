@@ -241,6 +241,19 @@ def top_k(ctx: KernelContext, x: Any, k: Any) -> tuple[Any, Any]:
     return xp.take_along_axis(x, indices, axis=-1), indices.astype(xp.int32)
 
 
+def lrn(ctx: KernelContext, x: Any) -> Any:
+    """``x / (bias + alpha * sqr_sum) ** beta``, `sqr_sum` summing squares over the channels
+    within `depth_radius` of each one."""
+    xp = ctx.xp
+    radius = int(ctx.attrs["depth_radius"])
+    wide = _wide(ctx, x)
+    channels = x.shape[-1]
+    padded = xp.pad(wide * wide, [(0, 0)] * 3 + [(radius, radius)])
+    sqr_sum = sum(padded[..., k:k + channels] for k in range(2 * radius + 1))
+    scale = ctx.attrs["bias"] + ctx.attrs["alpha"] * sqr_sum
+    return _out(ctx, wide / scale ** ctx.attrs["beta"])
+
+
 def in_top_k(ctx: KernelContext, predictions: Any, targets: Any, k: Any) -> Any:
     xp = ctx.xp
     k = _host_int(ctx, k)
@@ -264,7 +277,7 @@ def register(registry: Any, device_type: str) -> None:
         "Softsign": softsign, "LeakyRelu": leaky_relu, "Softmax": softmax,
         "LogSoftmax": log_softmax, "SoftmaxCrossEntropyWithLogits": softmax_xent,
         "SparseSoftmaxCrossEntropyWithLogits": sparse_softmax_xent, "L2Loss": l2_loss,
-        "BiasAdd": bias_add, "TopKV2": top_k, "InTopKV2": in_top_k,
+        "BiasAdd": bias_add, "TopKV2": top_k, "InTopKV2": in_top_k, "LRN": lrn,
     }
     for op, fn in cheap.items():
         registry.add(op, device_type, fn)

@@ -1,5 +1,5 @@
-"""OpDefs for the nn ops: activations, softmax and cross-entropies, bias, convolution, pooling
-and top-k.
+"""OpDefs for the nn ops: activations, softmax and cross-entropies, bias, convolution, pooling,
+local response normalization and top-k.
 
 Contract: names, inputs, attrs and output shapes follow TF. Images are NHWC only: Conv2D,
 MaxPool and AvgPool reject ``data_format="NCHW"`` at construction (BiasAdd accepts both, as its
@@ -223,6 +223,10 @@ def _in_top_k(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(dtypes.bool_, TensorShape([batch]))]
 
 
+def _lrn(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.dtype(0), _rank(ctx, 0, 4))]
+
+
 def register(registry: Any) -> None:
     """Declare this module's OpDefs."""
     T = {"T": REQUIRED}
@@ -251,6 +255,9 @@ def register(registry: Any) -> None:
                   "data_format": "NHWC"}
     registry.op("MaxPool", ["input:T"], _pool, attrs=pool_attrs, type_constraints=REAL)
     registry.op("AvgPool", ["value:T"], _pool, attrs=pool_attrs, type_constraints=FLOAT)
+    registry.op("LRN", ["input:T"], _lrn,
+                attrs={**T, "depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5},
+                type_constraints={"T": frozenset({dtypes.float16, dtypes.float32})})
     registry.op("TopKV2", ["input:T", "k:int32"], _top_k, attrs={**T, "sorted": True},
                 type_constraints=REAL)
     registry.op("InTopKV2", ["predictions:float32", "targets:T", "k:T"], _in_top_k,
