@@ -1,23 +1,26 @@
 """The master: turns (feeds, fetches, targets) into partitions on workers, and runs steps.
 
 Contract: a `MasterSession` holds the session's graph (grown with `extend`) and the workers of
-its cluster. `run` looks the step signature (feeds, fetches, targets, graph version) up in its
-cache; on a miss it prunes, runs the pass phases, places, partitions and registers the partitions
-on their workers. Each step gets a fresh step id and runs every partition at once; the first
-error aborts the step on every worker and is raised with its original type. Step state is cleaned
-on every worker after success or failure. The same code runs in-process (workers called directly)
-and behind a transport (workers reached through stubs with the same methods).
+its cluster, one per task. It lists their devices when created; a task that cannot be reached
+then is left out, and a graph placed on it fails with `UnavailableError` naming it. `run` looks
+the step signature (feeds, fetches, targets, graph version) up in its cache; on a miss it
+prunes, runs the pre- and post-placement passes, places, splits the graph per task and registers
+each task's piece on its worker, which splits it per device. Each step gets a fresh step id and
+runs every task's piece at once; the first error aborts the step on every other task and is
+raised with its original type (a `CancelledError` caused by that abort never hides the cause).
+Step state is cleaned on every worker after success or failure. The same code runs in-process
+(workers called directly) and behind a transport (workers reached through stubs with the same
+methods).
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import itertools
 import secrets
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from types import MappingProxyType
 from typing import Any
 
 import attrs
@@ -29,6 +32,10 @@ from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.runtime.placement import place
 from tensorweave.runtime.prune import prune
 
+# Workers enforce the step deadline themselves and report it; the master waits this much longer
+# before it gives up on a task that does not answer at all.
+DEADLINE_GRACE_SECONDS = 2.0
+
 
 @attrs.define
 class CompiledStep:
@@ -36,8 +43,14 @@ class CompiledStep:
 
     handles: dict[str, str]  # task name -> graph handle on that task's worker
     args_by_task: dict[str, list[int]]
-    partitions: list[GraphDef]
+    partitions: list[GraphDef]  # per device, as the workers split and optimized them
     records: list[PassRecord]
+    id: int = 0
+
+
+def task_of(device: str) -> str:
+    """``/job:w/replica:0/task:1/device:CPU:0`` -> ``/job:w/replica:0/task:1``."""
+    return device.rsplit("/device:", 1)[0]
 
 
 class MasterSession:
@@ -49,15 +62,32 @@ class MasterSession:
         self.default_task = default_task
         self.config = config
         self.registries = registries
-        self.devices = [d for w in self.workers.values() for d in w.list_devices()]
+        self.unavailable: dict[str, errors.OpError] = {}
+        self.devices = self._discover()
         self._nodes: dict[str, NodeDef] = {}
         self._order: list[str] = []
         self._version = 0
         self._cache: dict[tuple[Any, ...], CompiledStep] = {}
+        self._by_id: dict[int, CompiledStep] = {}
+        self._compiled_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._step_ids = itertools.count(secrets.randbits(40) << 20)
         self._pool: ThreadPoolExecutor | None = None
         self.closed = False
+
+    def _discover(self) -> list[Any]:
+        """Every reachable task's devices; unreachable tasks go to `unavailable`."""
+        if len(self.workers) == 1:
+            return list(next(iter(self.workers.values())).list_devices())
+        devices: list[Any] = []
+        with ThreadPoolExecutor(min(16, len(self.workers))) as pool:
+            listed = {task: pool.submit(w.list_devices) for task, w in self.workers.items()}
+            for task, future in listed.items():
+                try:
+                    devices.extend(future.result())
+                except (errors.UnavailableError, errors.DeadlineExceededError) as exc:
+                    self.unavailable[task] = exc
+        return devices
 
     # -- graph --------------------------------------------------------------------------------
 
@@ -75,7 +105,9 @@ class MasterSession:
     def _drop_stale(self) -> None:
         stale = [k for k in self._cache if k[-1] != self._version]
         for key in stale:
-            self._deregister(self._cache.pop(key))
+            compiled = self._cache.pop(key)
+            self._by_id.pop(compiled.id, None)
+            self._deregister(compiled)
 
     def _deregister(self, compiled: CompiledStep) -> None:
         for task, handle in compiled.handles.items():
@@ -88,6 +120,11 @@ class MasterSession:
     def graph_def(self) -> GraphDef:
         return GraphDef(node=[self._nodes[n] for n in self._order])
 
+    @property
+    def nodes(self) -> Mapping[str, NodeDef]:
+        """The session's graph by node name (read-only)."""
+        return MappingProxyType(self._nodes)
+
     # -- compile ------------------------------------------------------------------------------
 
     def compile(self, feeds: Sequence[str], fetches: Sequence[str],
@@ -97,6 +134,16 @@ class MasterSession:
             compiled = self._cache.get(key)
             if compiled is None:
                 compiled = self._cache[key] = self._compile(feeds, fetches, targets)
+                self._by_id[compiled.id] = compiled
+        return compiled
+
+    def compiled_step(self, compiled_id: int) -> CompiledStep:
+        """A compiled step of the current graph version by its id (for remote clients)."""
+        with self._lock:
+            compiled = self._by_id.get(compiled_id)
+        if compiled is None:
+            raise errors.NotFoundError(None, None, f"Compiled step {compiled_id} is not (or no "
+                                       "longer) cached in this session")
         return compiled
 
     def _compile(self, feeds: Sequence[str], fetches: Sequence[str],
@@ -107,30 +154,50 @@ class MasterSession:
         protected |= frozenset(targets)
         ctx = PassContext(reg, protected, self.config)
         graph_def, records = run_phase(graph_def, reg.passes, "pre_placement", ctx)
-        graph_def = place(graph_def, self.devices, self.default_task, reg.ops, reg.kernels,
-                          self.config.allow_soft_placement, self.config.log_device_placement)
+        try:
+            graph_def = place(graph_def, self.devices, self.default_task, reg.ops, reg.kernels,
+                              self.config.allow_soft_placement, self.config.log_device_placement)
+        except errors.InvalidArgumentError as exc:
+            raise self._unreachable_placement(graph_def, exc) or exc from None
         graph_def, more = run_phase(graph_def, reg.passes, "post_placement", ctx)
         records += more
         incarnations = {d.name: d.incarnation for d in self.devices}
-        partitions = reg.partitioner(graph_def, incarnations)
-        by_task: dict[str, dict[str, GraphDef]] = {}
-        for device_name, part in partitions.items():
-            part, more = run_phase(part, reg.passes, "post_partition", ctx)
-            records += more
-            by_task.setdefault(device_name.rsplit("/device:", 1)[0], {})[device_name] = part
+        pieces = reg.partitioner(graph_def, incarnations, location=task_of)
         handles: dict[str, str] = {}
+        partitions: list[GraphDef] = []
         try:
-            for task, parts in by_task.items():
-                handles[task] = self.workers[task].register_graph(parts)
+            for task, piece in pieces.items():
+                registration = self.workers[task].register_graph(piece, protected)
+                handles[task] = registration.handle
+                partitions.extend(registration.partitions.values())
+                records += registration.records
         except BaseException:
             self._deregister(CompiledStep(handles, {}, [], []))
             raise
         args_by_task = {
-            task: [n.attr["index"] for p in parts.values() for n in p.node if n.op == "_Arg"]
-            for task, parts in by_task.items()
+            task: [n.attr["index"] for n in piece.node if n.op == "_Arg"]
+            for task, piece in pieces.items()
         }
-        return CompiledStep(handles, args_by_task,
-                            [p for parts in by_task.values() for p in parts.values()], records)
+        return CompiledStep(handles, args_by_task, partitions, records, next(self._compiled_ids))
+
+    def _unreachable_placement(self, graph_def: GraphDef,
+                               exc: errors.InvalidArgumentError) -> errors.OpError | None:
+        """An `UnavailableError` if the node that could not be placed asked for a task that was
+        unreachable when the session was created."""
+        node = graph_def.by_name().get(exc.node_def) if isinstance(exc.node_def, str) else None
+        if node is None or not self.unavailable:
+            return None
+        try:
+            request = self.default_task.make_merged_spec(DeviceSpec.from_string(node.device))
+        except ValueError:
+            return None
+        wanted = DeviceSpec(job=request.job, replica=request.replica, task=request.task)
+        for task, error in self.unavailable.items():
+            if wanted.is_compatible_with(DeviceSpec.from_string(task)):
+                return errors.UnavailableError(
+                    node.name, node.op, f"Cannot place node '{node.name}' on '{node.device}': "
+                    f"task {task} was unreachable when the session was created ({error.message})")
+        return None
 
     # -- run ----------------------------------------------------------------------------------
 
@@ -165,43 +232,39 @@ class MasterSession:
                     self.workers[task].cleanup_step(step_id)
                 except errors.OpError:
                     pass  # an unreachable worker reclaims the step on its own timeout
+        missing = [fetches[i] for i in range(len(fetches)) if i not in retvals]
+        if missing:
+            raise errors.InternalError(None, None, f"Step {step_id} produced no value for "
+                                       f"{missing}")
         return [retvals[i] for i in range(len(fetches))], stats, compiled
 
     def _run_parallel(self, calls: list[tuple[str, str, dict[int, Any]]], step_id: int,
                       collect_stats: bool, timeout: float, retvals: dict[int, Any],
                       stats: dict[str, list[Any]]) -> None:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(16, thread_name_prefix="tw-master")
-        futures = {
-            self._pool.submit(self.workers[task].run_graph, handle, step_id, args,
-                              collect_stats, timeout): task
-            for task, handle, args in calls
-        }
-        first: BaseException | None = None
-        deadline = time.monotonic() + timeout
-        pending = set(futures)
-        while pending:
-            done, pending = cf.wait(pending, timeout=max(0.0, deadline - time.monotonic()),
-                                    return_when=cf.FIRST_COMPLETED)
-            if not done:
-                first = first or errors.DeadlineExceededError(
-                    None, None, f"Step {step_id} exceeded its deadline of {timeout:.3f}s")
-                for f in pending:
-                    self._abort(futures[f], step_id, first)
-                break
-            for f in done:
-                exc = f.exception()
-                if exc is None:
-                    out, st = f.result()
-                    retvals.update(out)
-                    stats.update(st)
-                elif first is None:
-                    first = exc
-                    for task in self.workers:
-                        if task != futures[f]:
-                            self._abort(task, step_id, exc)
-        if first is not None:
-            raise first
+        """Run every task's piece at once: remote ones through their stubs' async calls, one
+        in-process piece on this thread, any other on the pool."""
+        step = _StepRun(self, step_id, [task for task, _, _ in calls], retvals, stats)
+        inline = []
+        for task, handle, args in calls:
+            worker = self.workers[task]
+            if hasattr(worker, "run_graph_async"):
+                finished = step.callback(task)
+                try:
+                    worker.run_graph_async(handle, step_id, args, collect_stats, timeout,
+                                           finished)
+                except errors.OpError as exc:  # e.g. no channel to the task any more
+                    finished(exc, None)
+            else:
+                inline.append((task, handle, args))
+        if inline and self._pool is None and len(inline) > 1:
+            self._pool = ThreadPoolExecutor(32, thread_name_prefix="tw-master")
+        for i, (task, handle, args) in enumerate(inline):
+            run = step.runner(task, self.workers[task], handle, args, collect_stats, timeout)
+            if i == len(inline) - 1:
+                run()
+            else:
+                self._pool.submit(run)
+        step.wait(timeout + DEADLINE_GRACE_SECONDS)
 
     def _abort(self, task: str, step_id: int, error: BaseException) -> None:
         try:
@@ -214,6 +277,73 @@ class MasterSession:
             for compiled in self._cache.values():
                 self._deregister(compiled)
             self._cache.clear()
+            self._by_id.clear()
             self.closed = True
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class _StepRun:
+    """The tasks of one step in flight: gathers results, and on the first failure aborts the
+    step on every task still running."""
+
+    def __init__(self, master: MasterSession, step_id: int, tasks: list[str],
+                 retvals: dict[int, Any], stats: dict[str, list[Any]]) -> None:
+        self.master = master
+        self.step_id = step_id
+        self.running = set(tasks)
+        self.retvals = retvals
+        self.stats = stats
+        self.failures: list[BaseException] = []
+        self.lock = threading.Lock()
+        self.done = threading.Event()
+
+    def callback(self, task: str) -> Any:
+        def finished(error: BaseException | None, result: Any) -> None:
+            with self.lock:
+                self.running.discard(task)
+                if error is None:
+                    out, st = result
+                    self.retvals.update(out)
+                    self.stats.update(st)
+                else:
+                    self.failures.append(error)
+                abort = list(self.running) if error is not None and len(self.failures) == 1 \
+                    else []
+                last = not self.running
+            for other in abort:
+                self.master._abort(other, self.step_id, error)
+            if last:
+                self.done.set()
+
+        return finished
+
+    def runner(self, task: str, worker: Any, handle: str, args: dict[int, Any],
+               collect_stats: bool, timeout: float) -> Any:
+        finished = self.callback(task)
+
+        def run() -> None:
+            try:
+                result = worker.run_graph(handle, self.step_id, args, collect_stats, timeout)
+            except BaseException as exc:  # noqa: BLE001 - reported as the step's failure
+                finished(exc, None)
+                return
+            finished(None, result)
+
+        return run
+
+    def wait(self, timeout: float) -> None:
+        if not self.done.wait(timeout):
+            with self.lock:
+                pending = sorted(self.running)
+                error = errors.DeadlineExceededError(
+                    None, None, f"Step {self.step_id} exceeded its deadline; no answer from "
+                    f"{pending}")
+                self.failures.append(error)
+            for task in pending:
+                self.master._abort(task, self.step_id, error)
+        with self.lock:
+            failures = list(self.failures)
+        if failures:
+            raise next((e for e in failures if not isinstance(e, errors.CancelledError)),
+                       failures[0])

@@ -1,12 +1,14 @@
-"""The worker service of one task: its devices, registered partitions and step rendezvous.
+"""The worker service of one task: its devices, registered graphs and step rendezvous.
 
-Contract: `register_graph` compiles the partitions of one step signature (one per device of this
-task) into executors and returns a handle. `run_graph` runs all partitions of a handle for one
-step at once: host feeds (``_Arg`` index -> array) in, host fetches (``_Retval`` index -> array)
-out. It returns once every partition is done; the first error aborts the step's rendezvous and
-is raised as the `OpError` it was. A step that outlives `timeout` seconds is aborted with
-`DeadlineExceededError`. Step state stays until `cleanup_step`, so peers can still fetch sent
-tensors.
+Contract: `register_graph` takes this task's piece of a step's graph, splits it per device with
+the partitioner, runs the post-partition passes, compiles each partition into an executor and
+returns a `Registration` (handle, partitions, pass records). `run_graph` runs all partitions of a
+handle for one step at once: host feeds (``_Arg`` index -> array) in, host fetches (``_Retval``
+index -> array) out. It returns once every partition is done; the first error aborts the step's
+rendezvous and is raised as the `OpError` it was. A step that outlives `timeout` seconds is
+aborted with `DeadlineExceededError`. Step state stays until `cleanup_step`, so peers can still
+fetch sent tensors with `recv_tensor`; a step that was cleaned up cannot run or be received
+from again. `reap_stale_steps` cleans steps whose master never did (a vanished client).
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from __future__ import annotations
 import itertools
 import os
 import threading
+import time
+from collections import deque
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,7 +28,11 @@ from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.runtime.device import Device, DeviceAttributes, TaskSpec
 from tensorweave.runtime.executor import Executor, ExecutorPlan, NodeStats, StepContext
-from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager
+from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
+from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
+
+_RUNTIME_OPS = frozenset({"_Arg", "_Retval", "_Send", "_Recv"})
+_REMEMBERED_STEPS = 1 << 14  # late calls for a cleaned step come within seconds
 
 
 def create_devices(task: TaskSpec, config: Any, registries: Any) -> list[Device]:
@@ -32,11 +41,19 @@ def create_devices(task: TaskSpec, config: Any, registries: Any) -> list[Device]
     return [d for devices in found for d in devices]
 
 
+@attrs.frozen
+class Registration:
+    """What `register_graph` returns: the handle to run, and what the worker made of the graph."""
+
+    handle: str
+    partitions: dict[str, GraphDef]  # device name -> partition
+    records: list[PassRecord]
+
+
 @attrs.define
 class _Registered:
     executors: dict[str, Executor]
     args: dict[int, str]  # _Arg index -> device name
-    partitions: dict[str, GraphDef]
 
 
 class Worker:
@@ -51,43 +68,77 @@ class Worker:
         self.devices = devices if devices is not None else create_devices(task, config,
                                                                           registries)
         self.device_by_name = {d.name: d for d in self.devices}
-        self.rendezvous_mgr = rendezvous_mgr or RendezvousManager(Rendezvous)
+        # (not `or`: an empty manager is falsy)
+        self.rendezvous_mgr = RendezvousManager(Rendezvous) if rendezvous_mgr is None \
+            else rendezvous_mgr
         threads = config.inter_op_parallelism_threads or min(8, (os.cpu_count() or 2) + 2)
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix=f"tw-{task.job}{task.task}")
         self.parallel = threads > 1
         self._graphs: dict[str, _Registered] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
+        self._deadlines: dict[int, float] = {}  # live step -> when it may be reaped
+        self._cleaned: set[int] = set()
+        self._cleaned_order: deque[int] = deque()
 
     def list_devices(self) -> list[DeviceAttributes]:
         return [DeviceAttributes.of(d) for d in self.devices]
 
-    def register_graph(self, partitions: dict[str, GraphDef]) -> str:
-        executors, args = {}, {}
-        for device_name, graph_def in partitions.items():
-            device = self.device_by_name.get(device_name)
-            if device is None:
+    # -- graphs -------------------------------------------------------------------------------
+
+    def register_graph(self, graph_def: GraphDef, protected: Collection[str] = ()) -> Registration:
+        """Split this task's piece per device, optimize and compile it; see the module doc."""
+        for node in graph_def.node:
+            if node.device not in self.device_by_name:
                 raise errors.InvalidArgumentError(
-                    None, None, f"Device {device_name} is not a device of task {self.task.name}")
-            plan = ExecutorPlan.build(graph_def, device, self.registries, self.parallel)
+                    node.name, node.op, f"Node '{node.name}' is placed on {node.device or '(none)'}"
+                    f", which is not a device of task {self.task.name}")
+        incarnations = {d.name: d.incarnation for d in self.devices}
+        split = self.registries.partitioner(graph_def, incarnations)
+        keep = frozenset(protected) | {n.name for n in graph_def.node if n.op in _RUNTIME_OPS}
+        ctx = PassContext(self.registries, keep, self.config)
+        partitions: dict[str, GraphDef] = {}
+        records: list[PassRecord] = []
+        executors, args = {}, {}
+        for device_name, part in split.items():
+            part, more = run_phase(part, self.registries.passes, "post_partition", ctx)
+            records += more
+            partitions[device_name] = part
+            plan = ExecutorPlan.build(part, self.device_by_name[device_name], self.registries,
+                                      self.parallel)
             executors[device_name] = Executor(plan, self.pool)
-            for node in graph_def.node:
+            for node in part.node:
                 if node.op == "_Arg":
                     args[node.attr["index"]] = device_name
         handle = f"{self.task.job}:{self.task.task}:g{next(self._ids)}"
         with self._lock:
-            self._graphs[handle] = _Registered(executors, args, partitions)
-        return handle
+            self._graphs[handle] = _Registered(executors, args)
+        return Registration(handle, partitions, records)
 
     def deregister_graph(self, handle: str) -> None:
         with self._lock:
             self._graphs.pop(handle, None)
 
     def copy_tensor(self, src_name: str, dst: Device, value: Any) -> Any:
-        src = self.device_by_name[src_name]
+        src = self.device_by_name.get(src_name)
+        if src is None:  # another task's device: the value came over the wire, in host memory
+            return dst.from_host(value)
         copied = self.registries.manager.hook.tensorweave_copy_tensor(src=src, dst=dst,
                                                                       value=value)
         return copied if copied is not None else dst.from_host(src.to_host(value))
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def _begin(self, step_id: int, timeout: float) -> Rendezvous:
+        """The step's rendezvous, after checking the step was not cleaned up already."""
+        with self._lock:
+            if step_id in self._cleaned:
+                raise errors.AbortedError(
+                    None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
+            until = time.monotonic() + timeout
+            if self._deadlines.get(step_id, 0.0) < until:
+                self._deadlines[step_id] = until
+        return self.rendezvous_mgr.find_or_create(step_id)
 
     def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
                   collect_stats: bool = False, timeout: float | None = None,
@@ -97,7 +148,8 @@ class Worker:
         if registered is None:
             raise errors.NotFoundError(None, None, f"Graph handle {handle} is not registered "
                                        f"on task {self.task.name}")
-        rendezvous = self.rendezvous_mgr.find_or_create(step_id)
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        rendezvous = self._begin(step_id, timeout)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[NodeStats]] = {}
         remaining = [len(registered.executors)]
@@ -125,6 +177,8 @@ class Worker:
                                [] if collect_stats else None, self.copy_tensor)
             stats[device_name] = step.stats if step.stats is not None else []
             steps.append((executor, step))
+        if not steps:
+            finished.set()
         for executor, step in steps:
             executor.run_async(step, done)
         if not finished.wait(timeout):
@@ -136,12 +190,50 @@ class Worker:
             raise first_error[0]
         return retvals, stats
 
+    def recv_tensor(self, step_id: int, key: str, timeout: float | None = None) -> Any:
+        """The host value a partition of this task sent under `key` in step `step_id` (the
+        worker service's RecvTensor): waits for it up to `timeout` seconds."""
+        parsed = parse_key(key)
+        device = self.device_by_name.get(parsed.src_device)
+        if device is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Rendezvous key {key} names source device {parsed.src_device}, "
+                f"which is not a device of task {self.task.name}")
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        rendezvous = self._begin(step_id, timeout)
+        return device.to_host(rendezvous.recv(key, timeout))
+
     def abort_step(self, step_id: int, error: BaseException) -> None:
+        with self._lock:
+            if step_id in self._cleaned:
+                return
         self.rendezvous_mgr.abort(step_id, error)
 
     def cleanup_step(self, step_id: int) -> None:
+        with self._lock:
+            self._deadlines.pop(step_id, None)
+            if step_id not in self._cleaned:
+                self._cleaned.add(step_id)
+                self._cleaned_order.append(step_id)
+                if len(self._cleaned_order) > _REMEMBERED_STEPS:
+                    self._cleaned.discard(self._cleaned_order.popleft())
         self.rendezvous_mgr.cleanup(step_id)
+
+    def abort_all_steps(self, error: BaseException) -> None:
+        """Abort every step in flight (the server is stopping)."""
+        with self._lock:
+            live = list(self._deadlines)
+        for step_id in live:
+            self.rendezvous_mgr.abort(step_id, error)
+
+    def reap_stale_steps(self, grace: float) -> list[int]:
+        """Clean up steps more than `grace` seconds past their deadline; returns their ids."""
+        now = time.monotonic()
+        with self._lock:
+            stale = [s for s, until in self._deadlines.items() if until + grace < now]
+        for step_id in stale:
+            self.cleanup_step(step_id)
+        return stale
 
     def close(self) -> None:
         self.pool.shutdown(wait=False, cancel_futures=True)
-

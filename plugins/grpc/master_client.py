@@ -1,0 +1,124 @@
+"""`RemoteMaster`: a client's session on a master reached over gRPC.
+
+Contract: offers what `MasterSession` offers to `Session`: `devices`, `extend(nodes)`,
+``run(feeds, fetches, targets, collect_stats, timeout)`` returning (values, stats, compiled)
+and `close()`. The compiled step's `partitions` and `records` are fetched from the master on
+first use and cached per compiled step. `close` gives up after a short deadline and never
+raises for a master that is gone: the server garbage-collects the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.client.config import ConfigProto
+from tensorweave.framework.graph_def import GraphDef, NodeDef
+from tensorweave.plugins.grpc import codec
+from tensorweave.plugins.grpc.rpc import MASTER, Peer, Security, split_address
+from tensorweave.runtime.executor import NodeStats
+from tensorweave.runtime.master import DEADLINE_GRACE_SECONDS
+from tensorweave.runtime.passes import PassRecord
+
+CLOSE_TIMEOUT_SECONDS = 3.0
+
+
+class RemoteCompiledStep:
+    """A compiled step held by a remote master; its graphs and records are fetched lazily."""
+
+    def __init__(self, master: RemoteMaster, compiled_id: int) -> None:
+        self.id = compiled_id
+        self._master = master
+        self._info: tuple[list[GraphDef], list[PassRecord]] | None = None
+
+    def _fetch(self) -> tuple[list[GraphDef], list[PassRecord]]:
+        if self._info is None:
+            self._info = self._master.step_info(self.id)
+        return self._info
+
+    @property
+    def partitions(self) -> list[GraphDef]:
+        return self._fetch()[0]
+
+    @property
+    def records(self) -> list[PassRecord]:
+        return self._fetch()[1]
+
+
+class RemoteMaster:
+    """One session on the master at `target` (``grpc://host:port``)."""
+
+    def __init__(self, target: str, config: ConfigProto, security: Security | None = None,
+                 ) -> None:
+        address = target.split("://", 1)[1] if "://" in target else target
+        split_address(address)
+        self.target = target
+        self._timeout = config.timeout_seconds
+        # the master's own calls to its workers take up to a deadline; ours must outlast them
+        self._control_timeout = self._timeout + 2 * DEADLINE_GRACE_SECONDS
+        self._peer = Peer(target, address, security or Security.resolve())
+        self._compiled: dict[int, RemoteCompiledStep] = {}
+        self.closed = False
+        try:
+            body = self._peer.call(MASTER, "CreateSession",
+                                   {"config": codec.config_to_wire(config)},
+                                   self._control_timeout)
+            message = "CreateSessionResponse"
+            self._handle, task, devices = codec.fields(body, message, session_handle=str,
+                                                       task=str, devices=list)
+            self.devices = codec.devices_from_wire(devices, message)
+        except BaseException:
+            self._peer.close()
+            raise
+        self._peer.task = task  # errors now name the master's task
+
+    def extend(self, nodes: Sequence[NodeDef]) -> None:
+        self._peer.call(MASTER, "ExtendSession", {
+            "session_handle": self._handle, "nodes": codec.graph_to_wire(nodes)},
+            self._control_timeout)
+        self._compiled.clear()
+
+    def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
+            collect_stats: bool = False, timeout: float | None = None,
+            ) -> tuple[list[Any], dict[str, list[NodeStats]], RemoteCompiledStep]:
+        if self.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        message = "RunStepResponse"
+        step_timeout = self._timeout if timeout is None else timeout
+        body = self._peer.call(MASTER, "RunStep", {
+            "session_handle": self._handle,
+            "feeds": {name: np.asarray(v) for name, v in feeds.items()},
+            "fetches": list(fetches), "targets": list(targets),
+            "collect_stats": collect_stats, "timeout": timeout,
+        }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
+        values, stats, compiled_id = codec.fields(body, message, values=list, stats=dict,
+                                                  compiled_id=int)
+        if len(values) != len(fetches) or not all(isinstance(v, np.ndarray) for v in values):
+            raise codec.bad(message, "values", f"must hold {len(fetches)} tensors")
+        compiled = self._compiled.get(compiled_id)
+        if compiled is None:
+            compiled = self._compiled[compiled_id] = RemoteCompiledStep(self, compiled_id)
+        return values, codec.stats_from_wire(stats, message), compiled
+
+    def step_info(self, compiled_id: int) -> tuple[list[GraphDef], list[PassRecord]]:
+        message = "GetStepInfoResponse"
+        body = self._peer.call(MASTER, "GetStepInfo", {
+            "session_handle": self._handle, "compiled_id": compiled_id}, self._control_timeout)
+        partitions, records = codec.fields(body, message, partitions=list, records=list)
+        return ([GraphDef(node=codec.graph_from_wire(p, message)) for p in partitions],
+                codec.records_from_wire(records, message))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._peer.call(MASTER, "CloseSession", {"session_handle": self._handle},
+                            min(self._timeout, CLOSE_TIMEOUT_SECONDS))
+        except errors.OpError:
+            pass  # the master is gone or slow; it reclaims the session on its own
+        finally:
+            self._peer.close()

@@ -1,0 +1,402 @@
+"""gRPC plumbing shared by the services and their stubs: channels, calls, handlers, errors.
+
+Contract: a `Peer` is the client end of one remote task. ``call(service, method, body, timeout)``
+encodes `body` as a wire envelope and sends it as one message, or streamed in chunks to
+``<method>Stream`` when it is larger than one chunk; a deferred reply is fetched over the
+server's bulk lane (`bulk`), or else as a stream from ``tensorweave.Transfer/Fetch``. Errors
+come back as the `OpError` the server raised (code and message, with node and op when known); a
+failure of the transport itself becomes `UnavailableError` (or the code's error) naming the task
+and its address. `call_async` does the same without blocking and calls back exactly once.
+
+`ServiceHandlers` is the server end: every method is served unary and streamed; a request is
+authenticated (shared token) and decoded before the method runs, and any failure becomes an
+error status -- never a crash. A reply larger than one chunk is parked in the `Outbox` for the
+client to fetch, and reclaimed if it never does.
+
+Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Executor
+from typing import Any
+
+import attrs
+import grpc
+
+from tensorweave import errors
+from tensorweave.plugins.grpc import bulk, wire
+from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
+
+MASTER = "tensorweave.Master"
+WORKER = "tensorweave.Worker"
+TRANSFER = "tensorweave.Transfer"
+STREAM_SUFFIX = "Stream"
+AUTH_KEY = "tw-auth-token"
+ORIGIN_KEY = "tw-error-origin"
+NODE_KEY = "tw-error-node"
+OP_KEY = "tw-error-op"
+MAX_MESSAGE_BYTES = wire.CHUNK_BYTES + 4096
+OPTIONS = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+    # a restarted peer should be reachable again within a second, not after minutes of backoff
+    # (not grpc.min_reconnect_backoff_ms: that one is the connection attempt's timeout)
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", 1000),
+    ("grpc.enable_retries", 0),
+]
+# gRPC binds with SO_REUSEPORT by default: two servers could then share one task's port
+SERVER_OPTIONS = [*OPTIONS, ("grpc.so_reuseport", 0)]
+_STATUS_BY_CODE = {status.value[0]: status for status in grpc.StatusCode}
+
+
+# -- security -----------------------------------------------------------------------------------
+
+
+def _read(path: str | None, what: str) -> bytes | None:
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise ValueError(f"Cannot read the TLS {what} file '{path}': {exc}") from None
+
+
+@attrs.frozen
+class Security:
+    """TLS material and the shared token of one process's channels and servers.
+
+    Each setting comes from the explicit argument, else the environment:
+    ``TENSORWEAVE_AUTH_TOKEN``, ``TENSORWEAVE_TLS_CERT`` and ``TENSORWEAVE_TLS_KEY`` (a server's
+    PEM certificate and key), ``TENSORWEAVE_TLS_ROOT_CA`` (the PEM a client trusts; a TLS server
+    trusts its own certificate when none is given).
+    """
+
+    auth_token: str = ""
+    root_ca: bytes | None = None
+    cert: bytes | None = None
+    key: bytes | None = None
+
+    @classmethod
+    def resolve(cls, auth_token: str | None = None, tls_cert: str | None = None,
+                tls_key: str | None = None, tls_root_ca: str | None = None,
+                environ: Mapping[str, str] | None = None) -> Security:
+        env = os.environ if environ is None else environ
+        cert = _read(tls_cert or env.get("TENSORWEAVE_TLS_CERT"), "certificate")
+        key = _read(tls_key or env.get("TENSORWEAVE_TLS_KEY"), "key")
+        if (cert is None) != (key is None):
+            raise ValueError("TLS needs both a certificate and a key (tls_cert and tls_key)")
+        root = _read(tls_root_ca or env.get("TENSORWEAVE_TLS_ROOT_CA"), "root CA") or cert
+        token = auth_token if auth_token is not None else env.get("TENSORWEAVE_AUTH_TOKEN", "")
+        return cls(token, root, cert, key)
+
+    def channel(self, address: str) -> grpc.Channel:
+        if self.root_ca is not None:
+            creds = grpc.ssl_channel_credentials(root_certificates=self.root_ca)
+            return grpc.secure_channel(address, creds, options=OPTIONS)
+        return grpc.insecure_channel(address, options=OPTIONS)
+
+    def bind(self, server: grpc.Server, address: str) -> int:
+        """Bind `server` to exactly `address`; returns the port (`OSError` if it cannot)."""
+        try:
+            if self.cert is not None:
+                port = server.add_secure_port(
+                    address, grpc.ssl_server_credentials([(self.key, self.cert)]))
+            else:
+                port = server.add_insecure_port(address)
+        except RuntimeError as exc:
+            raise OSError(f"Cannot bind {address}: {exc}") from None
+        if not port:
+            raise OSError(f"Cannot bind {address}")
+        return port
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...] | None:
+        return ((AUTH_KEY, self.auth_token),) if self.auth_token else None
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """``"host:port"`` or ``"[v6]:port"`` -> (host, port); `ValueError` if malformed."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"Address '{address}' is not of the form host:port")
+    return host, int(port)
+
+
+# -- client side --------------------------------------------------------------------------------
+
+
+def rebuild_error(exc: grpc.RpcError, task: str, address: str) -> errors.OpError:
+    """The `OpError` a failed call stands for (see the module docstring)."""
+    code = exc.code() if hasattr(exc, "code") else grpc.StatusCode.UNKNOWN
+    details = (exc.details() if hasattr(exc, "details") else None) or str(code)
+    trailing = dict(exc.trailing_metadata() or ()) if hasattr(exc, "trailing_metadata") else {}
+    cls = errors.exception_type_from_error_code(code.value[0])
+    if trailing.get(ORIGIN_KEY) == "app":
+        return cls(trailing.get(NODE_KEY) or None, trailing.get(OP_KEY) or None, details)
+    who = f"Task {task} at {address}" if task.startswith("/job:") else f"Master at {address}"
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+        return errors.UnavailableError(None, None, f"{who} is unavailable: {details}")
+    return cls(None, None, f"{details} (from {who})")
+
+
+class Peer:
+    """The client end of one task's services."""
+
+    def __init__(self, task: str, address: str, security: Security,
+                 pool: Executor | None = None) -> None:
+        self.task = task
+        self.address = address
+        self.host = split_address(address)[0]
+        self.channel = security.channel(address)
+        self.pool = pool
+        self._metadata = security.metadata
+        self._methods: dict[tuple[str, str], Any] = {}
+        self._inflight: set[Any] = set()  # async calls are cancelled if garbage-collected
+        self._lock = threading.Lock()
+
+    def _method(self, kind: str, path: str) -> Any:
+        callable_ = self._methods.get((kind, path))
+        if callable_ is None:
+            factory = {"uu": self.channel.unary_unary, "su": self.channel.stream_unary,
+                       "us": self.channel.unary_stream}[kind]
+            callable_ = self._methods[(kind, path)] = factory(path)
+        return callable_
+
+    def error(self, exc: grpc.RpcError) -> errors.OpError:
+        return rebuild_error(exc, self.task, self.address)
+
+    def call(self, service: str, method: str, body: Any, timeout: float) -> Any:
+        """Send `body` to ``service/method`` and return the reply body."""
+        deadline = time.monotonic() + timeout
+        envelope = wire.encode(body)
+        path = f"/{service}/{method}"
+        try:
+            if envelope.size <= wire.CHUNK_BYTES:
+                reply = self._method("uu", path)(envelope.frame(), timeout=timeout,
+                                                 metadata=self._metadata)
+            else:
+                reply = self._method("su", path + STREAM_SUFFIX)(
+                    envelope.chunks(), timeout=timeout, metadata=self._metadata)
+            message = wire.decode(reply)
+            if message.kind == wire.KIND_DEFERRED:
+                message = self._fetch(message.body, deadline)
+        except grpc.RpcError as exc:
+            raise self.error(exc) from None
+        except ValueError as exc:  # gRPC refuses calls on a closed channel
+            raise errors.UnavailableError(None, None, f"No channel to {self.address}: "
+                                          f"{exc}") from None
+        return message.body
+
+    def _fetch(self, ref: Any, deadline: float) -> wire.Message:
+        """The reply a deferred one refers to: over the bulk lane when the server has one, else
+        streamed over gRPC."""
+        ticket = ref.get("transfer") if isinstance(ref, dict) else None
+        if not isinstance(ticket, bytes) or len(ticket) != TICKET_BYTES:
+            raise errors.InvalidArgumentError(None, None, f"Malformed deferred reply from task "
+                                              f"{self.task}")
+        port = ref.get("bulk_port")
+        message = None
+        if isinstance(port, int) and not isinstance(port, bool) and 0 < port < 65536:
+            try:
+                message = bulk.fetch(self.host, port, ticket,
+                                     max(0.001, deadline - time.monotonic()))
+            except bulk.LaneUnavailableError:
+                message = None
+        if message is None:
+            chunks = self._method("us", f"/{TRANSFER}/Fetch")(
+                wire.encode({"transfer": ticket}).frame(),
+                timeout=max(0.001, deadline - time.monotonic()), metadata=self._metadata)
+            message = wire.decode_stream(chunks)
+        if message.kind != wire.KIND_MESSAGE:
+            raise errors.InvalidArgumentError(None, None, "A fetched reply is itself deferred")
+        return message
+
+    def call_async(self, service: str, method: str, body: Any, timeout: float,
+                   callback: Callable[[errors.OpError | None, Any], None] | None = None,
+                   ) -> Callable[[], None]:
+        """Start ``service/method``; `callback(error, reply)` runs once it finishes (on the
+        peer's pool when it has one). Returns a function that cancels the call. Without a
+        callback, the call is fire-and-forget: failures are dropped."""
+        deadline = time.monotonic() + timeout
+        envelope = wire.encode(body)
+        path = f"/{service}/{method}"
+        try:
+            if envelope.size <= wire.CHUNK_BYTES:
+                future = self._method("uu", path).future(envelope.frame(), timeout=timeout,
+                                                          metadata=self._metadata)
+            else:
+                future = self._method("su", path + STREAM_SUFFIX).future(
+                    envelope.chunks(), timeout=timeout, metadata=self._metadata)
+        except ValueError as exc:  # gRPC refuses calls on a closed channel
+            raise errors.UnavailableError(None, None, f"No channel to {self.address}: "
+                                          f"{exc}") from None
+        with self._lock:
+            self._inflight.add(future)
+
+        def finish(f: Any) -> None:
+            with self._lock:
+                self._inflight.discard(f)
+            if callback is None:
+                return
+            try:
+                message = wire.decode(f.result())
+                if message.kind == wire.KIND_DEFERRED:
+                    message = self._fetch(message.body, deadline)
+            except grpc.FutureCancelledError:
+                callback(errors.CancelledError(None, None, f"Call to {path} was cancelled"),
+                         None)
+                return
+            except grpc.RpcError as exc:
+                callback(self.error(exc), None)
+                return
+            except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
+                callback(_as_op_error(exc), None)
+                return
+            callback(None, message.body)
+
+        def done(f: Any) -> None:
+            if self.pool is None:
+                finish(f)
+                return
+            try:  # keep gRPC's own threads free of decoding and of the caller's work
+                self.pool.submit(finish, f)
+            except RuntimeError:  # the pool is shut down: the process is stopping
+                finish(f)
+
+        future.add_done_callback(done)
+        return future.cancel
+
+    def close(self) -> None:
+        self.channel.close()
+
+
+# -- server side --------------------------------------------------------------------------------
+
+
+Method = Callable[[Any], Any]
+
+
+def _as_op_error(exc: Exception) -> errors.OpError:
+    if isinstance(exc, errors.OpError):
+        return exc
+    if isinstance(exc, MemoryError):
+        return errors.ResourceExhaustedError(None, None, f"Out of memory: {exc}")
+    return errors.InternalError(None, None, f"{type(exc).__name__}: {exc}")
+
+
+class ServiceHandlers:
+    """Serves one service's methods (``name -> fn(body) -> reply body``) over gRPC."""
+
+    def __init__(self, service: str, methods: Mapping[str, Method], security: Security,
+                 outbox: Outbox, reply_ttl: float, bulk_port: int | None = None) -> None:
+        self.service = service
+        self.methods = dict(methods)
+        self._token = security.auth_token.encode()
+        self._outbox = outbox
+        self._reply_ttl = reply_ttl
+        self._bulk_port = bulk_port
+
+    def generic_handler(self) -> grpc.GenericRpcHandler:
+        handlers = {}
+        for name, fn in self.methods.items():
+            handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary(fn))
+            handlers[name + STREAM_SUFFIX] = grpc.stream_unary_rpc_method_handler(
+                self._streamed(fn))
+        return grpc.method_handlers_generic_handler(self.service, handlers)
+
+    def authorized(self, context: grpc.ServicerContext) -> bool:
+        if not self._token:
+            return True
+        for key, value in context.invocation_metadata():
+            if key == AUTH_KEY:
+                given = value.encode() if isinstance(value, str) else value
+                return hmac.compare_digest(given, self._token)
+        return False
+
+    def reject(self, context: grpc.ServicerContext) -> None:
+        fail(context, errors.UnauthenticatedError(
+            None, None, "Request has no valid tensorweave auth token (set "
+            "TENSORWEAVE_AUTH_TOKEN to the cluster's token)"))
+
+    def _reply(self, body: Any) -> bytes:
+        envelope = wire.encode(body)
+        if envelope.size <= wire.CHUNK_BYTES:
+            return envelope.frame()
+        ref = {"transfer": self._outbox.put(envelope, self._reply_ttl), "size": envelope.size}
+        if self._bulk_port is not None:
+            ref["bulk_port"] = self._bulk_port
+        return wire.encode(ref, wire.KIND_DEFERRED).frame()
+
+    def _unary(self, fn: Method) -> Callable[[bytes, grpc.ServicerContext], bytes]:
+        def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
+            if not self.authorized(context):
+                self.reject(context)
+            try:
+                message = wire.decode(request)
+                return self._reply(fn(_request_body(message)))
+            except Exception as exc:  # noqa: BLE001 - every failure becomes an error status
+                fail(context, _as_op_error(exc))
+
+        return handle
+
+    def _streamed(self, fn: Method) -> Callable[[Iterator[bytes], grpc.ServicerContext], bytes]:
+        def handle(chunks: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
+            if not self.authorized(context):
+                self.reject(context)
+            try:
+                message = wire.decode_stream(chunks)
+                return self._reply(fn(_request_body(message)))
+            except Exception as exc:  # noqa: BLE001
+                fail(context, _as_op_error(exc))
+
+        return handle
+
+
+def _request_body(message: wire.Message) -> dict[str, Any]:
+    if message.kind != wire.KIND_MESSAGE or not isinstance(message.body, dict):
+        raise errors.InvalidArgumentError(None, None, "A request must be a message whose body "
+                                          "is a dict")
+    return message.body
+
+
+def fail(context: grpc.ServicerContext, error: errors.OpError) -> None:
+    """End the call with `error` as its status; the trailing metadata marks it as the
+    application's error (not the transport's) and carries node and op."""
+    trailing = [(ORIGIN_KEY, "app")]
+    if isinstance(error.node_def, str) and error.node_def.isprintable():
+        trailing.append((NODE_KEY, error.node_def))
+    if isinstance(error.op, str) and error.op.isprintable():
+        trailing.append((OP_KEY, error.op))
+    context.set_trailing_metadata(tuple(trailing))
+    code = _STATUS_BY_CODE.get(error.error_code, grpc.StatusCode.UNKNOWN)
+    context.abort(code, error.message)
+
+
+def transfer_handler(security: Security, outbox: Outbox) -> grpc.GenericRpcHandler:
+    """``tensorweave.Transfer/Fetch``: stream a parked reply in chunks."""
+    auth = ServiceHandlers(TRANSFER, {}, security, outbox, 0.0)
+
+    def fetch(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
+        if not auth.authorized(context):
+            auth.reject(context)
+        try:
+            body = _request_body(wire.decode(request))
+            ticket = body.get("transfer")
+            if not isinstance(ticket, bytes) or len(ticket) != TICKET_BYTES:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Fetch needs a {TICKET_BYTES}-byte 'transfer' ticket")
+            envelope = outbox.take(ticket)
+        except Exception as exc:  # noqa: BLE001
+            fail(context, _as_op_error(exc))
+        yield from envelope.chunks()
+
+    return grpc.method_handlers_generic_handler(
+        TRANSFER, {"Fetch": grpc.unary_stream_rpc_method_handler(fetch)})

@@ -1,0 +1,171 @@
+"""`GrpcServer`: one task of a cluster behind gRPC -- its worker, a master and the transfers.
+
+Contract: the server owns the task's `Worker` (its devices, so variables outlive sessions), a
+`MasterService` whose sessions span the whole cluster, one `WorkerStub` per peer task, shared
+by sessions and by the remote rendezvous, and (without TLS) the bulk lane for large replies.
+It binds exactly ``host:port`` (the host of the task's address unless `options.host` says
+otherwise); `target` is ``grpc://host:port`` with the port actually bound. A background sweep
+sends queued step cleanups, closes idle sessions, reclaims steps whose master never cleaned
+them and drops unfetched replies. `stop` ends every call, session and channel; `join` returns
+once stopped.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import grpc
+
+from tensorweave import errors
+from tensorweave.plugin_manager import get_registries
+from tensorweave.plugins.grpc.bulk import BulkServer
+from tensorweave.plugins.grpc.master_service import MasterService
+from tensorweave.plugins.grpc.outbox import Outbox
+from tensorweave.plugins.grpc.remote_rendezvous import RemoteRendezvous
+from tensorweave.plugins.grpc.rpc import (
+    MASTER,
+    SERVER_OPTIONS,
+    WORKER,
+    Peer,
+    Security,
+    ServiceHandlers,
+    split_address,
+    transfer_handler,
+)
+from tensorweave.plugins.grpc.worker_service import WorkerService, WorkerStub
+from tensorweave.runtime.device import TaskSpec
+from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager
+from tensorweave.runtime.worker import Worker
+
+# A step not cleaned up this long after its deadline belongs to a master that is gone.
+STEP_REAP_GRACE_SECONDS = 30.0
+# Cleanups of finished steps travel with the next RunGraph to the same task, or after this long.
+CLEANUP_FLUSH_SECONDS = 0.1
+RPC_THREADS = 64
+CALLBACK_THREADS = 16
+
+
+class GrpcServer:
+    """The ``grpc`` transport's server for task `task_index` of job `job_name`."""
+
+    def __init__(self, cluster: Any, job_name: str, task_index: int, config: Any,
+                 options: Any) -> None:
+        self.cluster = cluster
+        self.task = TaskSpec(job_name, 0, task_index)
+        host, port = split_address(cluster.task_address(job_name, task_index))
+        self.config = config
+        self.security = Security.resolve(options.auth_token, options.tls_cert, options.tls_key,
+                                         options.tls_root_ca)
+        self._addresses = {TaskSpec(job, 0, i).name: address
+                           for job, i, address in cluster.tasks()}
+        self._callbacks = ThreadPoolExecutor(CALLBACK_THREADS, thread_name_prefix="tw-rpc-cb")
+        self._stubs: dict[str, WorkerStub] = {}
+        self._lock = threading.Lock()
+        registries = get_registries()
+        self.worker = Worker(self.task, config, registries,
+                             rendezvous_mgr=RendezvousManager(self._rendezvous))
+        self.outbox = Outbox()
+        self.master = MasterService(self.task, self._session_workers, registries,
+                                    options.session_gc_seconds)
+        self._server = grpc.server(ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc"),
+                                   options=SERVER_OPTIONS)
+        bound = self.security.bind(self._server, f"{options.host or host}:{port}")
+        self.address = f"{host}:{bound}"
+        ttl = config.timeout_seconds
+        # TLS replies stay inside gRPC's encryption; plaintext ones may take the bulk lane
+        self.bulk = None if self.security.cert is not None else BulkServer(
+            options.host or host, self.outbox, ttl)
+        bulk_port = None if self.bulk is None else self.bulk.port
+        self._server.add_generic_rpc_handlers((
+            ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox,
+                            ttl, bulk_port).generic_handler(),
+            ServiceHandlers(WORKER, WorkerService(self.worker).methods(), self.security,
+                            self.outbox, ttl, bulk_port).generic_handler(),
+            transfer_handler(self.security, self.outbox),
+        ))
+        self._sweep_interval = max(0.05, min(1.0, options.session_gc_seconds / 4))
+        self._stopping = threading.Event()
+        self._stopped = threading.Event()
+        self._started = False
+
+    @property
+    def target(self) -> str:
+        return f"grpc://{self.address}"
+
+    # -- peers ----------------------------------------------------------------------------------
+
+    def stub(self, task_name: str) -> WorkerStub:
+        """The (shared) stub of another task of the cluster."""
+        with self._lock:
+            stub = self._stubs.get(task_name)
+            if stub is None:
+                if self._stopping.is_set():
+                    raise errors.UnavailableError(None, None, f"Server {self.target} is "
+                                                  "stopping")
+                address = self._addresses.get(task_name)
+                if address is None:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Task {task_name} is not in the cluster "
+                        f"{self.cluster.as_dict()}")
+                peer = Peer(task_name, address, self.security, self._callbacks)
+                stub = self._stubs[task_name] = WorkerStub(peer, self.config.timeout_seconds)
+        return stub
+
+    def _session_workers(self) -> dict[str, Any]:
+        return {name: self.worker if name == self.task.name else self.stub(name)
+                for name in self._addresses}
+
+    def _rendezvous(self, step_id: int) -> Rendezvous:
+        return RemoteRendezvous(step_id, self.task.name, self.stub, self.config.timeout_seconds)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._stopping.is_set():
+            raise RuntimeError(f"Server {self.target} was stopped and cannot start again")
+        if self._started:
+            return
+        self._started = True
+        self._server.start()
+        if self.bulk is not None:
+            self.bulk.start()
+        threading.Thread(target=self._sweep, name="tw-sweep", daemon=True).start()
+
+    def _sweep(self) -> None:
+        last_gc = time.monotonic()
+        while not self._stopping.wait(CLEANUP_FLUSH_SECONDS):
+            with self._lock:
+                stubs = list(self._stubs.values())
+            for stub in stubs:
+                stub.flush_cleanups()
+            if time.monotonic() - last_gc >= self._sweep_interval:
+                last_gc = time.monotonic()
+                self.master.collect_garbage()
+                self.worker.reap_stale_steps(STEP_REAP_GRACE_SECONDS)
+                self.outbox.sweep()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Block until the server is stopped (or `timeout` passes); True if stopped."""
+        return self._stopped.wait(timeout)
+
+    def stop(self, grace: float = 0.5) -> None:
+        if self._stopping.is_set():
+            self._stopped.wait()
+            return
+        self._stopping.set()
+        self.worker.abort_all_steps(errors.CancelledError(
+            None, None, f"Server {self.target} ({self.task.name}) is stopping"))
+        self._server.stop(grace).wait()
+        if self.bulk is not None:
+            self.bulk.close()
+        self.master.close()
+        self.worker.close()
+        with self._lock:
+            stubs, self._stubs = list(self._stubs.values()), {}
+        for stub in stubs:
+            stub.peer.close()
+        self._callbacks.shutdown(wait=False, cancel_futures=True)
+        self._stopped.set()

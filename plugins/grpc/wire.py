@@ -1,0 +1,534 @@
+"""The tensorweave wire format, version 1: envelopes of typed values with raw tensor bytes.
+
+Every gRPC message of the ``grpc`` transport carries one *envelope*, or one chunk of one. An
+envelope is a byte string (all integers little-endian)::
+
+    preamble  24 bytes  "TW" | version u8 | kind u8 | num_tensors u32 | header_len u32
+                        | reserved u32 (0) | payload_len u64
+    header    header_len bytes (a multiple of 8):
+                tensor table: num_tensors x (dtype code u8, rank u8, rank x dim i64)
+                body: one value (below), then zero padding to a multiple of 8
+    payload   payload_len bytes: each tensor's C-order bytes, in table order, each padded
+              with zeros to a multiple of 8 bytes (so inline tensors are 8-byte aligned)
+
+``kind`` is 0 for a message and 1 for a deferred reply (the body is then
+``{"transfer": id, "size": n}``: fetch the real envelope with ``Transfer/Fetch``).
+
+A body value is a tag byte followed by its data:
+
+    0 None   1 False   2 True   3 int (i64)   4 float (f64)   5 str (u32 length, UTF-8)
+    6 bytes (u32 length, raw)   7 list (u32 count, values)   8 tuple (u32 count, values)
+    9 dict (u32 count, count x (key value, value); keys are str or int)
+    10 DType (u8 code)   11 TensorShape (i32 rank, -1 unknown; rank x i64 dim, -1 unknown)
+    12 tensor (u32 index into the tensor table)   13 numpy scalar (u8 code, itemsize bytes)
+
+Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
+int16 5, int8 6, int64 9, bool 10, float16 19. Nothing else is accepted.
+
+An envelope of at most `CHUNK_BYTES` travels as one gRPC message; a larger one is cut into chunks
+of at most `CHUNK_BYTES` and streamed. The receiver validates the whole tensor table (known dtype,
+rank <= `MAX_RANK`, dims >= 0, padded byte counts summing to ``payload_len``) before it
+allocates anything, then copies each chunk into the preallocated arrays. There is no ceiling on
+the payload; the header is bounded by `MAX_HEADER_BYTES` and nesting by `MAX_DEPTH`. Any
+violation raises `InvalidArgumentError` (a truncated stream `DataLossError`). No pickle: only the
+types listed above can be encoded, anything else is an `InvalidArgumentError` at the sender.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+import numpy as np
+
+from tensorweave import dtypes, errors
+from tensorweave.tensor_shape import TensorShape
+
+VERSION = 1
+MAGIC = b"TW"
+KIND_MESSAGE = 0
+KIND_DEFERRED = 1
+CHUNK_BYTES = 4 << 20
+MAX_HEADER_BYTES = 64 << 20
+MAX_DEPTH = 64
+MAX_RANK = 32
+
+_PREAMBLE = struct.Struct("<2sBBIIIQ")
+_U8, _U32, _I32, _I64, _F64 = (struct.Struct(f) for f in ("<B", "<I", "<i", "<q", "<d"))
+_TENSOR_ENTRY = struct.Struct("<BB")
+
+(T_NONE, T_FALSE, T_TRUE, T_INT, T_FLOAT, T_STR, T_BYTES, T_LIST, T_TUPLE, T_DICT, T_DTYPE,
+ T_SHAPE, T_TENSOR, T_SCALAR) = range(14)
+
+DTYPE_CODES: dict[dtypes.DType, int] = {
+    dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
+    dtypes.int8: 6, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
+}
+_DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
+_NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYPE_CODES.items()}
+_CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in DTYPE_CODES.items()}
+_PAD = bytes(8)
+
+
+def _malformed(what: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, f"Malformed tensorweave wire message: {what}")
+
+
+def _padded(n: int) -> int:
+    return (n + 7) & ~7
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+
+def _host_array(value: np.ndarray) -> tuple[int, np.ndarray]:
+    code = _CODE_BY_NPTYPE.get(value.dtype.type)
+    if code is None:
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot send a tensor of dtype {value.dtype}: the wire carries only "
+            f"{', '.join(d.name for d in DTYPE_CODES)}")
+    if value.ndim > MAX_RANK:
+        raise errors.InvalidArgumentError(None, None, f"Cannot send a tensor of rank "
+                                          f"{value.ndim} (at most {MAX_RANK})")
+    if not value.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        value = np.ascontiguousarray(value)
+    if value.dtype.byteorder == ">":
+        value = value.astype(value.dtype.newbyteorder("<"))
+    return code, value
+
+
+class _Encoder:
+    __slots__ = ("out", "tensors")
+
+    def __init__(self) -> None:
+        self.out = bytearray()
+        self.tensors: list[tuple[int, np.ndarray]] = []
+
+    def value(self, v: Any, depth: int = 0) -> None:
+        out = self.out
+        if depth > MAX_DEPTH:
+            raise errors.InvalidArgumentError(None, None, "Value nested too deeply to send")
+        if v is None:
+            out.append(T_NONE)
+        elif isinstance(v, np.ndarray):
+            out.append(T_TENSOR)
+            out += _U32.pack(len(self.tensors))
+            self.tensors.append(_host_array(v))
+        elif isinstance(v, np.generic):  # before float: np.float64 is a float
+            code, array = _host_array(np.asarray(v))
+            out.append(T_SCALAR)
+            out.append(code)
+            out += array.tobytes()
+        elif v is True or v is False:
+            out.append(T_TRUE if v else T_FALSE)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            if not -(1 << 63) <= v < (1 << 63):
+                raise errors.InvalidArgumentError(None, None, f"Integer {v} does not fit int64")
+            out.append(T_INT)
+            out += _I64.pack(v)
+        elif isinstance(v, float):
+            out.append(T_FLOAT)
+            out += _F64.pack(v)
+        elif isinstance(v, str):
+            data = v.encode()
+            out.append(T_STR)
+            out += _U32.pack(len(data))
+            out += data
+        elif isinstance(v, (bytes, bytearray)):
+            out.append(T_BYTES)
+            out += _U32.pack(len(v))
+            out += v
+        elif isinstance(v, dtypes.DType):
+            code = DTYPE_CODES.get(v)
+            if code is None:
+                raise errors.InvalidArgumentError(None, None, f"Cannot send dtype {v.name}")
+            out.append(T_DTYPE)
+            out.append(code)
+        elif isinstance(v, TensorShape):
+            out.append(T_SHAPE)
+            dims = v.dims
+            out += _I32.pack(-1 if dims is None else len(dims))
+            for d in dims or ():
+                out += _I64.pack(-1 if d is None else d)
+        elif isinstance(v, (list, tuple)):
+            out.append(T_LIST if isinstance(v, list) else T_TUPLE)
+            out += _U32.pack(len(v))
+            for item in v:
+                self.value(item, depth + 1)
+        elif isinstance(v, dict):
+            out.append(T_DICT)
+            out += _U32.pack(len(v))
+            for key, item in v.items():
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Cannot send a dict key of type {type(key).__name__}")
+                self.value(key, depth + 1)
+                self.value(item, depth + 1)
+        else:
+            raise errors.InvalidArgumentError(
+                None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
+                "wire schema has no encoding for it")
+
+
+@attrs.frozen
+class Envelope:
+    """One encoded message: its head (preamble and header) and its tensors' raw bytes."""
+
+    head: bytes
+    blobs: tuple[np.ndarray, ...]  # each a 1-d uint8 view of one tensor
+    size: int
+
+    def frame(self) -> bytes:
+        """The whole envelope as one byte string (for envelopes of at most CHUNK_BYTES)."""
+        parts: list[Any] = [self.head]
+        for blob in self.blobs:
+            parts.append(blob)
+            parts.append(_PAD[:_padded(blob.size) - blob.size])
+        return b"".join(parts)
+
+    def chunks(self, size: int = CHUNK_BYTES) -> Iterator[bytes]:
+        """The envelope as a stream of chunks of at most `size` bytes."""
+        head = self.head
+        for i in range(0, len(head), size):
+            yield head[i:i + size]
+        for blob in self.blobs:
+            pad = _PAD[:_padded(blob.size) - blob.size]
+            n = blob.size
+            if n == 0:
+                if pad:
+                    yield pad
+                continue
+            for i in range(0, n, size):
+                piece = blob[i:i + size]
+                yield b"".join((piece, pad)) if i + size >= n and pad else piece.tobytes()
+
+
+def encode(body: Any, kind: int = KIND_MESSAGE) -> Envelope:
+    """Encode `body` (a value of the types listed in the module docstring) as an envelope."""
+    enc = _Encoder()
+    enc.value(body)
+    table = bytearray()
+    blobs = []
+    payload = 0
+    for code, array in enc.tensors:
+        table += _TENSOR_ENTRY.pack(code, array.ndim)
+        for d in array.shape:
+            table += _I64.pack(d)
+        blob = array.reshape(-1).view(np.uint8)
+        blobs.append(blob)
+        payload += _padded(blob.size)
+    header_len = _padded(len(table) + len(enc.out))
+    if header_len > MAX_HEADER_BYTES:
+        raise errors.ResourceExhaustedError(
+            None, None, f"Message header of {header_len} bytes exceeds {MAX_HEADER_BYTES}")
+    head = b"".join((
+        _PREAMBLE.pack(MAGIC, VERSION, kind, len(blobs), header_len, 0, payload), table, enc.out,
+        _PAD[:header_len - len(table) - len(enc.out)],
+    ))
+    return Envelope(head, tuple(blobs), len(head) + payload)
+
+
+# -- decoding ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Preamble:
+    kind: int
+    num_tensors: int
+    header_len: int
+    payload_len: int
+
+
+def read_preamble(data: Any) -> Preamble:
+    if len(data) < _PREAMBLE.size:
+        raise _malformed(f"{len(data)} bytes is shorter than the {_PREAMBLE.size}-byte preamble")
+    magic, version, kind, num_tensors, header_len, reserved, payload_len = \
+        _PREAMBLE.unpack_from(data)
+    if magic != MAGIC:
+        raise _malformed("bad magic (not a tensorweave message)")
+    if version != VERSION:
+        raise errors.FailedPreconditionError(
+            None, None, f"Unsupported tensorweave wire version {version} (this build speaks "
+            f"version {VERSION})")
+    if reserved:
+        raise _malformed(f"reserved preamble field is {reserved}, not 0")
+    if kind not in (KIND_MESSAGE, KIND_DEFERRED):
+        raise _malformed(f"unknown message kind {kind}")
+    if header_len > MAX_HEADER_BYTES or header_len % 8:
+        raise _malformed(f"header length {header_len}")
+    # every table entry takes at least 2 bytes
+    if num_tensors * _TENSOR_ENTRY.size > header_len:
+        raise _malformed(f"{num_tensors} tensors cannot fit a {header_len}-byte header")
+    return Preamble(kind, num_tensors, header_len, payload_len)
+
+
+@attrs.frozen
+class TensorSpecs:
+    """A validated tensor table: numpy dtype and shape of each tensor, and where the body
+    starts."""
+
+    specs: tuple[tuple[np.dtype, tuple[int, ...], int], ...]  # dtype, shape, nbytes
+    body_offset: int
+
+
+def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
+    pos = 0
+    specs = []
+    total = 0
+    end = len(header)
+    for _ in range(pre.num_tensors):
+        if pos + 2 > end:
+            raise _malformed("tensor table is truncated")
+        code, rank = _TENSOR_ENTRY.unpack_from(header, pos)
+        pos += 2
+        np_dtype = _NP_BY_CODE.get(code)
+        if np_dtype is None:
+            raise _malformed(f"tensor dtype code {code} is not an allowed dtype")
+        if rank > MAX_RANK:
+            raise _malformed(f"tensor rank {rank} exceeds {MAX_RANK}")
+        if pos + 8 * rank > end:
+            raise _malformed("tensor table is truncated")
+        shape = struct.unpack_from(f"<{rank}q", header, pos)
+        pos += 8 * rank
+        if any(d < 0 for d in shape):
+            raise _malformed(f"negative dimension in tensor shape {list(shape)}")
+        nbytes = np_dtype.itemsize
+        for d in shape:
+            nbytes *= d
+        total += _padded(nbytes)
+        if total > pre.payload_len:
+            raise _malformed(f"tensor shapes need more than the declared {pre.payload_len} "
+                             "payload bytes")
+        specs.append((np_dtype, shape, nbytes))
+    if total != pre.payload_len:
+        raise _malformed(f"declared payload of {pre.payload_len} bytes but the tensors take "
+                         f"{total} (shape x itemsize, padded)")
+    return TensorSpecs(tuple(specs), pos)
+
+
+class _Decoder:
+    __slots__ = ("buf", "pos", "end", "tensors")
+
+    def __init__(self, buf: memoryview, pos: int, end: int, tensors: list[np.ndarray]) -> None:
+        self.buf = buf
+        self.pos = pos
+        self.end = end
+        self.tensors = tensors
+
+    def _take(self, n: int) -> int:
+        start = self.pos
+        if start + n > self.end:
+            raise _malformed("message body is truncated")
+        self.pos = start + n
+        return start
+
+    def _count(self) -> int:
+        n = _U32.unpack_from(self.buf, self._take(4))[0]
+        if n > self.end - self.pos:  # each item takes at least one byte
+            raise _malformed(f"count {n} exceeds the remaining body")
+        return n
+
+    def value(self, depth: int = 0) -> Any:
+        if depth > MAX_DEPTH:
+            raise _malformed("values nested too deeply")
+        tag = self.buf[self._take(1)]
+        buf = self.buf
+        if tag == T_NONE:
+            return None
+        if tag == T_FALSE:
+            return False
+        if tag == T_TRUE:
+            return True
+        if tag == T_INT:
+            return _I64.unpack_from(buf, self._take(8))[0]
+        if tag == T_FLOAT:
+            return _F64.unpack_from(buf, self._take(8))[0]
+        if tag in (T_STR, T_BYTES):
+            n = _U32.unpack_from(buf, self._take(4))[0]
+            start = self._take(n)
+            raw = buf[start:start + n]
+            if tag == T_BYTES:
+                return bytes(raw)
+            try:
+                return str(raw, "utf-8")
+            except UnicodeDecodeError:
+                raise _malformed("string is not valid UTF-8") from None
+        if tag in (T_LIST, T_TUPLE):
+            items = [self.value(depth + 1) for _ in range(self._count())]
+            return items if tag == T_LIST else tuple(items)
+        if tag == T_DICT:
+            out = {}
+            for _ in range(self._count()):
+                key = self.value(depth + 1)
+                if not isinstance(key, (str, int)) or isinstance(key, bool):
+                    raise _malformed(f"dict key of type {type(key).__name__}")
+                out[key] = self.value(depth + 1)
+            return out
+        if tag == T_DTYPE:
+            code = buf[self._take(1)]
+            dtype = _DTYPE_BY_CODE.get(code)
+            if dtype is None:
+                raise _malformed(f"dtype code {code} is not an allowed dtype")
+            return dtype
+        if tag == T_SHAPE:
+            rank = _I32.unpack_from(buf, self._take(4))[0]
+            if rank == -1:
+                return TensorShape(None)
+            if not 0 <= rank <= MAX_RANK:
+                raise _malformed(f"shape rank {rank}")
+            dims = struct.unpack_from(f"<{rank}q", buf, self._take(8 * rank))
+            if any(d < -1 for d in dims):
+                raise _malformed(f"shape dimension in {list(dims)}")
+            return TensorShape([None if d == -1 else d for d in dims])
+        if tag == T_TENSOR:
+            index = _U32.unpack_from(buf, self._take(4))[0]
+            if index >= len(self.tensors):
+                raise _malformed(f"tensor index {index} is not in the tensor table")
+            return self.tensors[index]
+        if tag == T_SCALAR:
+            code = buf[self._take(1)]
+            np_dtype = _NP_BY_CODE.get(code)
+            if np_dtype is None:
+                raise _malformed(f"scalar dtype code {code} is not an allowed dtype")
+            start = self._take(np_dtype.itemsize)
+            value = np.frombuffer(buf[start:start + np_dtype.itemsize], np_dtype)[0]
+            _check_bool(value)
+            return value
+        raise _malformed(f"unknown value tag {tag}")
+
+
+def _check_bool(array: Any) -> None:
+    if array.dtype == np.bool_ and np.asarray(array).view(np.uint8).max(initial=0) > 1:
+        raise _malformed("bool tensor holds bytes other than 0 and 1")
+
+
+def _body(header: memoryview, table: TensorSpecs, tensors: list[np.ndarray]) -> Any:
+    decoder = _Decoder(header, table.body_offset, len(header), tensors)
+    body = decoder.value()
+    if any(header[decoder.pos:]):
+        raise _malformed("trailing bytes after the body")
+    return body
+
+
+@attrs.frozen
+class Message:
+    """A decoded envelope."""
+
+    kind: int
+    body: Any
+
+
+def decode(frame: bytes) -> Message:
+    """Decode a whole envelope received as one message; tensors are read-only views of it."""
+    pre = read_preamble(frame)
+    start = _PREAMBLE.size
+    if len(frame) != start + pre.header_len + pre.payload_len:
+        raise _malformed(f"message of {len(frame)} bytes, but its preamble declares "
+                         f"{start + pre.header_len + pre.payload_len}")
+    view = memoryview(frame)
+    header = view[start:start + pre.header_len]
+    table = read_table(header, pre)
+    tensors = []
+    offset = start + pre.header_len
+    for np_dtype, shape, nbytes in table.specs:
+        array = np.frombuffer(frame, np.uint8, nbytes, offset).view(np_dtype).reshape(shape)
+        _check_bool(array)
+        tensors.append(array)
+        offset += _padded(nbytes)
+    return Message(pre.kind, _body(header, table, tensors))
+
+
+class StreamDecoder:
+    """Decodes an envelope arriving in pieces, straight into preallocated arrays.
+
+    Either `feed` each chunk in order, or `fill` from a reader such as ``socket.recv_into``;
+    then `finish`. The bytes go where `next_buffer` says: the preamble, the header, then each
+    tensor's own memory. The tensor table is validated before any array is allocated; extra or
+    missing bytes are errors.
+    """
+
+    def __init__(self) -> None:
+        self._buffers: list[memoryview] = [memoryview(bytearray(_PREAMBLE.size))]
+        self._index = 0
+        self._offset = 0
+        self._pre: Preamble | None = None
+        self._message: Message | None = None
+        self._tensors: list[np.ndarray] = []
+        self._scratch = memoryview(bytearray(8))
+
+    def next_buffer(self) -> memoryview | None:
+        """Where the next bytes of the stream go (``None`` once the envelope is complete)."""
+        while self._index < len(self._buffers):
+            buffer = self._buffers[self._index]
+            if self._offset < len(buffer):
+                return buffer[self._offset:]
+            self._index += 1
+            self._offset = 0
+            if self._index == 1 and self._pre is None:
+                self._on_preamble()
+            elif self._index == 2 and self._message is None:
+                self._on_header()
+        return None
+
+    def advance(self, n: int) -> None:
+        """Record that `n` bytes were written into `next_buffer()`."""
+        self._offset += n
+        if self._offset == len(self._buffers[self._index]):
+            self.next_buffer()  # validate a completed preamble or header at once
+
+    def _on_preamble(self) -> None:
+        self._pre = read_preamble(self._buffers[0])
+        self._buffers.append(memoryview(bytearray(self._pre.header_len)))
+
+    def _on_header(self) -> None:
+        pre = self._pre
+        header = self._buffers[1]
+        table = read_table(header, pre)
+        try:
+            for np_dtype, shape, nbytes in table.specs:
+                array = np.empty(shape, np_dtype)
+                self._tensors.append(array)
+                self._buffers.append(memoryview(array.reshape(-1).view(np.uint8)))
+                if _padded(nbytes) > nbytes:
+                    self._buffers.append(self._scratch[:_padded(nbytes) - nbytes])
+        except MemoryError:
+            raise errors.ResourceExhaustedError(
+                None, None, f"Cannot allocate {pre.payload_len} bytes for incoming tensors"
+            ) from None
+        self._message = Message(pre.kind, _body(header, table, self._tensors))
+
+    def feed(self, chunk: bytes) -> None:
+        view = memoryview(chunk)
+        while len(view):
+            target = self.next_buffer()
+            if target is None:
+                raise _malformed("stream carries more bytes than its preamble declares")
+            n = min(len(target), len(view))
+            target[:n] = view[:n]
+            self.advance(n)
+            view = view[n:]
+
+    def fill(self, readinto: Callable[[memoryview], int], limit: int = CHUNK_BYTES) -> None:
+        """Read the rest of the envelope with `readinto` (at most `limit` bytes a call)."""
+        while (target := self.next_buffer()) is not None:
+            n = readinto(target[:limit])
+            if n <= 0:
+                break
+            self.advance(n)
+
+    def finish(self) -> Message:
+        if self.next_buffer() is not None or self._message is None:
+            raise errors.DataLossError(None, None, "Tensor stream ended before the whole "
+                                       "message arrived (truncated)")
+        for array in self._tensors:
+            _check_bool(array)
+        return self._message
+
+
+def decode_stream(chunks: Iterable[bytes]) -> Message:
+    decoder = StreamDecoder()
+    for chunk in chunks:
+        decoder.feed(chunk)
+    return decoder.finish()

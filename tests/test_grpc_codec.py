@@ -1,0 +1,111 @@
+"""Runtime records to wire values and back, and the validation of what comes in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.client.config import GPUOptions
+from tensorweave.framework.graph_def import NodeDef
+from tensorweave.plugins.grpc import codec, wire
+from tensorweave.runtime.device import DeviceAttributes
+from tensorweave.runtime.executor import NodeStats
+from tensorweave.runtime.passes import PassRecord
+
+
+def over_the_wire(value: object) -> object:
+    return wire.decode(wire.encode(value).frame()).body
+
+
+def graph() -> list[NodeDef]:
+    const = NodeDef("c", "Const", [], "/job:a/replica:0/task:0/device:CPU:0", {
+        "value": np.arange(6, dtype=np.int16).reshape(2, 3), "dtype": tf.int16,
+        "_class": ["loc:@c"], "_output_types": [tf.int16],
+        "_output_shapes": [tf.TensorShape([2, 3])]})
+    ident = NodeDef("i", "Identity", ["c", "^c"], "", {
+        "T": tf.int16, "_output_types": [tf.int16], "_output_shapes": [tf.TensorShape(None)]})
+    return [const, ident]
+
+
+def test_a_graph_round_trips_with_its_constants_as_tensors() -> None:
+    nodes = codec.graph_from_wire(over_the_wire(codec.graph_to_wire(graph())), "test")
+    assert [(n.name, n.op, n.input, n.device) for n in nodes] == [
+        ("c", "Const", [], "/job:a/replica:0/task:0/device:CPU:0"), ("i", "Identity",
+                                                                     ["c", "^c"], "")]
+    value = nodes[0].attr["value"]
+    assert value.dtype == np.int16 and value.shape == (2, 3)
+    np.testing.assert_array_equal(value, np.arange(6).reshape(2, 3))
+    assert nodes[0].attr["_class"] == ["loc:@c"]
+    assert nodes[1].output_shapes[0].dims is None
+
+
+@pytest.mark.parametrize("wire_graph, message", [
+    ("nodes", "must be a list of nodes"),
+    ([["a", "NoOp", [], ""]], "must be \\[name, op, inputs, device, attrs\\]"),
+    ([["", "NoOp", [], "", {}]], "malformed name"),
+    ([["a", "NoOp", [1], "", {}]], "inputs' must be a list of strings"),
+    ([["a", "NoOp", [], "", {"_output_types": ["float"], "_output_shapes": [None]}]],
+     "_output_types"),
+    ([["a", "NoOp", [], "", {}], ["a", "NoOp", [], "", {}]], "two nodes named 'a'"),
+    ([["a", "NoOp", ["ghost"], "", {}]], "input 'ghost'"),
+    ([["a", "NoOp", [], "", {}], ["b", "NoOp", ["a:0"], "", {}]], "input 'a:0'"),
+])
+def test_malformed_graphs_are_refused(wire_graph: object, message: str) -> None:
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        codec.graph_from_wire(wire_graph, "RegisterGraphRequest")
+
+
+def test_extend_may_refer_to_nodes_the_session_already_has() -> None:
+    known = {n.name: n for n in graph()}
+    (node,) = codec.graph_from_wire([["j", "Identity", ["i"], "", {}]], "Extend", known)
+    assert node.input == ["i"]
+
+
+def test_config_round_trips_and_is_type_checked() -> None:
+    config = tf.ConfigProto(allow_soft_placement=True, operation_timeout_in_ms=250,
+                            device_count={"CPU": 2},
+                            gpu_options=GPUOptions(allow_growth=True,
+                                                   per_process_gpu_memory_fraction=0.5))
+    back = codec.config_from_wire(over_the_wire(codec.config_to_wire(config)), "Create")
+    assert back == config and back.timeout_seconds == 0.25
+    assert codec.config_from_wire({"future_field": 1}, "Create") == tf.ConfigProto()
+    for bad, field in (({"allow_soft_placement": "yes"}, "allow_soft_placement"),
+                       ({"device_count": {"CPU": "2"}}, "device_count"),
+                       ({"gpu_options": 3}, "config")):
+        with pytest.raises(tf.errors.InvalidArgumentError, match=field):
+            codec.config_from_wire(bad, "Create")
+
+
+def test_records_round_trip() -> None:
+    devices = [DeviceAttributes("/job:a/replica:0/task:0/device:CPU:0", "CPU", 1 << 62)]
+    stats = {"d": [NodeStats("n", "Add", 10, 2, 77, "n = Add()")]}
+    records = [PassRecord("cse", "pre_placement", 9, 7)]
+    assert codec.devices_from_wire(over_the_wire(codec.devices_to_wire(devices)), "m") == devices
+    assert codec.stats_from_wire(over_the_wire(codec.stats_to_wire(stats)), "m") == stats
+    assert codec.records_from_wire(over_the_wire(codec.records_to_wire(records)), "m") == records
+    with pytest.raises(tf.errors.InvalidArgumentError, match="devices"):
+        codec.devices_from_wire([["d", "CPU", "1"]], "m")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="stats"):
+        codec.stats_from_wire({"d": [["n", "Add", 1]]}, "m")
+
+
+def test_errors_travel_as_code_and_message() -> None:
+    error = codec.error_from_wire(over_the_wire(codec.error_to_wire(
+        tf.errors.ResourceExhaustedError(None, None, "out of memory on ps"))), "m")
+    assert type(error) is tf.errors.ResourceExhaustedError
+    assert error.message == "out of memory on ps"
+    internal = codec.error_from_wire(codec.error_to_wire(KeyError("k")), "m")
+    assert type(internal) is tf.errors.InternalError and "KeyError" in internal.message
+
+
+def test_fields_checks_presence_and_types() -> None:
+    assert codec.fields({"a": 1, "b": 2}, "M", a=int, b=float) == [1, 2.0]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="'a' is missing"):
+        codec.fields({}, "M", a=int)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="'a' must be an integer"):
+        codec.fields({"a": True}, "M", a=int)
+    for bad in (-1.0, float("nan"), "1"):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="'timeout'"):
+            codec.optional_float({"timeout": bad}, "M", "timeout")
+    assert codec.optional_float({}, "M", "timeout") is None

@@ -1,0 +1,186 @@
+"""The wire format: every value type and dtype round-trips exactly, inline and chunked, and
+every malformed envelope is refused before anything is allocated."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.plugins.grpc import wire
+from tensorweave.tensor_shape import TensorShape
+
+ALL_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
+              np.uint8, np.bool_]
+
+
+def extreme_values(np_type: type) -> np.ndarray:
+    if np_type is np.bool_:
+        return np.array([[True, False], [False, True]])
+    if np.issubdtype(np_type, np.floating):
+        info = np.finfo(np_type)
+        return np.array([info.min, info.max, info.tiny, -0.0, np.inf, -np.inf, np.nan, 1 / 3],
+                        dtype=np_type).reshape(2, 4)
+    info = np.iinfo(np_type)
+    return np.array([info.min, info.max, 0, 1, -1 if info.min else 2, 7], dtype=np_type)
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    return (a.dtype == b.dtype and a.shape == b.shape
+            and a.tobytes() == b.tobytes())
+
+
+def roundtrips(body: object) -> list[object]:
+    envelope = wire.encode(body)
+    return [wire.decode(envelope.frame()).body,
+            wire.decode_stream(envelope.chunks(7)).body,
+            wire.decode_stream(envelope.chunks()).body]
+
+
+@pytest.mark.parametrize("np_type", ALL_DTYPES, ids=lambda t: np.dtype(t).name)
+def test_every_dtype_round_trips_bit_exactly(np_type: type) -> None:
+    value = extreme_values(np_type)
+    for decoded in roundtrips({"t": value, "scalar": value.reshape(-1)[1]}):
+        assert same_bits(decoded["t"], value)
+        assert decoded["scalar"].dtype == value.dtype
+        assert decoded["scalar"].tobytes() == value.reshape(-1)[1].tobytes()
+
+
+def test_values_of_every_tag_round_trip() -> None:
+    body = {
+        "none": None, "bools": [True, False], "int": -(1 << 63), "float": 2.5, "str": "héllo",
+        "bytes": b"\x00\xff", "tuple": (1, (2, [3])), 7: "int key", "dtype": tf.int64,
+        "shape": TensorShape([None, 3]), "unknown": TensorShape(None),
+        "scalar0d": np.array(4.0), "empty": np.zeros((0, 3), np.int16),
+        "strided": np.arange(12.0).reshape(3, 4)[:, ::2],
+        "bigendian": np.arange(3, dtype=">i4"),
+    }
+    for decoded in roundtrips(body):
+        assert decoded["none"] is None and decoded["bools"] == [True, False]
+        assert decoded["int"] == -(1 << 63) and decoded["float"] == 2.5
+        assert decoded["str"] == "héllo" and decoded["bytes"] == b"\x00\xff"
+        assert decoded["tuple"] == (1, (2, [3])) and decoded[7] == "int key"
+        assert decoded["dtype"] == tf.int64
+        assert decoded["shape"] == TensorShape([None, 3])
+        assert decoded["unknown"].dims is None
+        assert decoded["scalar0d"].shape == () and decoded["scalar0d"] == 4.0
+        assert decoded["empty"].shape == (0, 3) and decoded["empty"].dtype == np.int16
+        np.testing.assert_array_equal(decoded["strided"], [[0, 2], [4, 6], [8, 10]])
+        assert decoded["bigendian"].dtype == np.int32
+        np.testing.assert_array_equal(decoded["bigendian"], [0, 1, 2])
+
+
+def test_inline_tensors_are_aligned_views_of_the_message() -> None:
+    frame = wire.encode({"a": np.arange(3, dtype=np.int8),
+                         "b": np.arange(5, dtype=np.float64)}).frame()
+    decoded = wire.decode(frame).body
+    assert decoded["b"].ctypes.data % 8 == 0
+    assert not decoded["b"].flags.writeable  # a view of the received bytes, not a copy
+
+
+def test_large_tensors_stream_in_bounded_chunks_into_preallocated_arrays() -> None:
+    value = np.random.default_rng(0).standard_normal((3 << 20) + 3).astype(np.float32)
+    envelope = wire.encode({"v": value, "odd": np.arange(5, dtype=np.uint8)})
+    chunks = list(envelope.chunks())
+    assert envelope.size > wire.CHUNK_BYTES
+    assert all(len(c) <= wire.CHUNK_BYTES for c in chunks) and len(chunks) >= 4
+    decoded = wire.decode_stream(chunks).body
+    assert same_bits(decoded["v"], value)
+    assert decoded["v"].flags.writeable and decoded["v"].flags.owndata
+    np.testing.assert_array_equal(decoded["odd"], np.arange(5))
+
+
+@pytest.mark.parametrize("value, message", [
+    (object(), "type object"), ({1.5: 2}, "dict key"), (1 << 64, "does not fit int64"),
+    (np.array(["a"]), "dtype <U1"), (np.zeros(2, np.complex64), "dtype complex64"),
+])
+def test_values_outside_the_schema_are_refused_at_the_sender(value: object, message: str,
+                                                            ) -> None:
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        wire.encode({"x": value})
+
+
+def header(num_tensors: int, header_len: int, payload: int, magic: bytes = b"TW",
+           version: int = wire.VERSION, kind: int = 0) -> bytes:
+    return struct.pack("<2sBBIIIQ", magic, version, kind, num_tensors, header_len, 0, payload)
+
+
+def body(value: object) -> bytes:
+    """The header of a tensor-free envelope holding `value`."""
+    return wire.encode(value).frame()[24:]
+
+
+@pytest.mark.parametrize("frame, error, message", [
+    (b"", tf.errors.InvalidArgumentError, "shorter than"),
+    (b"garbage that is long enough....", tf.errors.InvalidArgumentError, "bad magic"),
+    (header(0, 8, 0, version=9) + bytes(8), tf.errors.FailedPreconditionError, "version 9"),
+    (header(0, 8, 0, kind=5) + bytes(8), tf.errors.InvalidArgumentError, "kind 5"),
+    (header(0, 12, 0) + bytes(12), tf.errors.InvalidArgumentError, "header length"),
+    (header(0, 8, 0) + bytes(4), tf.errors.InvalidArgumentError, "declares"),
+    # a float32 [4] tensor declared, but the payload is 8 bytes: shape x itemsize must match
+    (header(1, 16, 8) + struct.pack("<BBq", 1, 1, 4) + bytes([wire.T_NONE]) + bytes(5)
+     + bytes(8), tf.errors.InvalidArgumentError, "payload"),
+    (header(1, 16, 8) + struct.pack("<BBq", 7, 1, 2) + bytes([wire.T_NONE]) + bytes(5)
+     + bytes(8), tf.errors.InvalidArgumentError, "dtype code 7"),
+    (header(1, 16, 8) + struct.pack("<BBq", 1, 1, -2) + bytes([wire.T_NONE]) + bytes(5)
+     + bytes(8), tf.errors.InvalidArgumentError, "negative dimension"),
+    (header(0, 8, 0) + bytes([99]) + bytes(7), tf.errors.InvalidArgumentError, "tag 99"),
+    (header(0, 8, 0) + bytes([wire.T_STR]) + struct.pack("<I", 1000) + bytes(3),
+     tf.errors.InvalidArgumentError, "truncated"),
+    (header(0, 8, 0) + bytes([wire.T_LIST]) + struct.pack("<I", 1 << 30) + bytes(3),
+     tf.errors.InvalidArgumentError, "count"),
+    (header(0, 8, 0) + bytes([wire.T_TENSOR]) + struct.pack("<I", 0) + bytes(3),
+     tf.errors.InvalidArgumentError, "tensor index"),
+    (header(0, 8, 0) + bytes([wire.T_STR]) + struct.pack("<I", 2) + b"\xff\xfe" + bytes(1),
+     tf.errors.InvalidArgumentError, "UTF-8"),
+    (header(0, 8, 0) + bytes([wire.T_NONE, 1]) + bytes(6),
+     tf.errors.InvalidArgumentError, "trailing"),
+    (header(0, 8, 0) + bytes([wire.T_INT]) + bytes(7), tf.errors.InvalidArgumentError,
+     "truncated"),
+    (header(0, 8, 0)[:-12] + struct.pack("<IQ", 1, 0) + bytes(8),
+     tf.errors.InvalidArgumentError, "reserved"),
+])
+def test_malformed_envelopes_are_refused(frame: bytes, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        wire.decode(frame)
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
+    deep = bytes([wire.T_LIST]) + struct.pack("<I", 1)
+    raw = deep * (wire.MAX_DEPTH + 5) + bytes([wire.T_NONE])
+    padded = raw + bytes(-len(raw) % 8)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="nested too deeply"):
+        wire.decode(header(0, len(padded), 0) + padded)
+
+
+def test_bool_tensors_must_hold_zero_or_one() -> None:
+    frame = bytearray(wire.encode({"b": np.array([True, False, True])}).frame())
+    frame[-8] = 7  # the first payload byte
+    with pytest.raises(tf.errors.InvalidArgumentError, match="bool"):
+        wire.decode(bytes(frame))
+
+
+def test_a_stream_validates_its_table_before_allocating() -> None:
+    # a 2**50-element float64 tensor whose bytes do not match the declared payload is refused
+    # before anything is allocated; a consistent but impossible one is ResourceExhausted
+    table = struct.pack("<BBq", 2, 1, 1 << 50) + bytes([wire.T_NONE]) + bytes(5)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="payload"):
+        wire.StreamDecoder().feed(header(1, 16, 1 << 40) + table)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="allocate"):
+        wire.StreamDecoder().feed(header(1, 16, 1 << 53) + table)
+
+
+def test_truncated_and_overlong_streams_are_errors() -> None:
+    chunks = list(wire.encode({"v": np.arange(100, dtype=np.int64)}).chunks(64))
+    with pytest.raises(tf.errors.DataLossError, match="truncated"):
+        wire.decode_stream(chunks[:-1])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="more bytes"):
+        wire.decode_stream([*chunks, b"x"])
+
+
+def test_the_schema_is_documented_with_its_version() -> None:
+    assert f"version {wire.VERSION}" in wire.__doc__
+    for tag in ("None", "tensor", "DType", "TensorShape"):
+        assert tag in wire.__doc__

@@ -1,0 +1,87 @@
+"""`tw.train.Server` and the ``tensorweave server`` command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import tensorweave as tf
+from tensorweave.train.local_cluster import LocalCluster, free_ports
+from tensorweave.train.server_lib import run_server_cli
+
+
+def test_job_and_task_default_only_when_the_cluster_leaves_no_choice() -> None:
+    (port,) = free_ports(1)
+    with tf.train.Server({"solo": [f"localhost:{port}"]}) as server:
+        assert (server.job_name, server.task_index) == ("solo", 0)
+        assert server.target == f"grpc://localhost:{port}"
+        assert server.cluster_spec.as_dict() == {"solo": [f"localhost:{port}"]}
+    two_jobs = {"ps": ["localhost:1"], "worker": ["localhost:2"]}
+    with pytest.raises(ValueError, match="explicit `job_name`"):
+        tf.train.Server(two_jobs, start=False)
+    with pytest.raises(ValueError, match="explicit `task_index`"):
+        tf.train.Server({"worker": ["localhost:1", "localhost:2"]}, "worker", start=False)
+    with pytest.raises(ValueError, match="No task with index 5"):
+        tf.train.Server(two_jobs, "ps", 5, start=False)
+    with pytest.raises(ValueError, match="protocol 'carrier-pigeon'"):
+        tf.train.Server({"solo": ["localhost:1"]}, protocol="carrier-pigeon", start=False)
+
+
+def test_a_port_in_use_is_an_error() -> None:
+    with tf.train.Server.create_local_server() as server:
+        taken = server.target[len("grpc://"):]
+        with pytest.raises(OSError, match="bind"):
+            tf.train.Server({"other": [taken]}, start=False)
+
+
+def test_cli_serves_until_sigterm_or_sigint_and_exits_cleanly() -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        cluster = LocalCluster({"solo": 1})
+        with cluster:
+            with tf.Session(cluster.target("solo")) as sess:
+                assert sess.run(tf.constant(4.0) + 1.0) == 5.0
+            process = cluster.process("solo")
+            start = time.monotonic()
+            process.send_signal(sig)
+            assert process.wait(10) == 0
+            assert time.monotonic() - start < 5.0
+            assert any("serving on grpc://localhost:" in line for line in cluster.output("solo"))
+
+
+def test_cli_reads_the_cluster_and_task_from_tf_config() -> None:
+    (port,) = free_ports(1)
+    env = {**os.environ, "TF_CONFIG": json.dumps({
+        "cluster": {"chief": [f"localhost:{port}"]}, "task": {"type": "chief", "index": 0}})}
+    process = subprocess.Popen([sys.executable, "-m", "tensorweave", "server"], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = process.stdout.readline()
+        assert f"/job:chief/task:0 serving on grpc://localhost:{port}" in line
+        with tf.Session(f"grpc://localhost:{port}") as sess:
+            assert sess.run(tf.constant(2.0)) == 2.0
+    finally:
+        process.terminate()
+        assert process.wait(10) == 0
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "give --cluster, or set TF_CONFIG"),
+    (["--cluster", "{\"ps\": [\"localhost:1\"], \"w\": [\"localhost:2\"]}"], "job_name"),
+    (["--cluster", "/nonexistent/spec.json", "--job", "ps", "--task", "0"], "No such file"),
+    (["--cluster", "{\"ps\": [\"localhost:1\"]}", "--job", "worker"], "No such job"),
+])
+def test_cli_argument_errors_exit_2(argv: list[str], message: str,
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.delenv("TF_CONFIG", raising=False)
+    with pytest.raises(SystemExit) as info:
+        code = run_server_cli(argv)
+        raise SystemExit(code)
+    assert info.value.code == 2
+    assert message in capsys.readouterr().err
