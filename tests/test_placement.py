@@ -85,10 +85,6 @@ def test_a_variable_is_placed_with_its_assigns_and_read() -> None:
     assert devices[doubled.op.name] == CPU0
 
 
-@pytest.mark.xfail(strict=True, reason="placement runs per step signature after pruning, so a "
-                   "variable without a request goes where the ops of each signature pull it: "
-                   "its initializer runs on CPU:0, the assign requested on CPU:1 finds it "
-                   "uninitialized there (TF places the whole graph once)")
 def test_a_variable_stays_on_one_device_across_signatures() -> None:
     w = tf.Variable(5.0, name="w")
     with tf.device("/cpu:1"):
@@ -96,6 +92,17 @@ def test_a_variable_stays_on_one_device_across_signatures() -> None:
     with tf.Session(config=TWO_CPUS) as s:
         s.run(w.initializer)
         assert s.run(bump) == np.float32(6.0)
+
+
+def test_the_whole_graph_is_placed_once_so_signatures_agree() -> None:
+    w = tf.Variable(5.0, name="w")
+    with tf.colocate_with(w), tf.device("/cpu:1"):
+        pinned = tf.constant(2.0, name="pinned")  # pulls w's whole group to CPU:1
+    pinned.op._set_device("/device:CPU:1")
+    total = pinned + w
+    with tf.Session(config=TWO_CPUS) as s:
+        s.run(w.initializer)  # this signature alone holds nothing that asks for CPU:1
+        assert s.run(total) == np.float32(7.0)
 
 
 def test_an_unsatisfiable_request_names_node_request_and_devices() -> None:

@@ -4,7 +4,8 @@ Contract: a `MasterSession` holds the session's graph (grown with `extend`) and 
 its cluster, one per task. It lists their devices when created; a task that cannot be reached
 then is left out, and a graph placed on it fails with `UnavailableError` naming it. `run` looks
 the step signature (feeds, fetches, targets, graph version) up in its cache; on a miss it
-prunes, runs the pre- and post-placement passes, places, splits the graph per task and registers
+prunes, runs the pre- and post-placement passes, places (keeping the devices chosen for
+the whole graph once per graph version), splits the graph per task and registers
 each task's piece on its worker, which splits it per device. Each step gets a fresh step id and
 runs every task's piece at once; the first error aborts the step on every other task and is
 raised with its original type (a `CancelledError` caused by that abort never hides the cause).
@@ -29,7 +30,7 @@ from tensorweave import errors
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph_def import GraphDef, NodeDef
 from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
-from tensorweave.runtime.placement import place
+from tensorweave.runtime.placement import assign_devices, log_placement, place
 from tensorweave.runtime.prune import prune
 
 # Workers enforce the step deadline themselves and report it; the master waits this much longer
@@ -68,6 +69,8 @@ class MasterSession:
         self._order: list[str] = []
         self._version = 0
         self._cache: dict[tuple[Any, ...], CompiledStep] = {}
+        self._device_map: dict[str, str] = {}
+        self._placed_version = -1
         self._by_id: dict[int, CompiledStep] = {}
         self._compiled_ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -156,7 +159,8 @@ class MasterSession:
         graph_def, records = run_phase(graph_def, reg.passes, "pre_placement", ctx)
         try:
             graph_def = place(graph_def, self.devices, self.default_task, reg.ops, reg.kernels,
-                              self.config.allow_soft_placement, self.config.log_device_placement)
+                              self.config.allow_soft_placement, self.config.log_device_placement,
+                              fixed=self._whole_graph_placement())
         except errors.InvalidArgumentError as exc:
             raise self._unreachable_placement(graph_def, exc) or exc from None
         graph_def, more = run_phase(graph_def, reg.passes, "post_placement", ctx)
@@ -179,6 +183,21 @@ class MasterSession:
             for task, piece in pieces.items()
         }
         return CompiledStep(handles, args_by_task, partitions, records, next(self._compiled_ids))
+
+    def _whole_graph_placement(self) -> dict[str, str]:
+        """Every placeable node's device, chosen once per graph version over the whole graph
+        (as TF's placer does), so a variable and the ops that use it agree in every step."""
+        if self._placed_version != self._version:
+            reg = self.registries
+            graph_def = self.graph_def
+            self._device_map = assign_devices(
+                graph_def, self.devices, self.default_task, reg.ops, reg.kernels,
+                self.config.allow_soft_placement, strict=False)
+            self._placed_version = self._version
+            if self.config.log_device_placement:
+                log_placement([n.copy(device=self._device_map[n.name]) for n in graph_def.node
+                               if n.name in self._device_map])
+        return self._device_map
 
     def _unreachable_placement(self, graph_def: GraphDef,
                                exc: errors.InvalidArgumentError) -> errors.OpError | None:

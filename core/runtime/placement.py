@@ -1,4 +1,8 @@
-"""Placement: choose a device for every node of a pruned graph.
+"""Placement: choose a device for every node.
+
+The master places its whole graph once per graph version (`assign_devices`), then each step's
+pruned and optimized graph with those choices fixed (`place`), as TF's placer does, so a
+variable and the ops that use it agree in every step.
 
 Contract: `place` returns a copy of the graph with every node's ``device`` set to a full device
 name. A node's request (already merged with its device scopes) is merged over the session's
@@ -92,6 +96,28 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
     goes where it is, and only the others (feeds, fetches, nodes made by passes) are chosen here.
     """
     fixed = fixed or {}
+    assigned = assign_devices(graph_def, devices, default_task, ops, kernels,
+                              allow_soft_placement, fixed)
+    out = GraphDef(node=[n.copy(device=assigned[n.name]) for n in graph_def.node])
+    if log_device_placement:
+        log_placement([n for n in out.node if n.name not in fixed])
+    return out
+
+
+def log_placement(nodes: Sequence[NodeDef]) -> None:
+    """TF's ``log_device_placement`` lines, on stderr."""
+    for node in nodes:
+        print(f"{node.name}: ({node.op}): {node.device}", file=sys.stderr)
+
+
+def assign_devices(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
+                   ops: Any, kernels: Any, allow_soft_placement: bool = False,
+                   fixed: Mapping[str, str] | None = None,
+                   strict: bool = True) -> dict[str, str]:
+    """Node name -> device. With ``strict=False`` a group that cannot be placed is left out
+    instead of raising (the whole-graph placement defers such errors to the steps that need
+    the group)."""
+    fixed = fixed or {}
     specs = [(d, DeviceSpec.from_string(d.name)) for d in devices]
     task_order = {}
     for _, spec in specs:
@@ -104,44 +130,55 @@ def place(graph_def: GraphDef, devices: Sequence[Any], default_task: DeviceSpec,
 
     specs.sort(key=rank)
     assigned: dict[str, str] = {}
+    # Groups alike in requests and ops go to the same device: decide each kind once.
+    decided: dict[tuple[Any, ...], str] = {}
     for members in _groups(graph_def, ops).values():
         known = next((fixed[n.name] for n in members if n.name in fixed), None)
         if known is not None:
             for node in members:
                 assigned[node.name] = fixed.get(node.name, known)
             continue
-        explicit = DeviceSpec()
-        # TF's placer: a node writing a variable through a ref input yields its own request
-        for node in sorted(members, key=lambda n: _writes_ref(n, ops)):
-            if not node.device:
-                continue
-            try:
-                spec = DeviceSpec.from_string(node.device)
-            except ValueError as exc:
-                raise errors.InvalidArgumentError(
-                    node.name, node.op, f"Malformed device specification '{node.device}' for "
-                    f"node '{node.name}' (op {node.op}): {exc}") from None
-            if _conflicts(explicit, spec):
-                if _writes_ref(node, ops):
-                    continue
-                if not allow_soft_placement:
-                    raise errors.InvalidArgumentError(
-                        node.name, node.op,
-                        f"Cannot colocate nodes {[m.name for m in members]}: node "
-                        f"'{node.name}' requests '{node.device}' but the group requests "
-                        f"'{explicit.to_string()}'.")
-                continue
-            explicit = explicit.make_merged_spec(spec)
-        request = default_task.make_merged_spec(explicit)
-        device = _choose(request, members, specs, kernels, allow_soft_placement, default_task)
+        kind = tuple((n.device, n.op, type_key(n.attr, n.output_types)) for n in members)
+        try:
+            device = decided.get(kind)
+            if device is None:
+                device = decided[kind] = _place_group(members, specs, default_task, ops,
+                                                      kernels, allow_soft_placement)
+        except errors.InvalidArgumentError:
+            if strict:
+                raise
+            continue
         for node in members:
             assigned[node.name] = device
-    out = GraphDef(node=[n.copy(device=assigned[n.name]) for n in graph_def.node])
-    if log_device_placement:
-        for node in out.node:
-            if node.name not in fixed:
-                print(f"{node.name}: ({node.op}): {node.device}", file=sys.stderr)
-    return out
+    return assigned
+
+
+def _place_group(members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
+                 default_task: DeviceSpec, ops: Any, kernels: Any, soft: bool) -> str:
+    explicit = DeviceSpec()
+    # TF's placer: a node writing a variable through a ref input yields its own request
+    for node in sorted(members, key=lambda n: _writes_ref(n, ops)):
+        if not node.device:
+            continue
+        try:
+            spec = DeviceSpec.from_string(node.device)
+        except ValueError as exc:
+            raise errors.InvalidArgumentError(
+                node.name, node.op, f"Malformed device specification '{node.device}' for "
+                f"node '{node.name}' (op {node.op}): {exc}") from None
+        if _conflicts(explicit, spec):
+            if _writes_ref(node, ops):
+                continue
+            if not soft:
+                raise errors.InvalidArgumentError(
+                    node.name, node.op,
+                    f"Cannot colocate nodes {[m.name for m in members]}: node "
+                    f"'{node.name}' requests '{node.device}' but the group requests "
+                    f"'{explicit.to_string()}'.")
+            continue
+        explicit = explicit.make_merged_spec(spec)
+    request = default_task.make_merged_spec(explicit)
+    return _choose(request, members, specs, kernels, soft, default_task)
 
 
 def _conflicts(a: DeviceSpec, b: DeviceSpec) -> bool:
