@@ -145,3 +145,12 @@ def test_backprop_ops_check_shapes_at_run_time() -> None:
     assert dx.shape.as_list() == [1, 4, 4, 2]
     with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError):
         sess.run(dx, {dy: np.zeros((1, 2, 2, 3), np.float32)})
+
+
+@pytest.mark.parametrize("radius,bias,alpha,beta", [(2, 1.0, 0.5, 0.75), (1, 2.0, 1.0, 0.5)])
+def test_lrn_gradient(radius, bias, alpha, beta) -> None:
+    x = tf.placeholder(tf.float32, [1, 2, 2, 6])
+    y = tf.nn.lrn(x, radius, bias, alpha, beta)
+    init = RNG.uniform(-1, 1, [1, 2, 2, 6]).astype(np.float32)
+    assert tf.test.compute_gradient_error(x, [1, 2, 2, 6], y, [1, 2, 2, 6],
+                                          x_init_value=init, delta=1e-2) < 2e-3

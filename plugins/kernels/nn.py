@@ -244,14 +244,30 @@ def top_k(ctx: KernelContext, x: Any, k: Any) -> tuple[Any, Any]:
 def lrn(ctx: KernelContext, x: Any) -> Any:
     """``x / (bias + alpha * sqr_sum) ** beta``, `sqr_sum` summing squares over the channels
     within `depth_radius` of each one."""
-    xp = ctx.xp
-    radius = int(ctx.attrs["depth_radius"])
     wide = _wide(ctx, x)
-    channels = x.shape[-1]
-    padded = xp.pad(wide * wide, [(0, 0)] * 3 + [(radius, radius)])
-    sqr_sum = sum(padded[..., k:k + channels] for k in range(2 * radius + 1))
-    scale = ctx.attrs["bias"] + ctx.attrs["alpha"] * sqr_sum
-    return _out(ctx, wide / scale ** ctx.attrs["beta"])
+    return _out(ctx, wide / lrn_norm(ctx, wide) ** ctx.attrs["beta"])
+
+
+def channel_window_sum(ctx: KernelContext, v: Any) -> Any:
+    """For each channel (last axis), the sum of `v` over the channels within `depth_radius`."""
+    radius = int(ctx.attrs["depth_radius"])
+    channels = v.shape[-1]
+    padded = ctx.xp.pad(v, [(0, 0)] * (v.ndim - 1) + [(radius, radius)])
+    return sum(padded[..., k:k + channels] for k in range(2 * radius + 1))
+
+
+def lrn_norm(ctx: KernelContext, wide: Any) -> Any:
+    """LRN's ``bias + alpha * sqr_sum`` of a float32/float64 input."""
+    return ctx.attrs["bias"] + ctx.attrs["alpha"] * channel_window_sum(ctx, wide * wide)
+
+
+def lrn_grad(ctx: KernelContext, grads: Any, image: Any, output: Any) -> Any:
+    """d/dx of ``x / N**beta``: ``g N^-beta - 2 alpha beta x window_sum(g y / N)``."""
+    g, x, y = (_wide(ctx, v) for v in (grads, image, output))
+    norm = lrn_norm(ctx, x)
+    alpha, beta = ctx.attrs["alpha"], ctx.attrs["beta"]
+    return _out(ctx, g * norm ** -beta
+                - 2 * alpha * beta * x * channel_window_sum(ctx, g * y / norm))
 
 
 def in_top_k(ctx: KernelContext, predictions: Any, targets: Any, k: Any) -> Any:
@@ -277,7 +293,7 @@ def register(registry: Any, device_type: str) -> None:
         "Softsign": softsign, "LeakyRelu": leaky_relu, "Softmax": softmax,
         "LogSoftmax": log_softmax, "SoftmaxCrossEntropyWithLogits": softmax_xent,
         "SparseSoftmaxCrossEntropyWithLogits": sparse_softmax_xent, "L2Loss": l2_loss,
-        "BiasAdd": bias_add, "TopKV2": top_k, "InTopKV2": in_top_k, "LRN": lrn,
+        "BiasAdd": bias_add, "TopKV2": top_k, "InTopKV2": in_top_k, "LRN": lrn, "LRNGrad": lrn_grad,
     }
     for op, fn in cheap.items():
         registry.add(op, device_type, fn)

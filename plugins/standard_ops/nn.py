@@ -258,6 +258,10 @@ def register(registry: Any) -> None:
     registry.op("LRN", ["input:T"], _lrn,
                 attrs={**T, "depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5},
                 type_constraints={"T": frozenset({dtypes.float16, dtypes.float32})})
+    registry.op("LRNGrad", ["input_grads:T", "input_image:T", "output_image:T"],
+                lambda ctx: [ctx.inputs[1]],
+                attrs={**T, "depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5},
+                type_constraints={"T": frozenset({dtypes.float16, dtypes.float32})})
     registry.op("TopKV2", ["input:T", "k:int32"], _top_k, attrs={**T, "sorted": True},
                 type_constraints=REAL)
     registry.op("InTopKV2", ["predictions:float32", "targets:T", "k:T"], _in_top_k,

@@ -99,6 +99,11 @@ def _avg_pool_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("AvgPoolGrad", [shape(op.inputs[0]), grad], attrs)]
 
 
+def _lrn_grad(op: Operation, grad: Tensor) -> list[Tensor]:
+    attrs = {k: op.get_attr(k) for k in ("depth_radius", "bias", "alpha", "beta")}
+    return [apply("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs)]
+
+
 def register(registry: Any) -> None:
     registry.add("InTopKV2", None)
     for name, (grad_op, source) in ACTIVATIONS.items():
@@ -108,6 +113,6 @@ def register(registry: Any) -> None:
         "LogSoftmax": _log_softmax_grad, "SoftmaxCrossEntropyWithLogits": _softmax_xent_grad,
         "SparseSoftmaxCrossEntropyWithLogits": _sparse_softmax_xent_grad,
         "L2Loss": _l2_loss_grad, "BiasAdd": _bias_add_grad, "Conv2D": _conv2d_grad,
-        "MaxPool": _max_pool_grad, "AvgPool": _avg_pool_grad,
+        "MaxPool": _max_pool_grad, "AvgPool": _avg_pool_grad, "LRN": _lrn_grad,
     }.items():
         registry.add(name, fn)
