@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 import tensorweave as tf
+from tensorweave import plugin_manager
 
 
 @pytest.fixture(autouse=True)
-def fresh_graph() -> None:
+def fresh_graph() -> Iterator[None]:
     tf.reset_default_graph()
     yield
+
+
+@pytest.fixture
+def passes_blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The optimization plugins blocked (TENSORWEAVE_DISABLE_PLUGINS=cse,constant_folding)."""
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "cse,constant_folding")
+    plugin_manager.reset()
+    yield
+    monkeypatch.undo()
+    plugin_manager.reset()

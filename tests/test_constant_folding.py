@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import plugin_manager
 from tensorweave.client.session import local_master
 from tensorweave.framework.graph_def import GraphDef, NodeDef
 from tensorweave.plugin_manager import get_registries
@@ -17,15 +16,6 @@ from tensorweave.plugins.constant_folding import fold_constants
 from tensorweave.runtime.passes import PassContext, PassRecord
 from tensorweave.runtime.prune import prune
 from tensorweave.tensor_shape import TensorShape
-
-
-@pytest.fixture
-def passes_blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "cse,constant_folding")
-    plugin_manager.reset()
-    yield
-    monkeypatch.undo()
-    plugin_manager.reset()
 
 
 def pruned(fetches: Sequence[tf.Tensor], feeds: Sequence[tf.Tensor] = (),

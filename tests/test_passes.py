@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import plugin_manager
 from tensorweave.framework.graph_def import GraphDef, NodeDef
 from tensorweave.plugin_manager import get_registries
 from tensorweave.runtime.passes import Pass, PassContext, PassRecord, run_phase
-
-
-@pytest.fixture
-def passes_blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "cse,constant_folding")
-    plugin_manager.reset()
-    yield
-    monkeypatch.undo()
-    plugin_manager.reset()
 
 
 def _appending(tag: str, log: list[str]) -> Callable[[GraphDef, PassContext], GraphDef]:

@@ -284,17 +284,7 @@ def strided_slice(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any
             a["ellipsis_mask"], a["new_axis_mask"], a["shrink_axis_mask"])
     except SliceError as exc:
         raise _fail(ctx, str(exc)) from None
-    index: list[Any] = []
-    for start, stride, size, shrink in zip(spec.starts, spec.strides, spec.processing_shape,
-                                           spec.shrink):
-        if shrink:
-            index.append(start)
-        elif size == 0:
-            index.append(slice(0, 0))
-        else:
-            stop = start + size * stride
-            index.append(slice(start, stop if stop >= 0 else None, stride))
-    return ctx.xp.reshape(x[tuple(index)], spec.final_shape)
+    return ctx.xp.reshape(x[spec.index()], spec.final_shape)
 
 
 def reverse(ctx: KernelContext, x: Any, axis: Any) -> Any:

@@ -275,19 +275,9 @@ def strided_slice_grad(ctx: KernelContext, shape: Any, begin: Any, end: Any, str
     if math.prod(spec.final_shape) != dy.size:
         raise _fail(ctx, f"StridedSliceGrad: dy has shape {list(dy.shape)}, expected "
                          f"{list(spec.final_shape)}")
-    index: list[Any] = []
-    for start, stride, size, shrink in zip(spec.starts, spec.strides, spec.processing_shape,
-                                           spec.shrink):
-        if shrink:
-            index.append(start)
-        elif size == 0:
-            index.append(slice(0, 0))
-        else:
-            stop = start + size * stride
-            index.append(slice(start, stop if stop >= 0 else None, stride))
+    index = spec.index()
     out = ctx.xp.zeros(dims, dtype=ctx.out_np)
-    target = out[tuple(index)]
-    out[tuple(index)] = dy.reshape(target.shape)
+    out[index] = dy.reshape(out[index].shape)
     return out
 
 

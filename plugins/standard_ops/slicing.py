@@ -13,6 +13,7 @@ every dense dimension. Invalid slices raise `SliceError` (a `ValueError`) with T
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -34,6 +35,20 @@ class StridedSliceSpec:
     starts: tuple[int, ...] | None
     strides: tuple[int, ...]
     shrink: tuple[bool, ...]
+
+    def index(self) -> tuple[Any, ...]:
+        """The basic-indexing key selecting this slice of an array (needs known `starts`)."""
+        key: list[Any] = []
+        for start, stride, size, shrink in zip(self.starts, self.strides,
+                                               self.processing_shape, self.shrink):
+            if shrink:
+                key.append(start)
+            elif size == 0:
+                key.append(slice(0, 0))
+            else:
+                stop = start + size * stride
+                key.append(slice(start, stop if stop >= 0 else None, stride))
+        return tuple(key)
 
 
 @attrs.define
