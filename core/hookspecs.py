@@ -70,6 +70,8 @@ def tensorweave_register_gradients(registry: GradientRegistration) -> None:
 
     :param registry: ``registry.add(op_name, fn, priority=0)``; ``fn(op, *output_grads)``
         returns one gradient tensor (or ``None``) per input of ``op``, built with the graph API.
+        ``registry.add(op_name, None)`` declares the op not differentiable: gradients stop
+        there. An op on a gradient path with no registration at all raises `LookupError`.
 
     Returns nothing.
 
