@@ -54,6 +54,33 @@ def test_cli_serves_until_sigterm_or_sigint_and_exits_cleanly() -> None:
             assert any("serving on grpc://localhost:" in line for line in cluster.output("solo"))
 
 
+def test_cli_stops_on_a_signal_delivered_to_another_thread() -> None:
+    # The kernel hands a process-directed signal to any thread, e.g. one of gRPC's;
+    # pthread_kill makes that case deterministic.
+    (port,) = free_ports(1)
+    code = f"""
+import json, signal, socket, sys, threading, time
+from tensorweave.train.server_lib import run_server_cli
+
+def deliver():
+    while True:
+        try:
+            socket.create_connection(("localhost", {port}), 0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+
+threading.Thread(target=deliver, daemon=True).start()
+sys.exit(run_server_cli(["--cluster", json.dumps({{"solo": ["localhost:{port}"]}}),
+                         "--job", "solo", "--task", "0"]))
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=20)
+    assert result.returncode == 0, result.stderr
+    assert f"serving on grpc://localhost:{port}" in result.stdout
+
+
 def test_cli_reads_the_cluster_and_task_from_tf_config() -> None:
     (port,) = free_ports(1)
     env = {**os.environ, "TF_CONFIG": json.dumps({

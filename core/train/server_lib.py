@@ -185,7 +185,10 @@ def run_server_cli(argv: Sequence[str]) -> int:
         server.start()
         print(f"tensorweave server: /job:{server.job_name}/task:{server.task_index} serving on "
               f"{server.target}", flush=True)
-        stop.wait()
+        # Timed: a signal the kernel delivers to another thread (one of gRPC's) runs its
+        # Python handler only when the main thread next executes bytecode.
+        while not stop.wait(0.1):
+            pass
     finally:
         server.stop()
         for sig, handler in previous.items():
