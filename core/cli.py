@@ -13,9 +13,12 @@ import sys
 from collections import defaultdict
 from collections.abc import Sequence
 
+import pluggy
+
 from tensorweave.client.config import ConfigProto
 from tensorweave.plugin_manager import Registries, get_registries
 from tensorweave.runtime.device import TaskSpec
+from tensorweave.runtime.passes import Pass
 
 
 def describe_plugins(registries: Registries) -> list[str]:
@@ -61,7 +64,8 @@ def describe_plugins(registries: Registries) -> list[str]:
     return lines
 
 
-def _plugin_of(pm: object, graph_pass: object) -> str:
+def _plugin_of(pm: pluggy.PluginManager, graph_pass: Pass) -> str:
+    """The name of the plugin whose module defines `graph_pass`."""
     module = graph_pass.run.__module__
     for name, plugin in pm.list_name_plugin():
         if getattr(plugin, "__name__", None) and module.startswith(plugin.__name__):

@@ -42,7 +42,8 @@ def tensorweave_register_ops(registry: OpRegistration) -> None:
 
         @tensorweave.hookimpl
         def tensorweave_register_ops(registry):
-            registry.op("Square2", ["x"], infer=lambda ctx: [ctx.inputs[0]], attrs={"T": REQUIRED})
+            registry.op("Square2", ["x:T"], infer=lambda ctx: [ctx.inputs[0]],
+                        attrs={"T": REQUIRED})
     """
 
 
@@ -146,8 +147,9 @@ def tensorweave_partitioner() -> Any:
     """The partitioner: splits a placed graph into per-device partitions.
 
     firstresult: the first plugin returning one wins (order plugins with ``tryfirst``).
-    Returns a callable ``partition(graph_def, devices) -> dict[device_name, GraphDef]`` that
-    inserts ``_Send``/``_Recv`` pairs on crossing edges (see `tensorweave.runtime.partition`).
+    Returns a callable ``partition(graph_def, incarnations, location=None) -> dict[location,
+    GraphDef]`` that splits by ``location(node.device)`` (the device by default) and inserts
+    ``_Send``/``_Recv`` pairs on crossing edges (see `tensorweave.plugins.partitioner`).
     """
 
 

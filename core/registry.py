@@ -109,7 +109,8 @@ class GradientRegistration:
     registry: GradientRegistry
     plugin: str
 
-    def add(self, op: str, fn: Callable[..., Any], priority: int = 0) -> None:
+    def add(self, op: str, fn: Callable[..., Any] | None, priority: int = 0) -> None:
+        """Register `fn` as `op`'s gradient; ``None`` declares `op` not differentiable."""
         self.registry._add(op, fn, self.plugin, priority)
 
 

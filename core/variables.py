@@ -10,6 +10,7 @@ ref. Reading an uninitialized variable raises `FailedPreconditionError` at run t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave import dtypes
@@ -17,7 +18,7 @@ from tensorweave.api import state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.framework.op_builder import apply
 from tensorweave.tensor_shape import TensorShape
 
@@ -29,7 +30,9 @@ __all__ = [
 
 
 class Variable:
-    """A TF1 variable."""
+    """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
+    `import_scope`, `caching_device`, `use_resource`, `synchronization` and `aggregation` are
+    accepted and ignored."""
 
     __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
 
@@ -91,7 +94,7 @@ class Variable:
         return self._variable.shape
 
     @property
-    def graph(self) -> Any:
+    def graph(self) -> Graph:
         return self._graph
 
     @property
@@ -147,17 +150,21 @@ class Variable:
 
     def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
                read_value: bool = True) -> Any:
-        out = state_ops.assign(self._variable, value, use_locking=use_locking, name=name)
-        return out if read_value else out.op
+        return self._update(state_ops.assign, value, use_locking, name, read_value)
 
     def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
                    read_value: bool = True) -> Any:
-        out = state_ops.assign_add(self._variable, delta, use_locking=use_locking, name=name)
-        return out if read_value else out.op
+        return self._update(state_ops.assign_add, delta, use_locking, name, read_value)
 
     def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None,
                    read_value: bool = True) -> Any:
-        out = state_ops.assign_sub(self._variable, delta, use_locking=use_locking, name=name)
+        return self._update(state_ops.assign_sub, delta, use_locking, name, read_value)
+
+    def _update(self, update: Callable[..., Tensor], value: Any, use_locking: bool,
+                name: str | None, read_value: bool) -> Tensor | Operation:
+        """`update` (an assignment of ``state_ops``) on the ref: its output, or with
+        `read_value` False its op."""
+        out = update(self._variable, value, use_locking=use_locking, name=name)
         return out if read_value else out.op
 
     def load(self, value: Any, session: Any = None) -> None:

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import collections
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.api import control_flow_ops, math_ops
+from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like, to_numpy
 from tensorweave.framework.graph import Tensor, constant_value
@@ -125,10 +127,14 @@ def _static_dims(shape: Any) -> list[int] | None:
 
 
 def _shape_tensor(shape: Any) -> Tensor:
-    dims = _static_dims(shape)
-    if dims is not None:
-        return constant(dims, dtypes.int32, name="shape")
-    tensor = _autopack(shape, _first_dtype(shape))
+    """A shape argument as a 1-D tensor (a scalar tensor becomes a 1-vector)."""
+    if is_tensor_like(shape):
+        tensor = convert_to_tensor(shape)
+    else:
+        dims = _static_dims(shape)
+        if dims is not None:
+            return constant(dims, dtypes.int32, name="shape")
+        tensor = _autopack(shape, _first_dtype(shape))
     return reshape(tensor, [-1]) if tensor.shape.ndims == 0 else tensor
 
 
@@ -181,9 +187,7 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose",
 
 def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF's name
                 dim: Any = None) -> Tensor:
-    if axis is not None and dim is not None:
-        raise ValueError("Cannot specify both 'axis' and 'dim'")
-    axis = dim if axis is None else axis
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     if axis is None:
         raise ValueError("Must specify an axis argument to tf.expand_dims()")
     return apply("ExpandDims", [input, axis], name=name or "ExpandDims")
@@ -191,9 +195,7 @@ def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: 
 
 def squeeze(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002
             squeeze_dims: Any = None) -> Tensor:
-    if axis is not None and squeeze_dims is not None:
-        raise ValueError("Cannot specify both 'axis' and 'squeeze_dims'")
-    axis = squeeze_dims if axis is None else axis
+    axis = deprecated_argument_lookup("axis", axis, "squeeze_dims", squeeze_dims)
     if isinstance(axis, numbers.Integral):
         axis = [axis]
     return apply("Squeeze", [input], {"squeeze_dims": [int(a) for a in axis or ()]},
@@ -225,30 +227,38 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     raise ValueError(f"Unknown padding mode: {mode}")
 
 
+def _shape_query(op_type: str, input: Any, name: str | None,  # noqa: A002
+                 dtype: dtypes.DType, static: Callable[[TensorShape], Any],
+                 attrs: dict[str, Any] | None = None) -> Tensor:
+    """`op_type` of `input`, or, as TF folds it, a constant when `static` can answer from the
+    static shape (it returns ``None`` when it cannot)."""
+    input = convert_to_tensor(input)  # noqa: A001
+    value = static(input.shape)
+    if value is not None:
+        return constant(value, dtype, name=name or op_type)
+    return apply(op_type, [input], attrs, name=name or op_type)
+
+
 def shape(input: Any, name: str | None = None,  # noqa: A002
           out_type: Any = dtypes.int32) -> Tensor:
     """The shape of `input`; a constant when it is fully known, as in TF."""
     out_type = dtypes.as_dtype(out_type)
-    input = convert_to_tensor(input)  # noqa: A001
-    if input.shape.is_fully_defined():
-        return constant(input.shape.as_list(), out_type, name=name or "Shape")
-    return apply("Shape", [input], {"out_type": out_type}, name=name or "Shape")
+    return _shape_query("Shape", input, name, out_type,
+                        lambda s: s.as_list() if s.is_fully_defined() else None,
+                        {"out_type": out_type})
 
 
 def size(input: Any, name: str | None = None,  # noqa: A002
          out_type: Any = dtypes.int32) -> Tensor:
+    """The number of elements of `input`; a constant when its shape is fully known."""
     out_type = dtypes.as_dtype(out_type)
-    input = convert_to_tensor(input)  # noqa: A001
-    if input.shape.is_fully_defined():
-        return constant(input.shape.num_elements(), out_type, name=name or "Size")
-    return apply("Size", [input], {"out_type": out_type}, name=name or "Size")
+    return _shape_query("Size", input, name, out_type, TensorShape.num_elements,
+                        {"out_type": out_type})
 
 
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    input = convert_to_tensor(input)  # noqa: A001
-    if input.shape.ndims is not None:
-        return constant(input.shape.ndims, dtypes.int32, name=name or "Rank")
-    return apply("Rank", [input], name=name or "Rank")
+    """The number of dimensions of `input`; a constant when it is known."""
+    return _shape_query("Rank", input, name, dtypes.int32, lambda s: s.ndims)
 
 
 # -- joining and splitting -------------------------------------------------------------------
@@ -533,13 +543,10 @@ def _filled(shape: Any, value: Any, dtype: Any, name: str | None, default: str) 
     dtype = dtypes.as_dtype(dtype)
     value = bool(value) if dtype.is_bool else value
     with name_scope(name, default, [shape]) as scope:
-        dims = None if is_tensor_like(shape) else _static_dims(shape)
+        dims = _static_dims(shape)
         if dims is not None and int(np.prod(dims)) < _MAX_CONSTANT_ELEMENTS:
             return constant(value, dtype, shape=dims, name=scope)
-        shape_t = convert_to_tensor(shape) if is_tensor_like(shape) else _shape_tensor(shape)
-        if shape_t.shape.ndims == 0:
-            shape_t = reshape(shape_t, [-1])
-        out = fill(shape_t, constant(value, dtype), name=scope)
+        out = fill(_shape_tensor(shape), constant(value, dtype), name=scope)
         out.set_shape(_partial_shape(shape))
         return out
 
@@ -552,30 +559,31 @@ def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Te
     return _filled(shape, 1, dtype, name, "ones")
 
 
-def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
-               optimize: bool = True) -> Tensor:
-    with name_scope(name, "zeros_like", [tensor]) as scope:
+def _filled_like(tensor: Any, dtype: Any, name: str | None, optimize: bool, default: str,
+                 filled: Callable[..., Tensor], like_op: str) -> Tensor:
+    """`tensor`'s shape filled by `filled` (`zeros` or `ones`): a constant when the shape is
+    known (and `optimize`), a `like_op` when the dtype is kept, else a fill of its dynamic
+    shape."""
+    with name_scope(name, default, [tensor]) as scope:
         tensor = convert_to_tensor(tensor, name="tensor")
         dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
         if optimize and tensor.shape.is_fully_defined():
-            return zeros(tensor.shape.as_list(), dtype, name=scope)
+            return filled(tensor.shape.as_list(), dtype, name=scope)
         if dtype != tensor.dtype:
-            return zeros(apply("Shape", [tensor]), dtype, name=scope)
-        return apply("ZerosLike", [tensor], name=scope)
+            out = filled(apply("Shape", [tensor]), dtype, name=scope)
+            out.set_shape(tensor.shape)
+            return out
+        return apply(like_op, [tensor], name=scope)
+
+
+def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
+               optimize: bool = True) -> Tensor:
+    return _filled_like(tensor, dtype, name, optimize, "zeros_like", zeros, "ZerosLike")
 
 
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
               optimize: bool = True) -> Tensor:
-    with name_scope(name, "ones_like", [tensor]) as scope:
-        tensor = convert_to_tensor(tensor, name="tensor")
-        dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
-        if optimize and tensor.shape.is_fully_defined():
-            return ones(tensor.shape.as_list(), dtype, name=scope)
-        if dtype != tensor.dtype:
-            out = ones(apply("Shape", [tensor]), dtype, name=scope)
-            out.set_shape(tensor.shape)
-            return out
-        return apply("OnesLike", [tensor], name=scope)
+    return _filled_like(tensor, dtype, name, optimize, "ones_like", ones, "OnesLike")
 
 
 _RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)

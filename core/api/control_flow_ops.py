@@ -37,7 +37,8 @@ def _ops_of(inputs: Any) -> list[Operation]:
 
 
 def group(*inputs: Any, name: str | None = None) -> Operation:
-    """An op that runs all `inputs` (TF: grouped per device, then one NoOp)."""
+    """One ``NoOp`` with a control input on each op of `inputs` (nested lists included), so
+    running it runs them all."""
     ops = _ops_of(inputs)
     graph = ops[0].graph if ops else get_default_graph()
     with graph.as_default(), graph.control_dependencies(ops):

@@ -150,8 +150,12 @@ class _Backprop:
         self.done: dict[Operation, list[Tensor | None]] = {}
         self.stop_ops = stops
 
+    def _colocated(self, op: Operation) -> contextlib.AbstractContextManager[None]:
+        """Colocation with `op` when asked for (``colocate_gradients_with_ops``)."""
+        return self.graph.colocate_with(op) if self.colocate else contextlib.nullcontext()
+
     def _default_grad_y(self, y: Tensor, i: int) -> Tensor:
-        with self.graph.colocate_with(y.op) if self.colocate else contextlib.nullcontext():
+        with self._colocated(y.op):
             return array_ops.ones_like(y, name=f"grad_ys_{i}")
 
     def _add(self, t: Tensor, grad: Tensor) -> None:
@@ -195,7 +199,7 @@ class _Backprop:
         return None if slots is None else self._sum(slots[x.value_index], x)
 
     def _sum(self, grads: list[Tensor], t: Tensor) -> Tensor | None:
-        with self.graph.colocate_with(t.op) if self.colocate else contextlib.nullcontext():
+        with self._colocated(t.op):
             return _aggregate(grads)
 
     def _backprop_op(self, op: Operation, leaf: bool) -> list[Tensor | None]:
@@ -208,7 +212,7 @@ class _Backprop:
             fn = gradient_function(op)
             if fn is None:
                 return [None] * len(op.inputs)
-            with self.graph.colocate_with(op) if self.colocate else contextlib.nullcontext():
+            with self._colocated(op):
                 for i, t in enumerate(op.outputs):
                     if out_grads[i] is None and _trainable(t):
                         out_grads[i] = array_ops.zeros_like(t)

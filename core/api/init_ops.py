@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -62,30 +63,31 @@ class Initializer(abc.ABC):
         return cls(**config)
 
 
-class Zeros(Initializer):
+class _Filled(Initializer):
+    """One value everywhere, built by `_fill` (``array_ops.zeros`` or ``array_ops.ones``)."""
+
+    _fill: Callable[..., Tensor]
+
+    def __init__(self, dtype: Any = dtypes.float32) -> None:
+        self.dtype = dtypes.as_dtype(dtype)
+
+    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
+        return self._fill(_dims(shape), dtype=dtypes.as_dtype(dtype or self.dtype))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"dtype": self.dtype.name}
+
+
+class Zeros(_Filled):
     """All zeros."""
 
-    def __init__(self, dtype: Any = dtypes.float32) -> None:
-        self.dtype = dtypes.as_dtype(dtype)
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return array_ops.zeros(_dims(shape), dtype=dtypes.as_dtype(dtype or self.dtype))
-
-    def get_config(self) -> dict[str, Any]:
-        return {"dtype": self.dtype.name}
+    _fill = staticmethod(array_ops.zeros)
 
 
-class Ones(Initializer):
+class Ones(_Filled):
     """All ones."""
 
-    def __init__(self, dtype: Any = dtypes.float32) -> None:
-        self.dtype = dtypes.as_dtype(dtype)
-
-    def __call__(self, shape: Any, dtype: Any = None, partition_info: Any = None) -> Tensor:
-        return array_ops.ones(_dims(shape), dtype=dtypes.as_dtype(dtype or self.dtype))
-
-    def get_config(self) -> dict[str, Any]:
-        return {"dtype": self.dtype.name}
+    _fill = staticmethod(array_ops.ones)
 
 
 class Constant(Initializer):
@@ -205,24 +207,28 @@ class VarianceScaling(Initializer):
                 "seed": self.seed, "dtype": self.dtype.name}
 
 
-class GlorotUniform(VarianceScaling):
+class _Glorot(VarianceScaling):
+    """`VarianceScaling` over the mean of fan-in and fan-out, drawing from `_DISTRIBUTION`."""
+
+    _DISTRIBUTION: str
+
+    def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
+        super().__init__(1.0, "fan_avg", self._DISTRIBUTION, seed, dtype)
+
+    def get_config(self) -> dict[str, Any]:
+        return {"seed": self.seed, "dtype": self.dtype.name}
+
+
+class GlorotUniform(_Glorot):
     """Xavier uniform: within ``±sqrt(6 / (fan_in + fan_out))``."""
 
-    def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
-        super().__init__(1.0, "fan_avg", "uniform", seed, dtype)
-
-    def get_config(self) -> dict[str, Any]:
-        return {"seed": self.seed, "dtype": self.dtype.name}
+    _DISTRIBUTION = "uniform"
 
 
-class GlorotNormal(VarianceScaling):
+class GlorotNormal(_Glorot):
     """Xavier normal: truncated normal with ``stddev = sqrt(2 / (fan_in + fan_out))``."""
 
-    def __init__(self, seed: int | None = None, dtype: Any = dtypes.float32) -> None:
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed, dtype)
-
-    def get_config(self) -> dict[str, Any]:
-        return {"seed": self.seed, "dtype": self.dtype.name}
+    _DISTRIBUTION = "truncated_normal"
 
 
 zeros_initializer = Zeros

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
@@ -44,10 +45,7 @@ __all__ = [
 
 def binary_inputs(x: Any, y: Any) -> tuple[Tensor, Tensor]:
     """Convert a binary op's operands: a Python value takes the other operand's dtype."""
-    if is_tensor_like(x):
-        x = convert_to_tensor(x)
-        return x, _like(y, x)
-    if is_tensor_like(y):
+    if is_tensor_like(y) and not is_tensor_like(x):
         y = convert_to_tensor(y)
         return _like(x, y), y
     x = convert_to_tensor(x)
@@ -276,11 +274,12 @@ def saturate_cast(value: Any, dtype: Any, name: str | None = None) -> Tensor:
 # -- reductions -----------------------------------------------------------------------------
 
 
-def _renamed(new_name: str, new: Any, old_name: str, old: Any) -> Any:
-    """TF's ``deprecated_argument_lookup``: accept either spelling, never both."""
-    if new is not None and old is not None:
-        raise ValueError(f"Cannot specify both '{old_name}' and '{new_name}'")
-    return old if new is None else new
+def _reduction_args(axis: Any, reduction_indices: Any, keepdims: Any,
+                    keep_dims: Any) -> tuple[Any, bool]:
+    """`axis` and `keepdims`, each given under its name or its TF1 alias."""
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    return axis, bool(keepdims)
 
 
 def _all_axes(x: Tensor) -> Any:
@@ -300,8 +299,7 @@ def _index_value(axis: Any) -> Any:
 
 def _reduce(op: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
             reduction_indices: Any, keep_dims: Any) -> Tensor:
-    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
     x = convert_to_tensor(input_tensor)
     axes = _all_axes(x) if axis is None else _index_value(axis)
     out = apply(op, [x, axes], {"keep_dims": keepdims}, name=name or op)
@@ -341,8 +339,7 @@ def reduce_logsumexp(input_tensor: Any, axis: Any = None, keepdims: bool | None 
                      name: str | None = None, reduction_indices: Any = None,
                      keep_dims: bool | None = None) -> Tensor:
     """``log(sum(exp(x)))`` over `axis`, shifted by the (finite) max so nothing overflows."""
-    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
     with name_scope(name, "ReduceLogSumExp", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
         raw_max = reduce_max(x, axis, keepdims=True)
@@ -378,9 +375,8 @@ def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: bool | N
                   reduction_indices: Any = None, keep_dims: bool | None = None,
                   input: Any = None) -> Tensor:  # noqa: A002 - TF's name
     """The number of non-zero elements over `axis`, as `dtype`."""
-    input_tensor = _renamed("input_tensor", input_tensor, "input", input)
-    axis = _renamed("axis", axis, "reduction_indices", reduction_indices)
-    keepdims = bool(_renamed("keepdims", keepdims, "keep_dims", keep_dims))
+    input_tensor = deprecated_argument_lookup("input_tensor", input_tensor, "input", input)
+    axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
     with name_scope(name, "count_nonzero", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
         zero = constant(np.zeros((), x.dtype.np_type))
@@ -391,7 +387,7 @@ def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: bool | N
 def _arg_reduction(op: str, py_name: str) -> Callable[..., Tensor]:
     def fn(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF's name
            dimension: Any = None, output_type: Any = dtypes.int64) -> Tensor:
-        axis = _renamed("axis", axis, "dimension", dimension)
+        axis = deprecated_argument_lookup("axis", axis, "dimension", dimension)
         return apply(op, [input, 0 if axis is None else axis],
                      {"output_type": dtypes.as_dtype(output_type)}, name=name or op)
 

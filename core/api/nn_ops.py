@@ -19,6 +19,7 @@ import numpy as np
 from tensorweave import dtypes, errors
 from tensorweave.api import array_ops as _array
 from tensorweave.api import math_ops as _math
+from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.random_ops import random_uniform
 from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
@@ -82,9 +83,7 @@ def leaky_relu(features: Any, alpha: float = 0.2, name: str | None = None) -> Te
 
 
 def _axis_arg(axis: Any, dim: Any) -> int:
-    if axis is not None and dim is not None:
-        raise ValueError("Cannot specify both 'axis' and 'dim'.")
-    chosen = axis if axis is not None else dim
+    chosen = deprecated_argument_lookup("axis", axis, "dim", dim)
     return -1 if chosen is None else int(chosen)
 
 
@@ -150,6 +149,12 @@ def _as_dtype_of(value: Any, like: Tensor, name: str) -> Tensor:
     return value if value.dtype == like.dtype else _math.cast(value, like.dtype)
 
 
+def _same_shape(logits: Tensor, labels: Tensor) -> None:
+    if not labels.shape.is_compatible_with(logits.shape):
+        raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
+                         f"{labels.shape})")
+
+
 def _shape_prefix(x: Tensor, count: int) -> Any:
     """The first `count` dims of `x`'s shape: a list when static, else a tensor."""
     head = x.shape[:count]
@@ -182,9 +187,7 @@ def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | N
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
         labels = _as_dtype_of(labels, logits, "labels")
-        if not labels.shape.is_compatible_with(logits.shape):
-            raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
-                             f"{labels.shape})")
+        _same_shape(logits, labels)
         rank = logits.shape.ndims
         if rank is None:
             raise ValueError("softmax_cross_entropy_with_logits needs logits of known rank")
@@ -256,12 +259,6 @@ def sparse_softmax_cross_entropy_with_logits(_sentinel: Any = None, labels: Any 
         return cost
 
 
-def _same_shape(logits: Tensor, labels: Tensor) -> None:
-    if not labels.shape.is_compatible_with(logits.shape):
-        raise ValueError(f"logits and labels must have the same shape ({logits.shape} vs "
-                         f"{labels.shape})")
-
-
 def sigmoid_cross_entropy_with_logits(_sentinel: Any = None, labels: Any = None,
                                       logits: Any = None, name: str | None = None) -> Tensor:
     """Elementwise logistic loss ``-z log(sigmoid(x)) - (1 - z) log(1 - sigmoid(x))``,
@@ -280,9 +277,7 @@ def weighted_cross_entropy_with_logits(labels: Any = None, logits: Any = None,
                                        targets: Any = None) -> Tensor:
     """Logistic loss with positives weighted by `pos_weight`:
     ``(1 - z) x + (1 + (pos_weight - 1) z) softplus(-x)``."""
-    if labels is not None and targets is not None:
-        raise ValueError("Cannot specify both 'labels' and 'targets'.")
-    labels = labels if labels is not None else targets
+    labels = deprecated_argument_lookup("labels", labels, "targets", targets)
     if labels is None or logits is None or pos_weight is None:
         raise ValueError("labels, logits and pos_weight must be provided.")
     with name_scope(name, "logistic_loss", [logits, labels]) as scope:
@@ -355,9 +350,7 @@ def conv2d(input: Any, filter: Any = None, strides: Any = None, padding: Any = N
            dilations: Any = (1, 1, 1, 1), name: str | None = None,
            filters: Any = None) -> Tensor:
     """2-D convolution of an NHWC `input` with a ``[height, width, in, out]`` filter."""
-    if filter is not None and filters is not None:
-        raise ValueError("Cannot specify both 'filters' and 'filter'.")
-    kernel = filters if filters is not None else filter
+    kernel = deprecated_argument_lookup("filters", filters, "filter", filter)
     if kernel is None:
         raise ValueError("conv2d needs a filter")
     if padding is None:
@@ -483,9 +476,7 @@ def dropout(x: Any, keep_prob: Any = None, noise_shape: Any = None, seed: int | 
 def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | None = None,
                  dim: Any = None) -> Tensor:
     """``x / sqrt(max(sum(x ** 2, axis), epsilon))``."""
-    if axis is not None and dim is not None:
-        raise ValueError("Cannot specify both 'axis' and 'dim'.")
-    axis = axis if axis is not None else dim
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
     with name_scope(name, "l2_normalize", [x]) as scope:
         x = convert_to_tensor(x, name="x")
         square_sum = _math.reduce_sum(apply("Square", [x]), axis, keepdims=True)
@@ -496,9 +487,7 @@ def l2_normalize(x: Any, axis: Any = None, epsilon: float = 1e-12, name: str | N
 def moments(x: Any, axes: Any, shift: Any = None, name: str | None = None,
             keep_dims: bool | None = None, keepdims: bool | None = None) -> tuple[Tensor, Tensor]:
     """Mean and variance of `x` over `axes` (float16 is computed in float32)."""
-    if keep_dims is not None and keepdims is not None:
-        raise ValueError("Cannot specify both 'keepdims' and 'keep_dims'.")
-    keep = bool(keepdims if keepdims is not None else keep_dims)
+    keep = bool(deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims))
     with name_scope(name, "moments", [x, axes]):
         x = convert_to_tensor(x)
         y = _math.cast(x, dtypes.float32) if x.dtype == dtypes.float16 else x

@@ -66,29 +66,30 @@ def _scaled(rnd: Tensor, scale: Tensor, shift: Tensor, name: str) -> Tensor:
     return apply("AddV2", [apply("Mul", [rnd, scale], name="mul"), shift], name=name)
 
 
-def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
-                  seed: int | None = None, name: str | None = None) -> Tensor:
-    """Values from a normal distribution: ``RandomStandardNormal * stddev + mean``."""
+def _normal(op: str, default_name: str, shape: Any, mean: Any, stddev: Any, dtype: Any,
+            seed: int | None, name: str | None) -> Tensor:
+    """``op * stddev + mean``, `op` drawing standard normal values of `shape`."""
     dtype = dtypes.as_dtype(dtype)
-    with name_scope(name, "random_normal", [shape, mean, stddev]) as scope:
+    with name_scope(name, default_name, [shape, mean, stddev]) as scope:
         shape_t = _shape_tensor(shape)
         mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
         stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = apply("RandomStandardNormal", [shape_t], {"dtype": dtype, **_seed_attrs(seed)})
+        rnd = apply(op, [shape_t], {"dtype": dtype, **_seed_attrs(seed)})
         return _scaled(rnd, stddev_t, mean_t, scope)
+
+
+def random_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0, dtype: Any = dtypes.float32,
+                  seed: int | None = None, name: str | None = None) -> Tensor:
+    """Values from a normal distribution: ``RandomStandardNormal * stddev + mean``."""
+    return _normal("RandomStandardNormal", "random_normal", shape, mean, stddev, dtype, seed,
+                   name)
 
 
 def truncated_normal(shape: Any, mean: Any = 0.0, stddev: Any = 1.0,
                      dtype: Any = dtypes.float32, seed: int | None = None,
                      name: str | None = None) -> Tensor:
     """A normal distribution whose values beyond two standard deviations are re-drawn."""
-    dtype = dtypes.as_dtype(dtype)
-    with name_scope(name, "truncated_normal", [shape, mean, stddev]) as scope:
-        shape_t = _shape_tensor(shape)
-        mean_t = convert_to_tensor(mean, dtype=dtype, name="mean")
-        stddev_t = convert_to_tensor(stddev, dtype=dtype, name="stddev")
-        rnd = apply("TruncatedNormal", [shape_t], {"dtype": dtype, **_seed_attrs(seed)})
-        return _scaled(rnd, stddev_t, mean_t, scope)
+    return _normal("TruncatedNormal", "truncated_normal", shape, mean, stddev, dtype, seed, name)
 
 
 def random_uniform(shape: Any, minval: Any = 0, maxval: Any = None, dtype: Any = dtypes.float32,

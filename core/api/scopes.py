@@ -24,8 +24,6 @@ def name_scope(name: str | None, default_name: str | None = None,
             graph = v.graph
             break
     scope_name = name if name is not None else default_name
-    if name is None and default_name is None and values is None:
-        scope_name = None
     with graph.as_default(), graph.name_scope(scope_name) as scope:
         yield scope
 

@@ -111,7 +111,7 @@ class Operation:
     """One node of the graph."""
 
     def __init__(self, graph: Graph, name: str, op_def: OpDef, inputs: Sequence[Tensor],
-                 attrs: dict[str, Any], control_inputs: Sequence[Operation], device: str,
+                 attrs: dict[str, Any], control_inputs: Sequence[Operation],
                  output_specs: Sequence[TensorSpec]) -> None:
         self._graph = graph
         self._name = name
@@ -119,7 +119,7 @@ class Operation:
         self._inputs = tuple(inputs)
         self._attrs = attrs
         self._control_inputs = list(control_inputs)
-        self._device = device
+        self._device = ""  # set by the graph once device functions have seen the op
         self._outputs = [Tensor(self, i, s.dtype, s.shape) for i, s in enumerate(output_specs)]
         self._id = graph._next_id()
         for t in self._inputs:
@@ -271,7 +271,7 @@ class Graph:
                 f"The name '{name}' looks like an (invalid) Operation name, not a Tensor. "
                 "Tensor names must be of the form \"<op_name>:<output_index>\"."
             )
-        op = self.get_operation_by_name(op_name) if op_name in self._by_name else None
+        op = self._by_name.get(op_name)
         if op is None:
             raise KeyError(
                 f"The name '{name}' refers to a Tensor which does not exist. The operation, "
@@ -478,7 +478,7 @@ class Graph:
             colocated = [c for c in self._colocation_stack if c is not None]
             if colocated:
                 attrs["_class"] = sorted({g for c in colocated for g in c.colocation_groups()})
-            op = Operation(self, node_name, op_def, flat, attrs, control, "", specs)
+            op = Operation(self, node_name, op_def, flat, attrs, control, specs)
             op._device = self._apply_device_scopes(op)
             self._ops.append(op)
             self._by_name[node_name] = op

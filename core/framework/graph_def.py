@@ -3,11 +3,12 @@
 Contract: a `NodeDef` has TF's field names (`name`, `op`, `input`, `device`, `attr`). Inputs are
 ``"node"`` (output 0), ``"node:i"`` or ``"^node"`` (control). ``attr["_output_types"]`` and
 ``attr["_output_shapes"]`` record each output's dtype and static shape, so the runtime never needs
-the Python `Graph`.
+the Python `Graph`. `topological_order` sorts the nodes of a graph for the passes that rewrite it.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 import attrs
@@ -63,3 +64,29 @@ def tensor_input(name: str, index: int) -> str:
     if index < 0:
         return f"^{name}"
     return name if index == 0 else f"{name}:{index}"
+
+
+def topological_order(graph_def: GraphDef) -> list[NodeDef] | None:
+    """The nodes with every node after its data and control inputs; ``None`` for a cycle.
+
+    Ties keep the graph's own order, so an already sorted graph comes back in its order.
+    """
+    position = {n.name: i for i, n in enumerate(graph_def.node)}
+    pending = [0] * len(graph_def.node)
+    consumers: list[list[int]] = [[] for _ in graph_def.node]
+    for i, node in enumerate(graph_def.node):
+        for text in node.input:
+            src = position.get(parse_input(text)[0])
+            if src is not None:
+                consumers[src].append(i)
+                pending[i] += 1
+    ready = deque(i for i, p in enumerate(pending) if p == 0)
+    order = []
+    while ready:
+        i = ready.popleft()
+        order.append(graph_def.node[i])
+        for j in consumers[i]:
+            pending[j] -= 1
+            if pending[j] == 0:
+                ready.append(j)
+    return order if len(order) == len(graph_def.node) else None

@@ -10,34 +10,27 @@ outside the op's `type_constraints`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tensorweave import dtypes
+from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.op_def import REQUIRED, ArgSpec, OpDef
-
-if TYPE_CHECKING:
-    from tensorweave.framework.graph import Graph, Tensor
 
 
 def complete_attrs(op_def: OpDef, attrs: dict[str, Any], node_name: str) -> dict[str, Any]:
     unknown = [k for k in attrs if k not in op_def.attrs and not k.startswith("_")]
     if unknown:
         raise TypeError(f"Op '{node_name}' ({op_def.name}) got unexpected attrs {unknown}")
+    type_attrs = {a.type_attr for a in op_def.args if a.type_attr} | set(op_def.type_constraints)
     out = dict(op_def.attrs)
     for key, value in attrs.items():
-        out[key] = dtypes.as_dtype(value) if key in _type_attrs(op_def) and value is not None \
-            else value
+        out[key] = dtypes.as_dtype(value) if key in type_attrs and value is not None else value
     return out
-
-
-def _type_attrs(op_def: OpDef) -> set[str]:
-    return {a.type_attr for a in op_def.args if a.type_attr} | set(op_def.type_constraints)
 
 
 def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict[str, Any],
                  node_name: str) -> list[Tensor]:
-    from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-
     args = op_def.args
     if len(inputs) != len(args):
         raise TypeError(
@@ -82,8 +75,6 @@ def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict
 
 def _convert(graph: Graph, op_def: OpDef, arg: ArgSpec, value: Any, attrs: dict[str, Any],
              node_name: str) -> Tensor:
-    from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-
     want = arg.fixed
     if arg.type_attr:
         want = attrs.get(arg.type_attr)
@@ -104,8 +95,6 @@ def _convert(graph: Graph, op_def: OpDef, arg: ArgSpec, value: Any, attrs: dict[
 
 
 def _graph_of(inputs: Sequence[Any]) -> Graph | None:
-    from tensorweave.framework.graph import Tensor
-
     for value in inputs:
         for v in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(v, Tensor):
@@ -116,11 +105,9 @@ def _graph_of(inputs: Sequence[Any]) -> Graph | None:
 
 
 def make_op(op_type: str, inputs: Sequence[Any], attrs: dict[str, Any] | None = None,
-            name: str | None = None) -> Any:
+            name: str | None = None) -> Operation:
     """Create an op in the graph of its inputs (else the default graph); returns the
     `Operation`."""
-    from tensorweave.framework.graph import get_default_graph
-
     graph = _graph_of(inputs) or get_default_graph()
     return graph.create_op(op_type, inputs, attrs, name)
 

@@ -40,9 +40,10 @@ def _op_type(op: Any) -> str:
 
 
 class _ReplicaDeviceChooser:
-    def __init__(self, ps_tasks: int, ps_device: str, worker_device: str, merge_devices: bool,
+    """The device function `replica_device_setter` returns (only when there are ps tasks)."""
+
+    def __init__(self, ps_device: str, worker_device: str, merge_devices: bool,
                  ps_ops: Sequence[str], ps_strategy: Callable[[Any], int]) -> None:
-        self._ps_tasks = ps_tasks
         self._ps_device = ps_device
         self._worker_device = worker_device
         self._merge_devices = merge_devices
@@ -53,7 +54,7 @@ class _ReplicaDeviceChooser:
         if not self._merge_devices and op.device:
             return op.device
         current = DeviceSpec.from_string(op.device or "")
-        if self._ps_tasks and self._ps_device and _op_type(op) in self._ps_ops:
+        if self._ps_device and _op_type(op) in self._ps_ops:
             ps = DeviceSpec.from_string(self._ps_device)
             if ps.job and (not current.job or current.job == ps.job):
                 ps = DeviceSpec(ps.job, ps.replica, self._ps_strategy(op), ps.device_type,
@@ -81,7 +82,6 @@ def replica_device_setter(ps_tasks: int = 0, ps_device: str = "/job:ps",
         ps_strategy = _RoundRobinStrategy(ps_tasks)
     if not callable(ps_strategy):
         raise TypeError("ps_strategy must be callable")
-    chooser = _ReplicaDeviceChooser(ps_tasks, ps_device, worker_device, merge_devices,
-                                    list(STANDARD_PS_OPS if ps_ops is None else ps_ops),
-                                    ps_strategy)
+    chooser = _ReplicaDeviceChooser(ps_device, worker_device, merge_devices,
+                                    STANDARD_PS_OPS if ps_ops is None else ps_ops, ps_strategy)
     return chooser.device_function

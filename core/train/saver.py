@@ -46,18 +46,13 @@ __all__ = [
 
 
 def _var_dict(var_list: Any) -> dict[str, Variable]:
-    if isinstance(var_list, dict):
-        items = list(var_list.items())
-    else:
-        items = []
-        for v in var_list:
-            if not isinstance(v, Variable):
-                raise TypeError(f"Variable to save is not a Variable: {v!r}")
-            items.append((v.op.name, v))
+    """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name."""
+    items = list(var_list.items()) if isinstance(var_list, dict) else [(None, v) for v in var_list]
     out: dict[str, Variable] = {}
     for key, v in items:
         if not isinstance(v, Variable):
             raise TypeError(f"Variable to save is not a Variable: {v!r}")
+        key = v.op.name if key is None else key
         if key in out:
             raise ValueError(f"At least two variables have the same name: {key}")
         out[key] = v

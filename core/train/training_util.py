@@ -43,9 +43,10 @@ def get_global_step(graph: Graph | None = None) -> Any:
     if collected:
         return _check(collected[0])
     try:
-        return _check(graph.get_tensor_by_name("global_step:0"))
+        candidate = graph.get_tensor_by_name("global_step:0")
     except KeyError:
         return None
+    return _check(candidate)
 
 
 def create_global_step(graph: Graph | None = None) -> Any:

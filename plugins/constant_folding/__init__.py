@@ -18,10 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
+from tensorweave.framework.graph_def import (
+    GraphDef,
+    NodeDef,
+    parse_input,
+    tensor_input,
+    topological_order,
+)
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.cse import ORDER as CSE_ORDER
-from tensorweave.plugins.cse import topological_order
 from tensorweave.runtime.host_eval import evaluate_on_host
 from tensorweave.runtime.passes import Pass, PassContext
 from tensorweave.tensor_shape import TensorShape

@@ -12,13 +12,18 @@ unchanged (the executor reports the cycle).
 from __future__ import annotations
 
 import hashlib
-from collections import deque
 from typing import Any
 
 import numpy as np
 
 from tensorweave.dtypes import DType
-from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
+from tensorweave.framework.graph_def import (
+    GraphDef,
+    NodeDef,
+    parse_input,
+    tensor_input,
+    topological_order,
+)
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.runtime.passes import Pass, PassContext
 from tensorweave.tensor_shape import TensorShape
@@ -93,32 +98,6 @@ class _Bucket:
         if self.by_attrs is None:
             self.by_attrs = {_attrs_key(self.first.attr): self.first.name}
         return self.by_attrs.setdefault(_attrs_key(node.attr), node.name)
-
-
-def topological_order(graph_def: GraphDef) -> list[NodeDef] | None:
-    """The nodes with every node after its data and control inputs; ``None`` for a cycle.
-
-    Ties keep the graph's own order, so an already sorted graph comes back in its order.
-    """
-    position = {n.name: i for i, n in enumerate(graph_def.node)}
-    pending = [0] * len(graph_def.node)
-    consumers: list[list[int]] = [[] for _ in graph_def.node]
-    for i, node in enumerate(graph_def.node):
-        for text in node.input:
-            src = position.get(parse_input(text)[0])
-            if src is not None:
-                consumers[src].append(i)
-                pending[i] += 1
-    ready = deque(i for i, p in enumerate(pending) if p == 0)
-    order = []
-    while ready:
-        i = ready.popleft()
-        order.append(graph_def.node[i])
-        for j in consumers[i]:
-            pending[j] -= 1
-            if pending[j] == 0:
-                ready.append(j)
-    return order if len(order) == len(graph_def.node) else None
 
 
 def _rewired(inputs: list[str], merged: dict[str, str]) -> list[str]:

@@ -19,6 +19,7 @@ import attrs
 from tensorweave import dtypes
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.cpu import KERNEL_MODULES
+from tensorweave.plugins.gpu.cuda import active
 from tensorweave.plugins.gpu.devices import cuda_device_of
 
 # cupy's ufunc.at is built on CUDA atomics, which exist for these dtypes only.
@@ -39,15 +40,8 @@ def on_its_device(fn: Callable[..., Any]) -> Callable[..., Any]:
         gpu = cuda_device_of(ctx.device)
         if gpu is None:  # a GPU device of another plugin: its own business
             return fn(ctx, *args)
-        runtime = gpu.cupy.cuda.runtime
-        previous = runtime.getDevice()
-        if previous == gpu.ordinal:
+        with active(gpu.cupy, gpu.ordinal):
             return fn(ctx, *args)
-        runtime.setDevice(gpu.ordinal)
-        try:
-            return fn(ctx, *args)
-        finally:
-            runtime.setDevice(previous)
 
     return kernel
 

@@ -17,7 +17,13 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.plugins.standard_ops.shape_fns import broadcast_shape, unchanged
+from tensorweave.plugins.standard_ops.shape_fns import (
+    broadcast_shape,
+    unchanged,
+    with_rank,
+    with_rank_at_least,
+    with_rank_at_most,
+)
 from tensorweave.plugins.standard_ops.slicing import SliceError, strided_slice_spec
 from tensorweave.tensor_shape import TensorShape, format_dims, unknown_shape
 
@@ -44,22 +50,9 @@ def _scalar(ctx: InferContext, i: int) -> int | None:
     return value[0]
 
 
-def _rank_at_most(ctx: InferContext, i: int, rank: int) -> None:
-    n = ctx.shape(i).ndims
-    if n is not None and n > rank:
-        raise ctx.shape_error(f"Shape must be at most rank {rank} but is rank {n}")
-
-
-def _with_rank(ctx: InferContext, i: int, rank: int) -> TensorShape:
-    shape = ctx.shape(i)
-    if shape.ndims is not None and shape.ndims != rank:
-        raise ctx.shape_error(f"Shape must be rank {rank} but is rank {shape.ndims}")
-    return shape if shape.ndims is not None else unknown_shape(rank)
-
-
 def _vector_length(ctx: InferContext, i: int) -> int | None:
     """The static length of a 1-D input (an index list), if known."""
-    return _with_rank(ctx, i, 1)[0]
+    return with_rank(ctx, i, 1)[0]
 
 
 def _axis(ctx: InferContext, axis: int, rank: int, what: str = "axis") -> int:
@@ -94,7 +87,7 @@ def _shape_from_tensor(ctx: InferContext, i: int) -> TensorShape:
     values = _ints(ctx, i)
     if values is None:
         return unknown_shape(_vector_length(ctx, i))
-    _rank_at_most(ctx, i, 1)
+    with_rank_at_most(ctx, i, 1)
     for k, d in enumerate(values):
         if d < -1:
             raise ctx.shape_error(f"Dimension {k} must be >= -1, got {d}")
@@ -104,7 +97,7 @@ def _shape_from_tensor(ctx: InferContext, i: int) -> TensorShape:
 # -- reshaping -------------------------------------------------------------------------------
 
 def _reshape(ctx: InferContext) -> list[TensorSpec]:
-    _rank_at_most(ctx, 1, 1)
+    with_rank_at_most(ctx, 1, 1)
     values = _ints(ctx, 1)
     if values is None:
         return _spec(ctx, unknown_shape(ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None))
@@ -238,14 +231,14 @@ def _tile(ctx: InferContext) -> list[TensorSpec]:
 
 def _pad(ctx: InferContext) -> list[TensorSpec]:
     shape = ctx.shape(0)
-    pshape = _with_rank(ctx, 1, 2)
+    pshape = with_rank(ctx, 1, 2)
     if pshape[1] is not None and pshape[1] != 2:
         raise ctx.shape_error(f"Dimension 1 in both shapes must be equal, but are {pshape[1]} "
                               "and 2")
     if shape.ndims is not None and pshape[0] is not None and pshape[0] != shape.ndims:
         raise ctx.shape_error(f"Shape must be rank {pshape[0]} but is rank {shape.ndims}")
-    if len(ctx.inputs) == 3 and ctx.shape(2).ndims not in (None, 0):
-        raise ctx.shape_error(f"Shape must be rank 0 but is rank {ctx.shape(2).ndims}")
+    if len(ctx.inputs) == 3:
+        with_rank(ctx, 2, 0)
     rank = shape.ndims if shape.ndims is not None else pshape[0]
     paddings = ctx.constant_value(1)
     if paddings is None or rank is None:
@@ -273,7 +266,7 @@ def _concat(ctx: InferContext) -> list[TensorSpec]:
     n = len(ctx.inputs) - 1
     if n < 2:
         raise ctx.shape_error(f"ConcatV2 requires at least 2 values (attr N >= 2), got {n}")
-    _rank_at_most(ctx, n, 0)
+    with_rank_at_most(ctx, n, 0)
     shapes = [ctx.shape(i) for i in range(n)]
     rank = next((s.ndims for s in shapes if s.ndims is not None), None)
     for s in shapes:
@@ -447,10 +440,9 @@ def _strided_slice(ctx: InferContext) -> list[TensorSpec]:
 
 def _gather_v2(ctx: InferContext) -> list[TensorSpec]:
     params, indices = ctx.shape(0), ctx.shape(1)
-    _rank_at_most(ctx, 2, 0)
+    with_rank_at_most(ctx, 2, 0)
     batch_dims = ctx.attr("batch_dims")
-    if params.ndims == 0:
-        raise ctx.shape_error("Shape must be at least rank 1 but is rank 0")
+    with_rank_at_least(ctx, 0, 1)
     axis = _scalar(ctx, 2)
     if params.ndims is None or indices.ndims is None:
         return _spec(ctx, None)
@@ -472,9 +464,7 @@ def _gather_v2(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _gather_nd(ctx: InferContext) -> list[TensorSpec]:
-    params, indices = ctx.shape(0), ctx.shape(1)
-    if indices.ndims == 0:
-        raise ctx.shape_error("Shape must be at least rank 1 but is rank 0")
+    params, indices = ctx.shape(0), with_rank_at_least(ctx, 1, 1)
     if params.ndims is None or indices.ndims is None or indices[-1] is None:
         return _spec(ctx, None)
     k = indices[-1]
@@ -488,8 +478,7 @@ def _gather_nd(ctx: InferContext) -> list[TensorSpec]:
 def _scatter_nd(ctx: InferContext) -> list[TensorSpec]:
     indices, updates = ctx.shape(0), ctx.shape(1)
     out = _shape_from_tensor(ctx, 2)
-    if indices.ndims == 0:
-        raise ctx.shape_error("Shape must be at least rank 1 but is rank 0")
+    with_rank_at_least(ctx, 0, 1)
     if out.ndims is None or indices.ndims is None or indices[-1] is None:
         return [TensorSpec(ctx.dtype(1), out)]
     k = indices[-1]
@@ -508,7 +497,7 @@ def _one_hot(ctx: InferContext) -> list[TensorSpec]:
     indices = ctx.shape(0)
     axis = ctx.attr("axis")
     for i in (1, 2, 3):
-        _with_rank(ctx, i, 0)
+        with_rank(ctx, i, 0)
     if axis < -1 or (indices.ndims is not None and axis > indices.ndims):
         bound = "?" if indices.ndims is None else indices.ndims + 1
         raise ctx.shape_error(f"Expected axis to be -1 or between [0, {bound}).  But received: "
@@ -525,7 +514,7 @@ def _one_hot(ctx: InferContext) -> list[TensorSpec]:
 
 def _segment(ctx: InferContext) -> list[TensorSpec]:
     data, ids = ctx.shape(0), ctx.shape(1)
-    _rank_at_most(ctx, 2, 0)
+    with_rank_at_most(ctx, 2, 0)
     num = _scalar(ctx, 2)
     if data.ndims is None or ids.ndims is None:
         return _spec(ctx, None)
@@ -562,7 +551,7 @@ def _select_v2(ctx: InferContext) -> list[TensorSpec]:
 # -- creation -------------------------------------------------------------------------------
 
 def _fill(ctx: InferContext) -> list[TensorSpec]:
-    _with_rank(ctx, 1, 0)
+    with_rank(ctx, 1, 0)
     values = _ints(ctx, 0)
     if values is not None and any(d < 0 for d in values):
         raise ctx.shape_error(f"Fill dimensions must be >= 0, got {values}")
@@ -599,7 +588,7 @@ def range_size(start: Any, limit: Any, delta: Any) -> int:
 
 def _lin_space(ctx: InferContext) -> list[TensorSpec]:
     for i in range(3):
-        _with_rank(ctx, i, 0)
+        with_rank(ctx, i, 0)
     num = _scalar(ctx, 2)
     if num is not None and num <= 0:
         raise ctx.shape_error(f"Requires num > 0: {num}")
@@ -619,7 +608,7 @@ def _rank(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _reverse(ctx: InferContext) -> list[TensorSpec]:
-    _rank_at_most(ctx, 1, 1)
+    with_rank_at_most(ctx, 1, 1)
     axes, rank = _ints(ctx, 1), ctx.shape(0).ndims
     if axes is not None and rank is not None:
         seen = set()
@@ -633,11 +622,11 @@ def _reverse(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _invert_permutation(ctx: InferContext) -> list[TensorSpec]:
-    return _spec(ctx, _with_rank(ctx, 0, 1))
+    return _spec(ctx, with_rank(ctx, 0, 1))
 
 
 def _unique(ctx: InferContext) -> list[TensorSpec]:
-    shape = _with_rank(ctx, 0, 1)
+    shape = with_rank(ctx, 0, 1)
     return [TensorSpec(ctx.dtype(0), TensorShape([None])),
             TensorSpec(ctx.attr("out_idx"), shape)]
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS, POOL_ATTRS
+from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_least
 from tensorweave.tensor_shape import TensorShape
 
 T = {"T": REQUIRED}
@@ -26,10 +28,8 @@ INDEX = {"T": dtypes.INDEX}
 THROUGH_OUTPUT = ("SigmoidGrad", "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad")
 ACTIVATIONS = {"ReluGrad": REAL, "Relu6Grad": REAL, "EluGrad": FLOAT, "SeluGrad": FLOAT,
                "SoftplusGrad": FLOAT, "SoftsignGrad": FLOAT}
-CONV_ATTRS = {**T, "strides": REQUIRED, "padding": REQUIRED, "use_cudnn_on_gpu": True,
-              "explicit_paddings": [], "data_format": "NHWC", "dilations": [1, 1, 1, 1]}
-POOL_ATTRS = {**T, "ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED,
-              "data_format": "NHWC"}
+CONV_GRAD_ATTRS = {**T, **CONV2D_ATTRS}
+POOL_GRAD_ATTRS = {**T, **POOL_ATTRS}
 SLICE_ATTRS = {"T": REQUIRED, "Index": REQUIRED, "begin_mask": 0, "end_mask": 0,
                "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0}
 
@@ -41,21 +41,15 @@ def _same_shapes(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.dtype(0), a.merge_with(b))]
 
 
-def _vector(ctx: InferContext, i: int) -> None:
-    rank = ctx.shape(i).ndims
-    if rank not in (None, 1):
-        raise ctx.shape_error(f"Shape must be rank 1 but is rank {rank}")
-
-
 def _broadcast_args(ctx: InferContext) -> list[TensorSpec]:
-    _vector(ctx, 0)
-    _vector(ctx, 1)
+    with_rank(ctx, 0, 1)
+    with_rank(ctx, 1, 1)
     return [TensorSpec(ctx.dtype(0), TensorShape([None]))] * 2
 
 
 def _shape_from(ctx: InferContext, i: int, rank: int | None, dtype: dtypes.DType) -> TensorSpec:
     """A tensor whose shape is the value of input `i` (a shape vector), when known."""
-    _vector(ctx, i)
+    with_rank(ctx, i, 1)
     value = ctx.constant_value(i)
     if value is not None:
         return TensorSpec(dtype, TensorShape([int(d) for d in value.reshape(-1)]))
@@ -89,9 +83,7 @@ def _avg_pool_grad(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _bias_add_grad(ctx: InferContext) -> list[TensorSpec]:
-    shape = ctx.shape(0)
-    if shape.ndims is not None and shape.ndims < 2:
-        raise ctx.shape_error(f"Shape must be at least rank 2 but is rank {shape.ndims}")
+    shape = with_rank_at_least(ctx, 0, 2)
     if shape.ndims is None:
         return [TensorSpec(ctx.dtype(0), TensorShape([None]))]
     axis = 1 if ctx.attr("data_format") == "NCHW" else -1
@@ -128,13 +120,13 @@ def register(registry: Any) -> None:
     registry.op("BiasAddGrad", ["out_backprop:T"], _bias_add_grad,
                 attrs={**T, "data_format": "NHWC"}, type_constraints=REAL)
     registry.op("Conv2DBackpropInput", ["input_sizes:int32", "filter:T", "out_backprop:T"],
-                _conv_input, attrs=CONV_ATTRS, type_constraints=FLOAT)
+                _conv_input, attrs=CONV_GRAD_ATTRS, type_constraints=FLOAT)
     registry.op("Conv2DBackpropFilter", ["input:T", "filter_sizes:int32", "out_backprop:T"],
-                _conv_filter, attrs=CONV_ATTRS, type_constraints=FLOAT)
+                _conv_filter, attrs=CONV_GRAD_ATTRS, type_constraints=FLOAT)
     registry.op("MaxPoolGrad", ["orig_input:T", "orig_output:T", "grad:T"], _max_pool_grad,
-                attrs=POOL_ATTRS, type_constraints=REAL)
+                attrs=POOL_GRAD_ATTRS, type_constraints=REAL)
     registry.op("AvgPoolGrad", ["orig_input_shape:int32", "grad:T"], _avg_pool_grad,
-                attrs=POOL_ATTRS, type_constraints=FLOAT)
+                attrs=POOL_GRAD_ATTRS, type_constraints=FLOAT)
     registry.op("MirrorPadGrad", ["input:T", "paddings:Tpaddings"], _mirror_pad_grad,
                 attrs={**T, "Tpaddings": dtypes.int32, "mode": REQUIRED},
                 type_constraints={"Tpaddings": dtypes.INDEX})

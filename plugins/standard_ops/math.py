@@ -16,7 +16,14 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.plugins.standard_ops.shape_fns import broadcast, broadcast_shape, unchanged
+from tensorweave.plugins.standard_ops.shape_fns import (
+    broadcast,
+    broadcast_shape,
+    unchanged,
+    with_rank,
+    with_rank_at_least,
+    with_rank_at_most,
+)
 from tensorweave.tensor_shape import TensorShape
 
 FLOATS = dtypes.FLOATS
@@ -51,14 +58,6 @@ T = {"T": REQUIRED}
 REDUCTION_ATTRS = {"keep_dims": False, "Tidx": REQUIRED}
 
 
-def _check_rank(ctx: InferContext, i: int, rank: int, at_least: bool = False) -> None:
-    ndims = ctx.shape(i).ndims
-    if ndims is None or ndims == rank or (at_least and ndims > rank):
-        return
-    qualifier = "at least " if at_least else ""
-    raise ctx.shape_error(f"Shape must be {qualifier}rank {rank} but is rank {ndims}")
-
-
 def _equality(ctx: InferContext) -> list[TensorSpec]:
     if ctx.attr("incompatible_shape_error"):
         return broadcast(dtypes.bool_)(ctx)
@@ -80,8 +79,7 @@ def _cast(ctx: InferContext) -> list[TensorSpec]:
 def reduced_shape(ctx: InferContext, dtype: dtypes.DType) -> TensorSpec:
     """Static result of reducing input 0 over the axes in input 1 (TF's ReductionShape)."""
     shape, keep = ctx.shape(0), ctx.attr("keep_dims")
-    if (ctx.shape(1).ndims or 0) > 1:
-        raise ctx.shape_error(f"Shape must be at most rank 1 but is rank {ctx.shape(1).ndims}")
+    with_rank_at_most(ctx, 1, 1)
     axes = ctx.constant_value(1)
     if shape.ndims is None or axes is None:
         rank = shape.ndims if keep else None
@@ -105,7 +103,7 @@ def _reduction(ctx: InferContext) -> list[TensorSpec]:
 
 def _arg_reduction(ctx: InferContext) -> list[TensorSpec]:
     shape, out = ctx.shape(0), ctx.attr("output_type")
-    _check_rank(ctx, 1, 0)
+    with_rank(ctx, 1, 0)
     axis = ctx.constant_value(1)
     if shape.ndims is None:
         return [TensorSpec(out, TensorShape(None))]
@@ -120,7 +118,7 @@ def _arg_reduction(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _scan(ctx: InferContext) -> list[TensorSpec]:
-    _check_rank(ctx, 1, 0)
+    with_rank(ctx, 1, 0)
     return [ctx.inputs[0]]
 
 
@@ -156,8 +154,8 @@ def _matrix_dims(shape: TensorShape, transpose: bool) -> tuple[int | None, int |
 
 
 def _matmul(ctx: InferContext) -> list[TensorSpec]:
-    _check_rank(ctx, 0, 2)
-    _check_rank(ctx, 1, 2)
+    with_rank(ctx, 0, 2)
+    with_rank(ctx, 1, 2)
     m, k = _matrix_dims(ctx.shape(0), ctx.attr("transpose_a"))
     k2, n = _matrix_dims(ctx.shape(1), ctx.attr("transpose_b"))
     if k is not None and k2 is not None and k != k2:
@@ -166,8 +164,8 @@ def _matmul(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _batch_matmul(ctx: InferContext) -> list[TensorSpec]:
-    _check_rank(ctx, 0, 2, at_least=True)
-    _check_rank(ctx, 1, 2, at_least=True)
+    with_rank_at_least(ctx, 0, 2)
+    with_rank_at_least(ctx, 1, 2)
     x, y = ctx.shape(0), ctx.shape(1)
     m, k = _matrix_dims(x, ctx.attr("adj_x"))
     k2, n = _matrix_dims(y, ctx.attr("adj_y"))

@@ -15,12 +15,18 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.plugins.standard_ops.shape_fns import unchanged
+from tensorweave.plugins.standard_ops.shape_fns import unchanged, with_rank, with_rank_at_least
 from tensorweave.tensor_shape import TensorShape
 
 FLOAT = {"T": dtypes.FLOATS}
 REAL = {"T": dtypes.NUMERIC}
 PADDINGS = ("SAME", "VALID")
+# The attrs (and defaults) of the forward ops, which their gradient ops take too.
+CONV2D_ATTRS = {"strides": REQUIRED, "padding": REQUIRED, "use_cudnn_on_gpu": True,
+                "explicit_paddings": [], "data_format": "NHWC", "dilations": [1, 1, 1, 1]}
+POOL_ATTRS = {"ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED, "data_format": "NHWC"}
+LRN_ATTRS = {"depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5}
+LRN_TYPES = {"T": frozenset({dtypes.float16, dtypes.float32})}
 
 
 def window_geometry(size: int, window: int, stride: int, dilation: int, padding: str,
@@ -36,20 +42,6 @@ def window_geometry(size: int, window: int, stride: int, dilation: int, padding:
     return (size + before + after - effective) // stride + 1, before, after
 
 
-def _rank_at_least(ctx: InferContext, i: int, rank: int) -> TensorShape:
-    shape = ctx.shape(i)
-    if shape.ndims is not None and shape.ndims < rank:
-        raise ctx.shape_error(f"Shape must be at least rank {rank} but is rank {shape.ndims}")
-    return shape
-
-
-def _rank(ctx: InferContext, i: int, rank: int) -> TensorShape:
-    shape = ctx.shape(i)
-    if shape.ndims is not None and shape.ndims != rank:
-        raise ctx.shape_error(f"Shape must be rank {rank} but is rank {shape.ndims}")
-    return shape if shape.ndims is not None else TensorShape([None] * rank)
-
-
 def _merge_dim(ctx: InferContext, a: int | None, b: int | None) -> int | None:
     if a is not None and b is not None and a != b:
         raise ctx.shape_error(f"Dimensions must be equal, but are {a} and {b}")
@@ -57,12 +49,12 @@ def _merge_dim(ctx: InferContext, a: int | None, b: int | None) -> int | None:
 
 
 def _softmax(ctx: InferContext) -> list[TensorSpec]:
-    _rank_at_least(ctx, 0, 1)
+    with_rank_at_least(ctx, 0, 1)
     return [ctx.inputs[0]]
 
 
 def _xent(ctx: InferContext) -> list[TensorSpec]:
-    logits, labels = _rank(ctx, 0, 2), _rank(ctx, 1, 2)
+    logits, labels = with_rank(ctx, 0, 2), with_rank(ctx, 1, 2)
     batch = _merge_dim(ctx, logits[0], labels[0])
     classes = _merge_dim(ctx, logits[1], labels[1])
     return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
@@ -70,7 +62,7 @@ def _xent(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _sparse_xent(ctx: InferContext) -> list[TensorSpec]:
-    logits, labels = _rank(ctx, 0, 2), _rank(ctx, 1, 1)
+    logits, labels = with_rank(ctx, 0, 2), with_rank(ctx, 1, 1)
     batch = _merge_dim(ctx, logits[0], labels[0])
     return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
             TensorSpec(ctx.dtype(0), TensorShape([batch, logits[1]]))]
@@ -84,8 +76,8 @@ def _bias_add(ctx: InferContext) -> list[TensorSpec]:
     fmt = ctx.attr("data_format")
     if fmt not in ("NHWC", "NCHW"):
         raise ctx.shape_error(f"Invalid data format '{fmt}'")
-    value = _rank_at_least(ctx, 0, 2 if fmt == "NHWC" else 3)
-    bias = _rank(ctx, 1, 1)
+    value = with_rank_at_least(ctx, 0, 2 if fmt == "NHWC" else 3)
+    bias = with_rank(ctx, 1, 1)
     if value.ndims is None:
         return [ctx.inputs[0]]
     axis = -1 if fmt == "NHWC" else 1
@@ -165,7 +157,7 @@ def _conv2d(ctx: InferContext) -> list[TensorSpec]:
                               "batch and depth dimensions")
     padding = _padding(ctx, (*PADDINGS, "EXPLICIT"))
     explicit = _explicit_paddings(ctx, padding)
-    image, kernel = _rank(ctx, 0, 4), _rank(ctx, 1, 4)
+    image, kernel = with_rank(ctx, 0, 4), with_rank(ctx, 1, 4)
     _merge_dim(ctx, image[3], kernel[2])
     dims = [image[0]]
     for i in (1, 2):
@@ -185,7 +177,7 @@ def _pool(ctx: InferContext) -> list[TensorSpec]:
     if ksize[3] != 1 or strides[3] != 1:
         raise ctx.shape_error("Pooling over the depth dimension is not supported")
     padding = _padding(ctx, PADDINGS)
-    image = _rank(ctx, 0, 4)
+    image = with_rank(ctx, 0, 4)
     dims = [image[0]]
     for i in (1, 2):
         dims.append(_spatial(ctx, image[i], ksize[i], strides[i], 1, padding, (0, 0)))
@@ -202,7 +194,7 @@ def _scalar_value(ctx: InferContext, i: int, what: str) -> int | None:
 
 
 def _top_k(ctx: InferContext) -> list[TensorSpec]:
-    shape = _rank_at_least(ctx, 0, 1)
+    shape = with_rank_at_least(ctx, 0, 1)
     k = _scalar_value(ctx, 1, "k")
     if k is not None and k < 0:
         raise ctx.shape_error(f"Need k >= 0, got {k}")
@@ -217,14 +209,14 @@ def _top_k(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _in_top_k(ctx: InferContext) -> list[TensorSpec]:
-    predictions, targets = _rank(ctx, 0, 2), _rank(ctx, 1, 1)
+    predictions, targets = with_rank(ctx, 0, 2), with_rank(ctx, 1, 1)
     _scalar_value(ctx, 2, "k")
     batch = _merge_dim(ctx, predictions[0], targets[0])
     return [TensorSpec(dtypes.bool_, TensorShape([batch]))]
 
 
 def _lrn(ctx: InferContext) -> list[TensorSpec]:
-    return [TensorSpec(ctx.dtype(0), _rank(ctx, 0, 4))]
+    return [TensorSpec(ctx.dtype(0), with_rank(ctx, 0, 4))]
 
 
 def register(registry: Any) -> None:
@@ -246,22 +238,15 @@ def register(registry: Any) -> None:
     registry.op("L2Loss", ["t:T"], _l2_loss, attrs=T, type_constraints=FLOAT)
     registry.op("BiasAdd", ["value:T", "bias:T"], _bias_add,
                 attrs={**T, "data_format": "NHWC"}, type_constraints=REAL)
-    registry.op("Conv2D", ["input:T", "filter:T"], _conv2d,
-                attrs={**T, "strides": REQUIRED, "padding": REQUIRED, "use_cudnn_on_gpu": True,
-                       "explicit_paddings": [], "data_format": "NHWC",
-                       "dilations": [1, 1, 1, 1]},
+    registry.op("Conv2D", ["input:T", "filter:T"], _conv2d, attrs={**T, **CONV2D_ATTRS},
                 type_constraints=FLOAT)
-    pool_attrs = {**T, "ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED,
-                  "data_format": "NHWC"}
-    registry.op("MaxPool", ["input:T"], _pool, attrs=pool_attrs, type_constraints=REAL)
-    registry.op("AvgPool", ["value:T"], _pool, attrs=pool_attrs, type_constraints=FLOAT)
-    registry.op("LRN", ["input:T"], _lrn,
-                attrs={**T, "depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5},
-                type_constraints={"T": frozenset({dtypes.float16, dtypes.float32})})
+    registry.op("MaxPool", ["input:T"], _pool, attrs={**T, **POOL_ATTRS}, type_constraints=REAL)
+    registry.op("AvgPool", ["value:T"], _pool, attrs={**T, **POOL_ATTRS},
+                type_constraints=FLOAT)
+    registry.op("LRN", ["input:T"], _lrn, attrs={**T, **LRN_ATTRS}, type_constraints=LRN_TYPES)
     registry.op("LRNGrad", ["input_grads:T", "input_image:T", "output_image:T"],
-                lambda ctx: [ctx.inputs[1]],
-                attrs={**T, "depth_radius": 5, "bias": 1.0, "alpha": 1.0, "beta": 0.5},
-                type_constraints={"T": frozenset({dtypes.float16, dtypes.float32})})
+                lambda ctx: [ctx.inputs[1]], attrs={**T, **LRN_ATTRS},
+                type_constraints=LRN_TYPES)
     registry.op("TopKV2", ["input:T", "k:int32"], _top_k, attrs={**T, "sorted": True},
                 type_constraints=REAL)
     registry.op("InTopKV2", ["predictions:float32", "targets:T", "k:T"], _in_top_k,

@@ -18,6 +18,7 @@ from tensorweave.api.gradients import is_zero_fill
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import shape
+from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS, LRN_ATTRS, POOL_ATTRS
 
 Grads = list[Tensor | None]
 
@@ -77,30 +78,25 @@ def _bias_add_grad(op: Operation, grad: Tensor) -> Grads:
     return [grad, apply("BiasAddGrad", [grad], {"data_format": data_format})]
 
 
-_CONV_ATTRS = ("strides", "padding", "use_cudnn_on_gpu", "explicit_paddings", "data_format",
-               "dilations")
-_POOL_ATTRS = ("ksize", "strides", "padding", "data_format")
-
-
 def _conv2d_grad(op: Operation, grad: Tensor) -> Grads:
     image, kernel = op.inputs
-    attrs = {k: op.get_attr(k) for k in _CONV_ATTRS}
+    attrs = {k: op.get_attr(k) for k in CONV2D_ATTRS}
     return [apply("Conv2DBackpropInput", [shape(image), kernel, grad], attrs),
             apply("Conv2DBackpropFilter", [image, shape(kernel), grad], attrs)]
 
 
 def _max_pool_grad(op: Operation, grad: Tensor) -> Grads:
-    attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+    attrs = {k: op.get_attr(k) for k in POOL_ATTRS}
     return [apply("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], attrs)]
 
 
 def _avg_pool_grad(op: Operation, grad: Tensor) -> Grads:
-    attrs = {k: op.get_attr(k) for k in _POOL_ATTRS}
+    attrs = {k: op.get_attr(k) for k in POOL_ATTRS}
     return [apply("AvgPoolGrad", [shape(op.inputs[0]), grad], attrs)]
 
 
 def _lrn_grad(op: Operation, grad: Tensor) -> list[Tensor]:
-    attrs = {k: op.get_attr(k) for k in ("depth_radius", "bias", "alpha", "beta")}
+    attrs = {k: op.get_attr(k) for k in LRN_ATTRS}
     return [apply("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs)]
 
 

@@ -12,17 +12,15 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.plugins.standard_ops.shape_fns import unchanged
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.plugins.standard_ops.shape_fns import unchanged, with_rank
+from tensorweave.tensor_shape import TensorShape, unknown_shape
 
 SEEDS = {"seed": 0, "seed2": 0}
 
 
 def shape_from_input(ctx: InferContext, i: int) -> TensorShape:
     """The shape a 1-D shape tensor (input `i`) describes, as far as it is known."""
-    shape = ctx.shape(i)
-    if shape.ndims not in (None, 1):
-        raise ctx.shape_error(f"Shape must be rank 1 but is rank {shape.ndims}")
+    length = with_rank(ctx, i, 1)[0]
     value = ctx.constant_value(i)
     if value is not None:
         dims = [int(d) for d in value.ravel()]
@@ -30,9 +28,7 @@ def shape_from_input(ctx: InferContext, i: int) -> TensorShape:
         if negative:
             raise ctx.shape_error(f"Dimension {negative[0]} must be >= 0")
         return TensorShape(dims)
-    if shape.ndims == 1 and shape[0] is not None:
-        return TensorShape([None] * shape[0])
-    return TensorShape(None)
+    return unknown_shape(length)
 
 
 def _float_output(ctx: InferContext) -> list[TensorSpec]:

@@ -1,7 +1,9 @@
 """Shared shape and dtype functions for OpDefs.
 
-Contract: each function takes an `InferContext` and returns the output `TensorSpec`s, raising
-`ValueError` (via ``ctx.shape_error``) with TF's wording when shapes are incompatible.
+Contract: each inference function takes an `InferContext` and returns the output `TensorSpec`s,
+raising `ValueError` (via ``ctx.shape_error``) with TF's wording when shapes are incompatible.
+`with_rank`, `with_rank_at_least` and `with_rank_at_most` are TF's ``WithRank*`` checks of one
+input's rank (an unknown rank passes), for the shape functions of every op module.
 """
 
 from __future__ import annotations
@@ -10,7 +12,33 @@ from collections.abc import Callable, Sequence
 
 from tensorweave import dtypes
 from tensorweave.op_def import InferContext, TensorSpec
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.tensor_shape import TensorShape, unknown_shape
+
+
+def with_rank(ctx: InferContext, i: int, rank: int) -> TensorShape:
+    """Input `i`'s shape, which must have `rank` dims (all unknown when its rank is unknown)."""
+    shape = ctx.shape(i)
+    if shape.ndims is None:
+        return unknown_shape(rank)
+    if shape.ndims != rank:
+        raise ctx.shape_error(f"Shape must be rank {rank} but is rank {shape.ndims}")
+    return shape
+
+
+def with_rank_at_least(ctx: InferContext, i: int, rank: int) -> TensorShape:
+    """Input `i`'s shape, which must have at least `rank` dims when its rank is known."""
+    shape = ctx.shape(i)
+    if shape.ndims is not None and shape.ndims < rank:
+        raise ctx.shape_error(f"Shape must be at least rank {rank} but is rank {shape.ndims}")
+    return shape
+
+
+def with_rank_at_most(ctx: InferContext, i: int, rank: int) -> TensorShape:
+    """Input `i`'s shape, which must have at most `rank` dims when its rank is known."""
+    shape = ctx.shape(i)
+    if shape.ndims is not None and shape.ndims > rank:
+        raise ctx.shape_error(f"Shape must be at most rank {rank} but is rank {shape.ndims}")
+    return shape
 
 
 def unchanged(ctx: InferContext) -> list[TensorSpec]:
