@@ -97,6 +97,26 @@ def test_recv_times_out_with_deadline_exceeded_and_leaves_no_waiter() -> None:
     assert rendezvous.recv(KEY, timeout=1.0) == 7
 
 
+def test_cancel_recv_withdraws_only_a_waiting_callback() -> None:
+    rendezvous = Rendezvous(1)
+    got: list[Any] = []
+
+    def first(error: BaseException | None, value: Any) -> None:
+        got.append(("first", value))
+
+    def second(error: BaseException | None, value: Any) -> None:
+        got.append(("second", value))
+
+    rendezvous.recv_async(KEY, first)
+    rendezvous.recv_async(KEY, second)
+    assert rendezvous.cancel_recv(KEY, first)
+    assert not rendezvous.cancel_recv(KEY, first)  # gone already
+    rendezvous.send(KEY, 5)
+    assert got == [("second", 5)]
+    assert not rendezvous.cancel_recv(KEY, second)  # called: too late to withdraw
+    assert rendezvous.pending_count() == 0
+
+
 def test_start_abort_fails_pending_and_future_recvs_and_sends() -> None:
     rendezvous = Rendezvous(1)
     inbox = Inbox()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import gc
 
 import numpy as np
 import pytest
@@ -198,3 +199,100 @@ def test_run_metadata_and_step_stats(sess):
     assert stats and stats[0].device.endswith("CPU:0")
     for node in stats[0].node_stats:
         assert node.all_end_rel_micros >= 0 and node.thread_id > 0
+
+
+# -- per-step fast paths (cached fetch mappers and feed targets, GC paused to compile) --------
+
+
+@pytest.fixture(params=[256, 0], ids=["cached", "uncached"])
+def cache_entries(request, monkeypatch):
+    from tensorweave.client import session as session_module
+
+    monkeypatch.setattr(session_module, "CACHE_ENTRIES", request.param)
+    return request.param
+
+
+def test_fetch_structures_are_rebuilt_alike_with_or_without_the_cache(cache_entries):
+    Pair = collections.namedtuple("Pair", "x y")
+    a = tf.constant(np.float32(1.5), name="a")
+    b = tf.constant(np.arange(3, dtype=np.int32), name="b")
+    with tf.Session() as s:
+        for _ in range(3):
+            got = s.run({"a": a, "pair": Pair(a, [b, "b:0"]), "t": (b,)})
+            assert got["a"] == 1.5 and type(got["a"]) is np.float32
+            assert type(got["pair"]) is Pair and type(got["pair"].y) is list
+            np.testing.assert_array_equal(got["pair"].y[1], [0, 1, 2])
+            assert type(got["t"]) is tuple
+        fetches = [a]
+        assert s.run(fetches) == [1.5]
+        fetches.append(b)  # the same list object with new contents: a new structure
+        assert len(s.run(fetches)) == 2
+        assert len(s._mappers) == (3 if cache_entries else 0)
+
+
+def test_cached_feeds_convert_and_check_as_uncached_ones(cache_entries):
+    x = tf.placeholder(tf.float32, [None, 2], name="x")
+    y = x * 2.0
+    with tf.Session() as s:
+        for _ in range(2):
+            out = s.run(y, {x: [[1, 2]]})  # converted from a list of ints
+            assert out.dtype == np.float32
+            np.testing.assert_array_equal(out, [[2.0, 4.0]])
+            np.testing.assert_array_equal(s.run(y, {"x:0": np.ones((3, 2), np.float64)}),
+                                          np.full((3, 2), 2.0, np.float32))
+            with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2, 3\)"):
+                s.run(y, {x: np.zeros((2, 3), np.float32)})
+            with pytest.raises(TypeError, match="cannot be a tf.Tensor"):
+                s.run(y, {x: y})
+        step = s.make_callable(y, [x])
+        with pytest.raises(ValueError, match=r"Cannot feed value of shape \(2,\)"):
+            step(np.zeros(2, np.float32))
+        np.testing.assert_array_equal(step(np.ones((1, 2), np.float32)), [[2.0, 2.0]])
+
+
+def test_only_compiling_runs_pause_the_garbage_collector(monkeypatch):
+    from tensorweave.client import session as session_module
+
+    pauses = []
+
+    class Recorder:
+        def __enter__(self):
+            pauses.append(gc.isenabled())
+
+        def __exit__(self, *exc):
+            pass
+
+    monkeypatch.setattr(session_module, "_gc_pause", Recorder())
+    monkeypatch.setattr(session_module, "PAUSE_GC_TO_COMPILE", True)
+    monkeypatch.setattr(session_module, "CACHE_ENTRIES", 256)
+    x = tf.placeholder(tf.float32, [], name="x")
+    y = x + 1.0
+    with tf.Session() as s:
+        assert s.run(y, {x: 1.0}) == 2.0  # new graph: compiles
+        assert s.run(y, {x: 2.0}) == 3.0  # cached signature
+        assert s.run([y, y], {x: 3.0}) == [4.0, 4.0]  # same fetched tensors: no new signature
+        z = y * 2.0  # a new op: compiles again
+        assert s.run(z, {x: 1.0}) == 4.0
+        monkeypatch.setattr(session_module, "PAUSE_GC_TO_COMPILE", False)
+        w = z - 1.0
+        assert s.run(w, {x: 1.0}) == 3.0
+    assert len(pauses) == 2
+
+
+def test_gc_pause_nests_and_keeps_a_disabled_collector_disabled():
+    from tensorweave.client.session import _GcPause
+
+    pause = _GcPause()
+    assert gc.isenabled()
+    with pause:
+        with pause:
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with pause:
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -3,9 +3,10 @@
 Contract (after TF's ``rendezvous.h``): a producer never blocks -- `send` stores the value or hands
 it to a waiting consumer and returns. A consumer may ask before or after the send: `recv_async`
 calls its callback as soon as the value is there (on the sender's thread if it was waiting), and
-`recv` blocks with a deadline. Each key carries one value per step. `start_abort(error)` fails
-every pending and future recv with `error`. Callbacks run outside the table's lock. Between CPU
-devices of one process the array object itself is handed over, never copied.
+`recv` blocks with a deadline; `cancel_recv` withdraws a waiting `recv_async`. Each key carries
+one value per step. `start_abort(error)` fails every pending and future recv with `error`.
+Callbacks run outside the table's lock. Between CPU devices of one process the array object itself
+is handed over, never copied.
 
 Keys use TF's format ``send_device;send_incarnation_hex;recv_device;tensor_name;frame:iter``.
 """
@@ -113,20 +114,26 @@ class Rendezvous:
 
         self.recv_async(key, on_value)
         if not done.wait(timeout):
-            error = errors.DeadlineExceededError(
-                None, None, f"Timed out after {timeout}s waiting for rendezvous key {key}")
-            with self._lock:
-                waiters = self._waiters.get(key)
-                if waiters is not None and on_value in waiters:
-                    waiters.remove(on_value)
-                    if not waiters:
-                        del self._waiters[key]
-                    raise error
+            if self.cancel_recv(key, on_value):
+                raise errors.DeadlineExceededError(
+                    None, None, f"Timed out after {timeout}s waiting for rendezvous key {key}")
             done.wait()  # the value arrived as we gave up: take it
         error, value = box[0]
         if error is not None:
             raise error
         return value
+
+    def cancel_recv(self, key: str, callback: RecvCallback) -> bool:
+        """Withdraw a `recv_async` still waiting for `key`; False if its callback has been (or
+        is being) called."""
+        with self._lock:
+            waiters = self._waiters.get(key)
+            if waiters is None or callback not in waiters:
+                return False
+            waiters.remove(callback)
+            if not waiters:
+                del self._waiters[key]
+            return True
 
     def start_abort(self, error: BaseException) -> None:
         """Fail every pending and future recv of this step with `error` (first abort wins)."""

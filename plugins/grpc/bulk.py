@@ -1,8 +1,9 @@
 """The bulk lane: large replies over a plain TCP connection, without gRPC's copies.
 
 Contract: a `BulkServer` listens on the server's bind host, on a port of its own next to the
-gRPC one. A reply too large for one gRPC message is parked in the `Outbox` under a random
-128-bit ticket, and the deferred reply names the ticket and the bulk port. The client connects
+gRPC one (a connection greeted with ``b"TWC1"`` is handed over to the call lane, `lane`). A
+reply too large for one gRPC message is parked in the `Outbox` under a random 128-bit ticket,
+and the deferred reply names the ticket and the bulk port. The client connects
 and sends ``b"TWB1"`` and the ticket; the server takes the parked envelope (once) and writes it
 as is -- head, then each tensor's own memory and its padding -- and closes. The client reads it
 with `wire.StreamDecoder.fill`, straight into the preallocated arrays, at most
@@ -18,10 +19,11 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from tensorweave import errors
-from tensorweave.plugins.grpc import wire
+from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.outbox import Outbox
 
 MAGIC = b"TWB1"
@@ -75,13 +77,18 @@ def _listen(host: str, attempts: int = 5) -> list[socket.socket]:
 
 
 class BulkServer:
-    """Serves parked replies to clients holding their tickets."""
+    """Serves parked replies to clients holding their tickets, and hands connections greeted
+    with `lane.MAGIC` to `calls` (the call lane), each on a thread of its own."""
 
-    def __init__(self, host: str, outbox: Outbox, timeout: float) -> None:
+    def __init__(self, host: str, outbox: Outbox, timeout: float,
+                 calls: Callable[[socket.socket, bytes], None] | None = None) -> None:
         self._listeners = _listen(host)
         self.port: int = self._listeners[0].getsockname()[1]
         self._outbox = outbox
         self._timeout = timeout
+        self._calls = calls
+        self._lanes: set[socket.socket] = set()
+        self._lanes_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(SERVE_THREADS, thread_name_prefix="tw-bulk")
         self._threads = [threading.Thread(target=self._accept, args=(listener,),
                                           name="tw-bulk-accept", daemon=True)
@@ -104,27 +111,41 @@ class BulkServer:
                 return
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
-            try:
-                conn.settimeout(self._timeout)
-                hello = _recv_exactly(conn, HELLO.size)
-                if len(hello) != HELLO.size:
-                    return
+        try:
+            conn.settimeout(self._timeout)
+            hello = _recv_exactly(conn, HELLO.size)
+            if len(hello) == HELLO.size:
                 magic, ticket = HELLO.unpack(hello)
-                if magic != MAGIC:
-                    return
-                try:
-                    envelope = self._outbox.take(ticket)
-                except errors.NotFoundError:
-                    return
-                conn.sendall(envelope.head)
-                for blob in envelope.blobs:
-                    conn.sendall(blob)
-                    pad = -blob.size % 8
-                    if pad:
-                        conn.sendall(bytes(pad))
-            except OSError:
-                return  # the client went away; the entry is gone with its one use
+                if magic == lane.MAGIC and self._calls is not None:
+                    with self._lanes_lock:
+                        self._lanes.add(conn)
+                    threading.Thread(target=self._serve_lane, args=(conn, ticket),
+                                     name="tw-lane", daemon=True).start()
+                    return  # the lane's thread owns the connection now
+                if magic == MAGIC:
+                    self._send_parked(conn, ticket)
+        except OSError:
+            pass  # the client went away; a parked entry is gone with its one use
+        conn.close()
+
+    def _send_parked(self, conn: socket.socket, ticket: bytes) -> None:
+        try:
+            envelope = self._outbox.take(ticket)
+        except errors.NotFoundError:
+            return
+        conn.sendall(envelope.head)
+        for blob in envelope.blobs:
+            conn.sendall(blob)
+            pad = -blob.size % 8
+            if pad:
+                conn.sendall(bytes(pad))
+
+    def _serve_lane(self, conn: socket.socket, digest: bytes) -> None:
+        try:
+            self._calls(conn, digest)
+        finally:
+            with self._lanes_lock:
+                self._lanes.discard(conn)
 
     def close(self) -> None:
         for listener in self._listeners:
@@ -136,6 +157,13 @@ class BulkServer:
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(5)
+        with self._lanes_lock:
+            lanes = list(self._lanes)
+        for conn in lanes:  # their clients see the connection end, as with a stopped server
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 

@@ -4,7 +4,8 @@ Contract: as `Rendezvous`, and a `recv_async` whose key's send device is on anot
 the tensor from that task by key (its worker's RecvTensor, which waits for the producer's local
 send with the step's deadline). Keys whose ends share the task stay in-process. `start_abort`
 also fails and cancels every remote fetch in flight. Callbacks of remote fetches run on the
-transport's pool, never on gRPC's own threads.
+call lane's reader (`lane`, whose writes never block) or on the transport's pool, never on
+gRPC's own threads.
 """
 
 from __future__ import annotations

@@ -6,12 +6,16 @@ encodes `body` as a wire envelope and sends it as one message, or streamed in ch
 server's bulk lane (`bulk`), or else as a stream from ``tensorweave.Transfer/Fetch``. Errors
 come back as the `OpError` the server raised (code and message, with node and op when known); a
 failure of the transport itself becomes `UnavailableError` (or the code's error) naming the task
-and its address. `call_async` does the same without blocking and calls back exactly once.
+and its address. `call_async` does the same without blocking and calls back exactly once. After
+its first call a peer asks the server for its call lane (`lane`; plaintext servers only) in the
+background; once that is open, requests of at most one chunk take it instead of gRPC, with the
+same replies and errors.
 
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
 authenticated (shared token) and decoded before the method runs, and any failure becomes an
 error status -- never a crash. A reply larger than one chunk is parked in the `Outbox` for the
-client to fetch, and reclaimed if it never does.
+client to fetch, and reclaimed if it never does. `lane_methods` serves the same methods to the
+call lane.
 
 Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
 """
@@ -30,7 +34,7 @@ import attrs
 import grpc
 
 from tensorweave import errors
-from tensorweave.plugins.grpc import bulk, wire
+from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 
 MASTER = "tensorweave.Master"
@@ -42,6 +46,8 @@ ORIGIN_KEY = "tw-error-origin"
 NODE_KEY = "tw-error-node"
 OP_KEY = "tw-error-op"
 MAX_MESSAGE_BYTES = wire.CHUNK_BYTES + 4096
+LANE_PROBE_SECONDS = 5.0  # the longest a peer waits to learn whether the server has a lane
+LANE_RETRY_SECONDS = 1.0  # after a failed attempt to open the lane, gRPC alone for this long
 OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
@@ -54,6 +60,7 @@ OPTIONS = [
 # gRPC binds with SO_REUSEPORT by default: two servers could then share one task's port
 SERVER_OPTIONS = [*OPTIONS, ("grpc.so_reuseport", 0)]
 _STATUS_BY_CODE = {status.value[0]: status for status in grpc.StatusCode}
+_NEVER = float("inf")
 
 
 # -- security -----------------------------------------------------------------------------------
@@ -141,10 +148,18 @@ def rebuild_error(exc: grpc.RpcError, task: str, address: str) -> errors.OpError
     cls = errors.exception_type_from_error_code(code.value[0])
     if trailing.get(ORIGIN_KEY) == "app":
         return cls(trailing.get(NODE_KEY) or None, trailing.get(OP_KEY) or None, details)
-    who = f"Task {task} at {address}" if task.startswith("/job:") else f"Master at {address}"
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-        return errors.UnavailableError(None, None, f"{who} is unavailable: {details}")
-    return cls(None, None, f"{details} (from {who})")
+        return unavailable(task, address, details)
+    return cls(None, None, f"{details} (from {_who(task, address)})")
+
+
+def _who(task: str, address: str) -> str:
+    return f"Task {task} at {address}" if task.startswith("/job:") else f"Master at {address}"
+
+
+def unavailable(task: str, address: str, details: str) -> errors.UnavailableError:
+    """The error of a call that the transport could not complete."""
+    return errors.UnavailableError(None, None, f"{_who(task, address)} is unavailable: {details}")
 
 
 class Peer:
@@ -161,6 +176,13 @@ class Peer:
         self._methods: dict[tuple[str, str], Any] = {}
         self._inflight: set[Any] = set()  # async calls are cancelled if garbage-collected
         self._lock = threading.Lock()
+        # the call lane (`lane`): asked for in the background after the first call; a TLS
+        # channel never asks, its server offers none
+        self._lane: lane.Lane | None = None
+        self._lane_digest = lane.token_digest(security.auth_token)
+        self._lane_next_try = 0.0 if lane.enabled() and security.root_ca is None else _NEVER
+        self._lane_probing = False
+        self._closed = False
 
     def _method(self, kind: str, path: str) -> Any:
         callable_ = self._methods.get((kind, path))
@@ -173,11 +195,72 @@ class Peer:
     def error(self, exc: grpc.RpcError) -> errors.OpError:
         return rebuild_error(exc, self.task, self.address)
 
+    def _unavailable(self, details: str) -> errors.UnavailableError:
+        return unavailable(self.task, self.address, details)
+
+    # -- the call lane ----------------------------------------------------------------------------
+
+    def _ready_lane(self) -> lane.Lane | None:
+        """The open call lane, if any; else starts opening one (unless that failed lately)."""
+        current = self._lane
+        if current is not None and current.broken is None:
+            return current
+        if time.monotonic() >= self._lane_next_try:
+            with self._lock:
+                start = not self._lane_probing and not self._closed
+                self._lane_probing = True
+            if start:
+                threading.Thread(target=self._open_lane, name="tw-lane-open",
+                                 daemon=True).start()
+        return None
+
+    def _open_lane(self) -> None:
+        """Ask the server for its lane's port (over gRPC, so the question is authenticated)
+        and connect; on failure, gRPC alone for `LANE_RETRY_SECONDS`."""
+        opened, retry = None, time.monotonic() + LANE_RETRY_SECONDS
+        try:
+            reply = self._method("uu", f"/{TRANSFER}/Lane")(
+                wire.encode({}).frame(), timeout=LANE_PROBE_SECONDS, metadata=self._metadata)
+            port = wire.decode(reply).body.get("port")
+            if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+                retry = _NEVER  # the server offers no lane
+            else:
+                opened = lane.Lane(self.host, port, self._lane_digest, self._unavailable,
+                                   self.pool, LANE_PROBE_SECONDS)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.UNIMPLEMENTED:
+                retry = _NEVER  # a server without the lane method
+        except (OSError, ValueError, AttributeError, errors.OpError):
+            pass
+        with self._lock:
+            self._lane_probing = False
+            if opened is not None and self._closed:
+                opened.close()
+            elif opened is not None:
+                self._lane = opened
+            else:
+                self._lane_next_try = retry
+
+    # -- calls --------------------------------------------------------------------------------
+
     def call(self, service: str, method: str, body: Any, timeout: float) -> Any:
         """Send `body` to ``service/method`` and return the reply body."""
         deadline = time.monotonic() + timeout
         envelope = wire.encode(body)
         path = f"/{service}/{method}"
+        current = self._ready_lane() if envelope.size <= wire.CHUNK_BYTES else None
+        if current is not None:
+            try:
+                message = wire.decode(current.call(path.encode(), envelope.frame(), timeout))
+            except lane.LaneClosedError:
+                pass  # broke before sending: nothing reached the server; take gRPC
+            else:
+                try:
+                    if message.kind == wire.KIND_DEFERRED:
+                        message = self._fetch(message.body, deadline)
+                except grpc.RpcError as exc:
+                    raise self.error(exc) from None
+                return message.body
         try:
             if envelope.size <= wire.CHUNK_BYTES:
                 reply = self._method("uu", path)(envelope.frame(), timeout=timeout,
@@ -221,13 +304,22 @@ class Peer:
 
     def call_async(self, service: str, method: str, body: Any, timeout: float,
                    callback: Callable[[errors.OpError | None, Any], None] | None = None,
-                   ) -> Callable[[], None]:
+                   quick: bool = False) -> Callable[[], None]:
         """Start ``service/method``; `callback(error, reply)` runs once it finishes (on the
-        peer's pool when it has one). Returns a function that cancels the call. Without a
+        peer's pool when it has one; a `quick` callback, one that never blocks, may run on the
+        call lane's reader instead). Returns a function that cancels the call. Without a
         callback, the call is fire-and-forget: failures are dropped."""
         deadline = time.monotonic() + timeout
         envelope = wire.encode(body)
         path = f"/{service}/{method}"
+        current = self._ready_lane() if envelope.size <= wire.CHUNK_BYTES else None
+        if current is not None:
+            try:
+                return current.start(path.encode(), envelope.frame(), timeout,
+                                     None if callback is None else
+                                     self._lane_reply(callback, deadline, quick), quick)
+            except lane.LaneClosedError:
+                pass  # broke before sending: nothing reached the server; take gRPC
         try:
             if envelope.size <= wire.CHUNK_BYTES:
                 future = self._method("uu", path).future(envelope.frame(), timeout=timeout,
@@ -274,7 +366,48 @@ class Peer:
         future.add_done_callback(done)
         return future.cancel
 
+    def _lane_reply(self, callback: Callable[[errors.OpError | None, Any], None],
+                    deadline: float, quick: bool) -> lane.Callback:
+        """`callback` for a lane call: decodes the reply, and fetches a deferred one (on the
+        pool, if the reply came on the lane's reader)."""
+
+        def fetched(message: wire.Message) -> None:
+            error = None
+            try:
+                message = self._fetch(message.body, deadline)
+            except grpc.RpcError as exc:
+                error = self.error(exc)
+            except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
+                error = _as_op_error(exc)
+            callback(error, None if error is not None else message.body)
+
+        def on_reply(error: errors.OpError | None, payload: Any) -> None:
+            if error is not None:
+                callback(error, None)
+                return
+            try:
+                message = wire.decode(payload)
+            except errors.OpError as exc:
+                callback(exc, None)
+                return
+            if message.kind != wire.KIND_DEFERRED:
+                callback(None, message.body)
+            elif quick and self.pool is not None:
+                try:
+                    self.pool.submit(fetched, message)
+                except RuntimeError:  # the pool is shut down: the process is stopping
+                    fetched(message)
+            else:
+                fetched(message)
+
+        return on_reply
+
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            current, self._lane = self._lane, None
+        if current is not None:
+            current.close()
         self.channel.close()
 
 
@@ -282,9 +415,11 @@ class Peer:
 
 
 Method = Callable[[Any], Any]
+# ``fn(body, reply)``: starts the work without blocking; ``reply(error, reply body)`` once
+AsyncMethod = Callable[[Any, Callable[[BaseException | None, Any], None]], None]
 
 
-def _as_op_error(exc: Exception) -> errors.OpError:
+def _as_op_error(exc: BaseException) -> errors.OpError:
     if isinstance(exc, errors.OpError):
         return exc
     if isinstance(exc, MemoryError):
@@ -296,9 +431,11 @@ class ServiceHandlers:
     """Serves one service's methods (``name -> fn(body) -> reply body``) over gRPC."""
 
     def __init__(self, service: str, methods: Mapping[str, Method], security: Security,
-                 outbox: Outbox, reply_ttl: float, bulk_port: int | None = None) -> None:
+                 outbox: Outbox, reply_ttl: float, bulk_port: int | None = None,
+                 async_methods: Mapping[str, AsyncMethod] | None = None) -> None:
         self.service = service
         self.methods = dict(methods)
+        self.async_methods = dict(async_methods or {})
         self._token = security.auth_token.encode()
         self._outbox = outbox
         self._reply_ttl = reply_ttl
@@ -334,6 +471,48 @@ class ServiceHandlers:
         if self._bulk_port is not None:
             ref["bulk_port"] = self._bulk_port
         return wire.encode(ref, wire.KIND_DEFERRED).frame()
+
+    def lane_methods(self) -> tuple[dict[bytes, lane.Handler], dict[bytes, lane.InlineHandler]]:
+        """The methods as the call lane serves them (``b"/service/Method"`` -> handler): those
+        run on the handler pool, and those with an asynchronous form, started on the lane's
+        reader and answered from their callback. The lane authenticates its connection once,
+        so the handlers do not."""
+
+        def pooled(fn: Method) -> lane.Handler:
+            def handle(request: bytearray) -> bytes:
+                try:
+                    return self._reply(fn(_request_body(wire.decode(request))))
+                except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
+                    raise _as_op_error(exc) from None
+
+            return handle
+
+        def started(fn: AsyncMethod) -> lane.InlineHandler:
+            def handle(request: bytearray, respond: lane.Responder) -> None:
+                def reply(error: BaseException | None, body: Any) -> None:
+                    if error is None:
+                        try:
+                            data = self._reply(body)
+                        except Exception as exc:  # noqa: BLE001
+                            respond(_as_op_error(exc), None)
+                            return
+                        respond(None, data)
+                    else:
+                        respond(_as_op_error(error), None)
+
+                try:
+                    fn(_request_body(wire.decode(request)), reply)
+                except Exception as exc:  # noqa: BLE001
+                    raise _as_op_error(exc) from None
+
+            return handle
+
+        def path(name: str) -> bytes:
+            return f"/{self.service}/{name}".encode()
+
+        return ({path(name): pooled(fn) for name, fn in self.methods.items()
+                 if name not in self.async_methods},
+                {path(name): started(fn) for name, fn in self.async_methods.items()})
 
     def _unary(self, fn: Method) -> Callable[[bytes, grpc.ServicerContext], bytes]:
         def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
@@ -380,9 +559,17 @@ def fail(context: grpc.ServicerContext, error: errors.OpError) -> None:
     context.abort(code, error.message)
 
 
-def transfer_handler(security: Security, outbox: Outbox) -> grpc.GenericRpcHandler:
-    """``tensorweave.Transfer/Fetch``: stream a parked reply in chunks."""
+def transfer_handler(security: Security, outbox: Outbox,
+                     lane_port: int | None = None) -> grpc.GenericRpcHandler:
+    """``tensorweave.Transfer/Fetch``: stream a parked reply in chunks; ``Transfer/Lane``: the
+    call lane's port (``{"port": int}``, or ``{}`` when the server offers no lane)."""
     auth = ServiceHandlers(TRANSFER, {}, security, outbox, 0.0)
+    lane_reply = wire.encode({} if lane_port is None else {"port": lane_port}).frame()
+
+    def lane_port_of(request: bytes, context: grpc.ServicerContext) -> bytes:
+        if not auth.authorized(context):
+            auth.reject(context)
+        return lane_reply
 
     def fetch(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
         if not auth.authorized(context):
@@ -399,4 +586,5 @@ def transfer_handler(security: Security, outbox: Outbox) -> grpc.GenericRpcHandl
         yield from envelope.chunks()
 
     return grpc.method_handlers_generic_handler(
-        TRANSFER, {"Fetch": grpc.unary_stream_rpc_method_handler(fetch)})
+        TRANSFER, {"Fetch": grpc.unary_stream_rpc_method_handler(fetch),
+                   "Lane": grpc.unary_unary_rpc_method_handler(lane_port_of)})

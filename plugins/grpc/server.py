@@ -4,10 +4,11 @@ Contract: the server owns the task's `Worker` (its devices, so variables outlive
 `MasterService` whose sessions span the whole cluster, one `WorkerStub` per peer task, shared
 by sessions and by the remote rendezvous, and (without TLS) the bulk lane for large replies.
 It binds exactly ``host:port`` (the host of the task's address unless `options.host` says
-otherwise); `target` is ``grpc://host:port`` with the port actually bound. A background sweep
-sends queued step cleanups, closes idle sessions, reclaims steps whose master never cleaned
-them and drops unfetched replies. `stop` ends every call, session and channel; `join` returns
-once stopped.
+otherwise); `target` is ``grpc://host:port`` with the port actually bound. Without TLS the bulk
+lane's port also serves the call lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run
+on the same handler pool as gRPC's. A background sweep sends queued step cleanups, closes idle
+sessions, reclaims steps whose master never cleaned them and drops unfetched replies. `stop`
+ends every call, session and channel; `join` returns once stopped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import grpc
 
 from tensorweave import errors
 from tensorweave.plugin_manager import get_registries
+from tensorweave.plugins.grpc import lane
 from tensorweave.plugins.grpc.bulk import BulkServer
 from tensorweave.plugins.grpc.master_service import MasterService
 from tensorweave.plugins.grpc.outbox import Outbox
@@ -70,21 +72,36 @@ class GrpcServer:
         self.outbox = Outbox()
         self.master = MasterService(self.task, self._session_workers, registries,
                                     options.session_gc_seconds)
-        self._server = grpc.server(ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc"),
-                                   options=SERVER_OPTIONS)
+        # gRPC's handlers and the call lane's share one pool
+        self._handlers = ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc")
+        self._server = grpc.server(self._handlers, options=SERVER_OPTIONS)
         bound = self.security.bind(self._server, f"{options.host or host}:{port}")
         self.address = f"{host}:{bound}"
         ttl = config.timeout_seconds
-        # TLS replies stay inside gRPC's encryption; plaintext ones may take the bulk lane
+        calls = self._serve_lane if lane.enabled() else None  # (connections come after start)
+        # TLS replies stay inside gRPC's encryption; plaintext ones may take the bulk lane (and
+        # calls the call lane)
         self.bulk = None if self.security.cert is not None else BulkServer(
-            options.host or host, self.outbox, ttl)
+            options.host or host, self.outbox, ttl, calls)
         bulk_port = None if self.bulk is None else self.bulk.port
+        worker_service = WorkerService(self.worker)
+        services = [
+            ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox, ttl,
+                            bulk_port),
+            ServiceHandlers(WORKER, worker_service.methods(), self.security, self.outbox, ttl,
+                            bulk_port, worker_service.async_methods()),
+        ]
+        self._lane_methods: dict[bytes, lane.Handler] = {}
+        self._lane_inline: dict[bytes, lane.InlineHandler] = {}
+        for service in services:
+            pooled, inline = service.lane_methods()
+            self._lane_methods.update(pooled)
+            self._lane_inline.update(inline)
+        self._lane_digest = lane.token_digest(self.security.auth_token)
         self._server.add_generic_rpc_handlers((
-            ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox,
-                            ttl, bulk_port).generic_handler(),
-            ServiceHandlers(WORKER, WorkerService(self.worker).methods(), self.security,
-                            self.outbox, ttl, bulk_port).generic_handler(),
-            transfer_handler(self.security, self.outbox),
+            *(service.generic_handler() for service in services),
+            transfer_handler(self.security, self.outbox,
+                             bulk_port if calls is not None else None),
         ))
         self._sweep_interval = max(0.05, min(1.0, options.session_gc_seconds / 4))
         self._stopping = threading.Event()
@@ -117,6 +134,10 @@ class GrpcServer:
     def _session_workers(self) -> dict[str, Any]:
         return {name: self.worker if name == self.task.name else self.stub(name)
                 for name in self._addresses}
+
+    def _serve_lane(self, conn: Any, digest: bytes) -> None:
+        lane.serve(conn, digest, self._lane_digest, self._lane_methods, self._handlers,
+                   self._lane_inline)
 
     def _rendezvous(self, step_id: int) -> Rendezvous:
         return RemoteRendezvous(step_id, self.task.name, self.stub, self.config.timeout_seconds)
@@ -161,6 +182,7 @@ class GrpcServer:
         self._server.stop(grace).wait()
         if self.bulk is not None:
             self.bulk.close()
+        self._handlers.shutdown(wait=False, cancel_futures=True)
         self.master.close()
         self.worker.close()
         with self._lock:

@@ -58,6 +58,7 @@ MAX_RANK = 32
 _PREAMBLE = struct.Struct("<2sBBIIIQ")
 _U8, _U32, _I32, _I64, _F64 = (struct.Struct(f) for f in ("<B", "<I", "<i", "<q", "<d"))
 _TENSOR_ENTRY = struct.Struct("<BB")
+_TAG_U32, _TAG_I64 = struct.Struct("<BI"), struct.Struct("<Bq")
 
 (T_NONE, T_FALSE, T_TRUE, T_INT, T_FLOAT, T_STR, T_BYTES, T_LIST, T_TUPLE, T_DICT, T_DTYPE,
  T_SHAPE, T_TENSOR, T_SCALAR) = range(14)
@@ -110,6 +111,19 @@ class _Encoder:
         out = self.out
         if depth > MAX_DEPTH:
             raise errors.InvalidArgumentError(None, None, "Value nested too deeply to send")
+        # the common exact types first (the same bytes as their branch below)
+        kind = type(v)
+        if kind is str:
+            data = v.encode()
+            out += _TAG_U32.pack(T_STR, len(data))
+            out += data
+            return
+        if kind is int and -(1 << 63) <= v < (1 << 63):
+            out += _TAG_I64.pack(T_INT, v)
+            return
+        if kind is dict or kind is list:
+            self._container(v, depth)
+            return
         if v is None:
             out.append(T_NONE)
         elif isinstance(v, np.ndarray):
@@ -152,24 +166,28 @@ class _Encoder:
             out += _I32.pack(-1 if dims is None else len(dims))
             for d in dims or ():
                 out += _I64.pack(-1 if d is None else d)
-        elif isinstance(v, (list, tuple)):
-            out.append(T_LIST if isinstance(v, list) else T_TUPLE)
-            out += _U32.pack(len(v))
-            for item in v:
-                self.value(item, depth + 1)
-        elif isinstance(v, dict):
-            out.append(T_DICT)
-            out += _U32.pack(len(v))
+        elif isinstance(v, (list, tuple, dict)):
+            self._container(v, depth)
+        else:
+            raise errors.InvalidArgumentError(
+                None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
+                "wire schema has no encoding for it")
+
+
+    def _container(self, v: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> None:
+        out = self.out
+        if isinstance(v, dict):
+            out += _TAG_U32.pack(T_DICT, len(v))
             for key, item in v.items():
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
                     raise errors.InvalidArgumentError(
                         None, None, f"Cannot send a dict key of type {type(key).__name__}")
                 self.value(key, depth + 1)
                 self.value(item, depth + 1)
-        else:
-            raise errors.InvalidArgumentError(
-                None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
-                "wire schema has no encoding for it")
+            return
+        out += _TAG_U32.pack(T_LIST if isinstance(v, list) else T_TUPLE, len(v))
+        for item in v:
+            self.value(item, depth + 1)
 
 
 @attrs.frozen
@@ -333,31 +351,28 @@ class _Decoder:
     def value(self, depth: int = 0) -> Any:
         if depth > MAX_DEPTH:
             raise _malformed("values nested too deeply")
-        tag = self.buf[self._take(1)]
-        buf = self.buf
-        if tag == T_NONE:
-            return None
-        if tag == T_FALSE:
-            return False
-        if tag == T_TRUE:
-            return True
-        if tag == T_INT:
-            return _I64.unpack_from(buf, self._take(8))[0]
-        if tag == T_FLOAT:
-            return _F64.unpack_from(buf, self._take(8))[0]
-        if tag in (T_STR, T_BYTES):
+        buf, pos, end = self.buf, self.pos, self.end
+        if pos >= end:
+            raise _malformed("message body is truncated")
+        tag = buf[pos]
+        if tag == T_STR and pos + 5 <= end:  # the common tags first, bounds checked inline
+            n = _U32.unpack_from(buf, pos + 1)[0]
+            start = pos + 5
+            if start + n <= end:
+                self.pos = start + n
+                try:
+                    return str(buf[start:start + n], "utf-8")
+                except UnicodeDecodeError:
+                    raise _malformed("string is not valid UTF-8") from None
+        if tag == T_INT and pos + 9 <= end:
+            self.pos = pos + 9
+            return _I64.unpack_from(buf, pos + 1)[0]
+        self.pos = pos + 1
+        if tag == T_STR:  # truncated
             n = _U32.unpack_from(buf, self._take(4))[0]
-            start = self._take(n)
-            raw = buf[start:start + n]
-            if tag == T_BYTES:
-                return bytes(raw)
-            try:
-                return str(raw, "utf-8")
-            except UnicodeDecodeError:
-                raise _malformed("string is not valid UTF-8") from None
-        if tag in (T_LIST, T_TUPLE):
-            items = [self.value(depth + 1) for _ in range(self._count())]
-            return items if tag == T_LIST else tuple(items)
+            self._take(n)
+        if tag == T_INT:  # truncated
+            self._take(8)
         if tag == T_DICT:
             out = {}
             for _ in range(self._count()):
@@ -366,6 +381,21 @@ class _Decoder:
                     raise _malformed(f"dict key of type {type(key).__name__}")
                 out[key] = self.value(depth + 1)
             return out
+        if tag == T_NONE:
+            return None
+        if tag == T_FALSE:
+            return False
+        if tag == T_TRUE:
+            return True
+        if tag == T_FLOAT:
+            return _F64.unpack_from(buf, self._take(8))[0]
+        if tag == T_BYTES:
+            n = _U32.unpack_from(buf, self._take(4))[0]
+            start = self._take(n)
+            return bytes(buf[start:start + n])
+        if tag in (T_LIST, T_TUPLE):
+            items = [self.value(depth + 1) for _ in range(self._count())]
+            return items if tag == T_LIST else tuple(items)
         if tag == T_DTYPE:
             code = buf[self._take(1)]
             dtype = _DTYPE_BY_CODE.get(code)

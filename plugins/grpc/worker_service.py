@@ -2,7 +2,9 @@
 one from another process with the same methods the master calls in-process.
 
 Contract: the service's methods are those of ``tensorweave.Worker`` in SCHEMA.md; each request
-is validated (`codec`) before the worker sees it. The stub's control calls (status, register)
+is validated (`codec`) before the worker sees it. RunGraph and RecvTensor also have an
+asynchronous form (`async_methods`) that the call lane starts without holding a thread and that
+answers from the worker's callback. The stub's control calls (status, register)
 block with the configured deadline; a step's run waits for the step's own deadline plus a grace
 (or runs asynchronously with `run_graph_async`); abort and deregister are sent without waiting,
 so a dead peer never delays the caller; cleanups are queued and travel with the next RunGraph,
@@ -20,7 +22,7 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.plugins.grpc import codec
-from tensorweave.plugins.grpc.rpc import WORKER, Method, Peer
+from tensorweave.plugins.grpc.rpc import WORKER, AsyncMethod, Method, Peer
 from tensorweave.runtime.device import DeviceAttributes
 from tensorweave.runtime.executor import NodeStats
 from tensorweave.runtime.master import DEADLINE_GRACE_SECONDS
@@ -70,24 +72,55 @@ class WorkerService:
         self.worker.deregister_graph(handle)
         return {}
 
-    def run_graph(self, body: dict[str, Any]) -> dict[str, Any]:
+    def async_methods(self) -> dict[str, AsyncMethod]:
+        """The methods that can answer from a callback instead of holding a thread."""
+        return {"RunGraph": self.run_graph_async, "RecvTensor": self.recv_tensor_async}
+
+    def _run_request(self, body: dict[str, Any]) -> tuple[str, int, dict[int, Any], bool,
+                                                          float | None]:
         message = "RunGraphRequest"
         handle, args, collect_stats = codec.fields(body, message, handle=str, args=dict,
                                                    collect_stats=bool)
         step_id = _step(body, message)
         self._cleanup(body.get("cleanup", []), message)
         timeout = codec.optional_float(body, message, "timeout")
-        args = codec.tensors_by(int, args, message, "args")
-        retvals, stats = self.worker.run_graph(handle, step_id, args, collect_stats, timeout)
+        return (handle, step_id, codec.tensors_by(int, args, message, "args"), collect_stats,
+                timeout)
+
+    @staticmethod
+    def _run_reply(retvals: dict[int, Any], stats: dict[str, list[NodeStats]],
+                   collect_stats: bool) -> dict[str, Any]:
         return {"retvals": {i: np.asarray(v) for i, v in retvals.items()},
                 "stats": codec.stats_to_wire(stats) if collect_stats else {}}
 
-    def recv_tensor(self, body: dict[str, Any]) -> dict[str, Any]:
+    def run_graph(self, body: dict[str, Any]) -> dict[str, Any]:
+        handle, step_id, args, collect_stats, timeout = self._run_request(body)
+        retvals, stats = self.worker.run_graph(handle, step_id, args, collect_stats, timeout)
+        return self._run_reply(retvals, stats, collect_stats)
+
+    def run_graph_async(self, body: dict[str, Any],
+                        reply: Callable[[BaseException | None, Any], None]) -> None:
+        handle, step_id, args, collect_stats, timeout = self._run_request(body)
+
+        def done(error: BaseException | None, result: Any) -> None:
+            reply(error, None if error is not None else self._run_reply(*result, collect_stats))
+
+        self.worker.run_graph_async(handle, step_id, args, collect_stats, timeout, done)
+
+    def _recv_request(self, body: dict[str, Any]) -> tuple[int, str, float | None]:
         message = "RecvTensorRequest"
         (key,) = codec.fields(body, message, key=str)
-        step_id = _step(body, message)
-        timeout = codec.optional_float(body, message, "timeout")
-        return {"tensor": np.asarray(self.worker.recv_tensor(step_id, key, timeout))}
+        return _step(body, message), key, codec.optional_float(body, message, "timeout")
+
+    def recv_tensor(self, body: dict[str, Any]) -> dict[str, Any]:
+        return {"tensor": np.asarray(self.worker.recv_tensor(*self._recv_request(body)))}
+
+    def recv_tensor_async(self, body: dict[str, Any],
+                          reply: Callable[[BaseException | None, Any], None]) -> None:
+        def done(error: BaseException | None, value: Any) -> None:
+            reply(error, None if error is not None else {"tensor": np.asarray(value)})
+
+        self.worker.recv_tensor_async(*self._recv_request(body), done)
 
     def _cleanup(self, step_ids: Any, message: str) -> None:
         if not isinstance(step_ids, list) or not all(
@@ -169,7 +202,8 @@ class WorkerStub:
     def run_graph_async(self, handle: str, step_id: int, args: dict[int, Any],
                         collect_stats: bool, timeout: float,
                         callback: Callable[[BaseException | None, Any], None]) -> None:
-        """`run_graph` without blocking: `callback(error, (retvals, stats))` runs once."""
+        """`run_graph` without blocking: `callback(error, (retvals, stats))` runs once; it must
+        be quick and never block (a master's step bookkeeping)."""
 
         def done(error: errors.OpError | None, body: Any) -> None:
             if error is None:
@@ -181,7 +215,7 @@ class WorkerStub:
 
         self.peer.call_async(WORKER, "RunGraph", self._run_request(
             handle, step_id, args, collect_stats, timeout), timeout + DEADLINE_GRACE_SECONDS,
-            done)
+            done, quick=True)
 
     def cleanup_step(self, step_id: int) -> None:
         """Queued: sent with the next `run_graph`, or by `flush_cleanups`."""
@@ -205,7 +239,9 @@ class WorkerStub:
                           callback: Callable[[errors.OpError | None, Any], None],
                           ) -> Callable[[], None]:
         """Fetch the tensor sent under `key` in step `step_id` from this task; `callback(error,
-        array)` runs once. Returns a function that cancels the fetch."""
+        array)` runs once, perhaps on the call lane's reader, so it must never wait (a step's
+        continuation: kernels run, nothing blocks). Returns a function that cancels the
+        fetch."""
 
         def done(error: errors.OpError | None, body: Any) -> None:
             if error is None:
@@ -217,4 +253,4 @@ class WorkerStub:
 
         return self.peer.call_async(WORKER, "RecvTensor", {
             "step_id": step_id, "key": key, "timeout": timeout},
-            timeout + DEADLINE_GRACE_SECONDS, done)
+            timeout + DEADLINE_GRACE_SECONDS, done, quick=True)

@@ -1,0 +1,430 @@
+"""The call lane: the services' calls over one plain TCP connection per peer, beside gRPC.
+
+A gRPC call from Python costs about half a millisecond between two processes of one machine,
+ten times a loopback round trip; a small distributed step makes several in a row. The lane
+carries the same requests and replies (the same wire envelopes, to the same service methods)
+over a persistent socket instead, for plaintext servers only (a TLS server opens no lane, so its
+traffic stays encrypted).
+
+Contract: the server end runs on the bulk lane's listener (`bulk.BulkServer`). A client
+connects, sends ``b"TWC1"`` and the 16-byte `token_digest` of the cluster's token; a server
+whose token digest differs closes the connection without a byte, else it answers ``b"TWC1"``.
+Then each side writes frames: a `FRAME` header (call id, payload length, kind, method-name
+length), the method name (requests only, ``/<service>/<Method>``), and the payload, one wire
+envelope of at most `MAX_PAYLOAD` bytes. A reply (kind `REPLY`) or error (kind `ERROR`, body
+``{"code", "message", "node", "op"}``) carries its request's call id; calls may be answered in
+any order. A malformed frame closes the connection. Requests run on the server's handler pool,
+except those with an asynchronous form (RunGraph, RecvTensor): these start on the connection's
+reader and answer from their callback, so no thread waits for a step or a tensor.
+
+`Lane` is the client end: `call` blocks for the reply with a deadline, `start` calls back
+exactly once (with the reply payload or an `OpError`), on the given pool, or on the reader for
+a quick callback. When the connection breaks, every call in flight fails with the peer's
+`UnavailableError` and the lane is `broken` for good (the peer opens a new one). A call whose
+deadline passes fails with `UnavailableError` too, as a gRPC call's would. Neither end ever
+blocks on a write (`_Writer`), so readers that run callbacks cannot wait on each other.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import os
+import select
+import socket
+import struct
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
+from typing import Any
+
+from tensorweave import errors
+from tensorweave.plugins.grpc import wire
+
+MAGIC = b"TWC1"
+FRAME = struct.Struct("<QQBBH4x")  # call id, payload bytes, kind, reserved, method name bytes
+REQUEST, REPLY, ERROR = 0, 1, 2
+MAX_PAYLOAD = wire.CHUNK_BYTES + 4096
+MAX_NAME = 128
+_SCAN_MS = 250  # how often the reader looks for calls past their deadline
+
+Handler = Callable[[bytearray], bytes]
+Responder = Callable[[errors.OpError | None, bytes | None], None]
+InlineHandler = Callable[[bytearray, Responder], None]
+Callback = Callable[[errors.OpError | None, Any], None]
+
+
+def enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process uses the lane: ``TENSORWEAVE_CALL_LANE=0`` turns it off (servers
+    then offer none, clients ask for none), so every call takes gRPC."""
+    if not (hasattr(socket, "MSG_DONTWAIT") and hasattr(select, "poll")):
+        return False  # the lane's writers and readers need both (not on Windows)
+    return (os.environ if environ is None else environ).get("TENSORWEAVE_CALL_LANE", "1") != "0"
+
+
+def _nothing() -> None:
+    pass
+
+
+def token_digest(token: str) -> bytes:
+    """The 16 bytes a client presents for the shared token (empty: no token)."""
+    return hashlib.sha256(token.encode()).digest()[:16]
+
+
+class _ClosedError(Exception):
+    """The connection ended (or carried something that is not a frame)."""
+
+
+class LaneClosedError(Exception):
+    """The lane broke before the call was sent: nothing reached the server; use gRPC."""
+
+
+def _recv_into(conn: socket.socket, buffer: bytearray) -> bytearray:
+    view = memoryview(buffer)
+    got, n = 0, len(buffer)
+    while got < n:
+        k = conn.recv_into(view[got:], min(n - got, wire.CHUNK_BYTES))
+        if not k:
+            raise _ClosedError("connection closed")
+        got += k
+    return buffer
+
+
+def _read_frame(conn: socket.socket) -> tuple[int, int, bytes, bytearray]:
+    """(call id, kind, method name, payload) of the next frame."""
+    call_id, length, kind, reserved, name_len = FRAME.unpack(_recv_into(conn,
+                                                                         bytearray(FRAME.size)))
+    if kind > ERROR or reserved or name_len > MAX_NAME or length > MAX_PAYLOAD \
+            or (kind == REQUEST) != (name_len > 0):
+        raise _ClosedError("malformed frame")
+    name = bytes(_recv_into(conn, bytearray(name_len))) if name_len else b""
+    return call_id, kind, name, _recv_into(conn, bytearray(length))
+
+
+class _Writer:
+    """Writes frames onto one connection, in order, without ever blocking the caller: what the
+    socket does not take at once is queued and written by a drain thread of the connection's
+    own. So a lane's reader, which runs callbacks and inline handlers, never waits for a peer
+    whose own reader might be waiting for it."""
+
+    def __init__(self, conn: socket.socket, name: str) -> None:
+        self._conn = conn
+        self._name = name
+        self._cond = threading.Condition()
+        self._queue: deque[memoryview] = deque()
+        self._draining = False
+        self._thread: threading.Thread | None = None
+        self.failed: str | None = None
+
+    def frame(self, call_id: int, kind: int, name: bytes, payload: bytes) -> None:
+        """Queue one frame; raises `OSError` if the connection failed."""
+        parts = [FRAME.pack(call_id, len(payload), kind, 0, len(name)) + name, payload]
+        with self._cond:
+            if self.failed is not None:
+                raise OSError(self.failed)
+            if not self._draining:
+                try:
+                    sent = self._conn.sendmsg(parts, [], socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    sent = 0
+                except OSError as exc:
+                    self.failed = f"connection lost: {exc}"
+                    raise
+                for part in parts:
+                    if sent >= len(part):
+                        sent -= len(part)
+                        continue
+                    self._queue.append(memoryview(part)[sent:])
+                    sent = 0
+                if not self._queue:
+                    return
+                self._draining = True
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._drain, name=self._name,
+                                                    daemon=True)
+                    self._thread.start()
+            else:
+                self._queue.extend(memoryview(part) for part in parts)
+            self._cond.notify()
+
+    def _drain(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    if self.failed is not None:
+                        return
+                    self._draining = False
+                    self._cond.wait()
+                data = self._queue.popleft()
+            try:
+                self._conn.sendall(data)
+            except OSError as exc:
+                self.close(f"connection lost: {exc}")
+                return
+
+    def close(self, reason: str) -> None:
+        with self._cond:
+            if self.failed is None:
+                self.failed = reason
+            self._queue.clear()
+            self._cond.notify()
+
+
+def error_payload(error: errors.OpError) -> bytes:
+    node = error.node_def if isinstance(error.node_def, str) else None
+    op = error.op if isinstance(error.op, str) else None
+    return wire.encode({"code": error.error_code, "message": error.message, "node": node,
+                        "op": op}).frame()
+
+
+def _error_from_payload(payload: bytearray) -> errors.OpError:
+    body = wire.decode(payload).body
+    code = body.get("code") if isinstance(body, dict) else None
+    if not isinstance(code, int) or not isinstance(body.get("message"), str):
+        return errors.InternalError(None, None, "Malformed error reply on the call lane")
+    cls = errors.exception_type_from_error_code(code)
+    return cls(body.get("node") or None, body.get("op") or None, body["message"])
+
+
+# -- server -------------------------------------------------------------------------------------
+
+
+def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[bytes, Handler],
+          pool: Executor, inline: Mapping[bytes, InlineHandler]) -> None:
+    """Serve the calls of one client on `conn` (its greeting's magic already read, `digest` the
+    token digest it presented) until it closes; closes `conn`. A request for one of `methods`
+    runs on `pool`; one for an `inline` handler starts on this thread, which must not block,
+    and is answered by the handler's responder, from whatever thread calls it (once)."""
+    writer = _Writer(conn, "tw-lane-writer")
+
+    def responder(call_id: int) -> Responder:
+        def respond(error: errors.OpError | None, reply: bytes | None) -> None:
+            kind, payload = (REPLY, reply) if error is None else (ERROR, error_payload(error))
+            try:
+                writer.frame(call_id, kind, b"", payload)
+            except OSError:
+                pass  # the client went away; its calls failed on its side
+
+        return respond
+
+    def handle(call_id: int, fn: Handler | None, name: bytes, payload: bytearray) -> None:
+        respond = responder(call_id)
+        try:
+            if fn is None:
+                raise errors.UnimplementedError(None, None, f"Method {name!r} is not served")
+            reply = fn(payload)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
+            respond(_op_error(exc), None)
+            return
+        respond(None, reply)
+
+    with conn:
+        try:
+            if not hmac.compare_digest(digest, expected):
+                return
+            conn.settimeout(None)
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.sendall(MAGIC)
+            while True:
+                call_id, kind, name, payload = _read_frame(conn)
+                if kind != REQUEST:
+                    return
+                started = inline.get(name)
+                if started is None:
+                    pool.submit(handle, call_id, methods.get(name), name, payload)
+                    continue
+                respond = responder(call_id)
+                try:
+                    started(payload, respond)
+                except Exception as exc:  # noqa: BLE001 - raised before it answered
+                    respond(_op_error(exc), None)
+        except (OSError, _ClosedError, RuntimeError):  # RuntimeError: the pool is shut down
+            return
+        finally:
+            writer.close("the connection is closed")
+
+
+def _op_error(exc: Exception) -> errors.OpError:
+    if isinstance(exc, errors.OpError):
+        return exc
+    return errors.InternalError(None, None, f"{type(exc).__name__}: {exc}")
+
+
+# -- client -------------------------------------------------------------------------------------
+
+
+class _Call:
+    __slots__ = ("callback", "deadline", "done", "error", "inline", "reply")
+
+    def __init__(self, callback: Callback | None, deadline: float, inline: bool = False) -> None:
+        self.callback = callback
+        self.deadline = deadline
+        self.inline = inline
+        self.done = threading.Event() if callback is None else None
+        self.error: errors.OpError | None = None
+        self.reply: Any = None
+
+
+class Lane:
+    """The client end of one connection to a peer's call lane."""
+
+    def __init__(self, host: str, port: int, digest: bytes,
+                 unavailable: Callable[[str], errors.OpError], pool: Executor | None,
+                 connect_timeout: float) -> None:
+        """Connect and greet; raises `OSError` if the lane cannot be opened."""
+        self._unavailable = unavailable
+        self._pool = pool
+        conn = socket.create_connection((host, port), timeout=connect_timeout)
+        try:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.sendall(MAGIC + digest)
+            if bytes(_recv_into(conn, bytearray(len(MAGIC)))) != MAGIC:
+                raise OSError("the server refused the call lane")
+            conn.settimeout(None)
+        except (OSError, _ClosedError) as exc:
+            conn.close()
+            raise OSError(f"cannot open the call lane: {exc}") from None
+        self._conn = conn
+        self._writer = _Writer(conn, "tw-lane-writer")
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._calls: dict[int, _Call] = {}
+        self._timed = 0  # calls in flight with a callback (the reader watches their deadlines)
+        self._next_scan = 0.0
+        self.broken: str | None = None
+        threading.Thread(target=self._read, name="tw-lane-reader", daemon=True).start()
+
+    def _begin(self, callback: Callback | None, timeout: float,
+               inline: bool = False) -> tuple[int, _Call]:
+        call = _Call(callback, time.monotonic() + timeout, inline)
+        with self._lock:
+            if self.broken is not None:
+                raise LaneClosedError(self.broken)
+            call_id = next(self._ids)
+            self._calls[call_id] = call
+            if callback is not None:
+                self._timed += 1
+        return call_id, call
+
+    def _send(self, call_id: int, name: bytes, request: bytes) -> None:
+        try:
+            self._writer.frame(call_id, REQUEST, name, request)
+        except OSError as exc:
+            self._break(f"connection lost: {exc}")
+
+    def call(self, name: bytes, request: bytes, timeout: float) -> bytearray:
+        """The reply payload of ``name(request)``; raises the call's `OpError` (`LaneClosedError`
+        if the lane was broken before)."""
+        call_id, call = self._begin(None, timeout)
+        self._send(call_id, name, request)
+        if not call.done.wait(timeout):
+            with self._lock:
+                expired = self._calls.pop(call_id, None) is not None
+            if expired:
+                raise self._unavailable("Deadline Exceeded")
+            call.done.wait()
+        if call.error is not None:
+            raise call.error
+        return call.reply
+
+    def start(self, name: bytes, request: bytes, timeout: float, callback: Callback | None,
+              inline: bool = False) -> Callable[[], None]:
+        """Start ``name(request)``; `callback(error, payload)` runs exactly once, on the pool
+        (on the lane's reader if `inline`: for a callback that is quick and never blocks).
+        Returns a function that cancels the call (its callback then gets `CancelledError`).
+        Without a callback the call is fire-and-forget: its reply is dropped."""
+        if callback is None:
+            with self._lock:
+                if self.broken is not None:
+                    raise LaneClosedError(self.broken)
+                call_id = next(self._ids)
+            self._send(call_id, name, request)
+            return _nothing
+        call_id, call = self._begin(callback, timeout, inline)
+        self._send(call_id, name, request)
+
+        def cancel() -> None:
+            self._finish(call_id, errors.CancelledError(
+                None, None, f"Call to {name.decode()} was cancelled"), None)
+
+        return cancel
+
+    def _finish(self, call_id: int, error: errors.OpError | None, reply: Any) -> None:
+        with self._lock:
+            call = self._calls.pop(call_id, None)
+            if call is not None and call.callback is not None:
+                self._timed -= 1
+        if call is not None:  # else finished already (cancelled, expired, fire-and-forget)
+            self._deliver(call, error, reply)
+
+    def _deliver(self, call: _Call, error: errors.OpError | None, reply: Any) -> None:
+        call.error, call.reply = error, reply
+        if call.callback is None:
+            call.done.set()
+        elif self._pool is None or call.inline:
+            try:
+                call.callback(error, reply)
+            except Exception:  # noqa: BLE001 - as on a pool: the reader must live on
+                pass
+        else:
+            try:  # keep the reader free of the caller's work
+                self._pool.submit(call.callback, error, reply)
+            except RuntimeError:  # the pool is shut down: the process is stopping
+                call.callback(error, reply)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        if now < self._next_scan:
+            return
+        self._next_scan = now + _SCAN_MS / 1000
+        with self._lock:
+            late = [i for i, c in self._calls.items()
+                    if c.callback is not None and c.deadline <= now]
+        for call_id in late:
+            self._finish(call_id, self._unavailable("Deadline Exceeded"), None)
+
+    def _read(self) -> None:
+        poller = select.poll()
+        poller.register(self._conn, select.POLLIN)
+        try:
+            while True:
+                if not poller.poll(_SCAN_MS):  # idle: a moment to look for late calls
+                    if self._timed:
+                        self._expire()
+                    continue
+                call_id, kind, _, payload = _read_frame(self._conn)
+                if kind == REQUEST:
+                    raise _ClosedError("the server sent a request")
+                if kind == ERROR:
+                    try:
+                        error = _error_from_payload(payload)
+                    except errors.OpError as exc:
+                        error = exc
+                    self._finish(call_id, error, None)
+                else:
+                    self._finish(call_id, None, payload)
+                if self._timed:
+                    self._expire()
+        except (OSError, _ClosedError, ValueError) as exc:
+            self._break(f"connection lost: {exc}")
+
+    def _break(self, reason: str) -> None:
+        with self._lock:
+            if self.broken is None:
+                self.broken = reason
+            pending, self._calls = list(self._calls.values()), {}
+            self._timed = 0
+        for call in pending:
+            self._deliver(call, self._unavailable(reason), None)
+        self._writer.close(reason)
+        try:
+            self._conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._conn.close()
+
+    def close(self) -> None:
+        self._break("closed")

@@ -1,0 +1,35 @@
+"""`benchmarks/run.py --quick`: every figure computes and is printed (a smoke check; nothing is
+asserted about speed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FIGURES = [
+    "seed-graph step, local, Session.run",
+    "seed-graph step, local, make_callable",
+    "elementwise chain (tiny ops)",
+    "first run, ",
+    "8 matmuls of 128x128 float32",
+    "memory: step peak",
+    "memory: RSS growth",
+    "distributed small step (ps + worker)",
+    "MiB ps -> worker",
+    "MiB fetch to the client",
+]
+
+
+def test_quick_run_prints_every_figure() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = proc.stdout.splitlines()
+    for figure in FIGURES:
+        matching = [row for row in rows if figure in row]
+        assert len(matching) == 1, f"no single row for {figure!r} in:\n{proc.stdout}"
+        assert matching[0].rstrip().endswith(("pass", "MISS")), matching[0]
+    assert f"of {len(FIGURES)} targets met" in proc.stdout
