@@ -32,6 +32,7 @@ from tensorweave.framework.graph_def import GraphDef, NodeDef
 from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.runtime.placement import assign_devices, log_placement, place
 from tensorweave.runtime.prune import prune
+from tensorweave.runtime.worker import Worker
 
 # Workers enforce the step deadline themselves and report it; the master waits this much longer
 # before it gives up on a task that does not answer at all.
@@ -75,7 +76,6 @@ class MasterSession:
         self._compiled_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._step_ids = itertools.count(secrets.randbits(40) << 20)
-        self._pool: ThreadPoolExecutor | None = None
         self.closed = False
 
     def _discover(self) -> list[Any]:
@@ -260,29 +260,18 @@ class MasterSession:
     def _run_parallel(self, calls: list[tuple[str, str, dict[int, Any]]], step_id: int,
                       collect_stats: bool, timeout: float, retvals: dict[int, Any],
                       stats: dict[str, list[Any]]) -> None:
-        """Run every task's piece at once: remote ones through their stubs' async calls, one
-        in-process piece on this thread, any other on the pool."""
+        """Run every task's piece at once through the workers' async entry points: remote
+        pieces first, so an in-process piece that runs to completion inside its call does not
+        delay them."""
         step = _StepRun(self, step_id, [task for task, _, _ in calls], retvals, stats)
-        inline = []
-        for task, handle, args in calls:
-            worker = self.workers[task]
-            if hasattr(worker, "run_graph_async"):
-                finished = step.callback(task)
-                try:
-                    worker.run_graph_async(handle, step_id, args, collect_stats, timeout,
-                                           finished)
-                except errors.OpError as exc:  # e.g. no channel to the task any more
-                    finished(exc, None)
-            else:
-                inline.append((task, handle, args))
-        if inline and self._pool is None and len(inline) > 1:
-            self._pool = ThreadPoolExecutor(32, thread_name_prefix="tw-master")
-        for i, (task, handle, args) in enumerate(inline):
-            run = step.runner(task, self.workers[task], handle, args, collect_stats, timeout)
-            if i == len(inline) - 1:
-                run()
-            else:
-                self._pool.submit(run)
+        for task, handle, args in sorted(calls, key=lambda c: isinstance(self.workers[c[0]],
+                                                                         Worker)):
+            finished = step.callback(task)
+            try:
+                self.workers[task].run_graph_async(handle, step_id, args, collect_stats,
+                                                   timeout, finished)
+            except errors.OpError as exc:  # e.g. no channel to the task any more
+                finished(exc, None)
         step.wait(timeout + DEADLINE_GRACE_SECONDS)
 
     def _abort(self, task: str, step_id: int, error: BaseException) -> None:
@@ -298,8 +287,6 @@ class MasterSession:
             self._cache.clear()
             self._by_id.clear()
             self.closed = True
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 class _StepRun:
@@ -336,20 +323,6 @@ class _StepRun:
                 self.done.set()
 
         return finished
-
-    def runner(self, task: str, worker: Any, handle: str, args: dict[int, Any],
-               collect_stats: bool, timeout: float) -> Any:
-        finished = self.callback(task)
-
-        def run() -> None:
-            try:
-                result = worker.run_graph(handle, self.step_id, args, collect_stats, timeout)
-            except BaseException as exc:  # noqa: BLE001 - reported as the step's failure
-                finished(exc, None)
-                return
-            finished(None, result)
-
-        return run
 
     def wait(self, timeout: float) -> None:
         if not self.done.wait(timeout):
