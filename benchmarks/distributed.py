@@ -25,9 +25,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 
+import common
 import numpy as np
+from common import timed
 
 import tensorweave as tf
 from tensorweave.train.local_cluster import LocalCluster
@@ -99,29 +100,11 @@ def raw_tcp_rtt_ms(repeats: int, nbytes: int = 256) -> float:
         echo.wait(10)
 
 
-def timed(fn: Callable[[], object], repeats: int, warmup: int) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return times
-
-
 def seed_step_ms(cluster: LocalCluster, repeats: int) -> float:
-    graph = tf.Graph()
-    with graph.as_default(), tf.device(tf.train.replica_device_setter(cluster=cluster.cluster)):
-        x = tf.placeholder(tf.float32, shape=[], name="x")
-        S = tf.Variable(0.0, name="bench_S")
-        w = tf.Variable(2.0, name="bench_w")
-        b = tf.Variable(1.0, name="bench_b")
-        update = tf.assign_add(S, w * x + b)
-        init = tf.global_variables_initializer()
-    with tf.Session(cluster.target("worker"), graph=graph) as sess:
-        sess.run(init)
-        step = sess.make_callable(update, [x])
+    seed = common.seed_graph([], tf.train.replica_device_setter(cluster=cluster.cluster))
+    with tf.Session(cluster.target("worker"), graph=seed.graph) as sess:
+        sess.run(seed.init)
+        step = sess.make_callable(seed.update, [seed.x])
         return statistics.median(timed(lambda: step(1.0), repeats, warmup=20)) * 1e3
 
 

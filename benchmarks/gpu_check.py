@@ -16,10 +16,10 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
+import common
 import numpy as np
 
 import tensorweave as tf
@@ -34,14 +34,7 @@ MATMUL_TARGET, COPY_TARGET = 1.1, 0.70
 
 
 def median_seconds(fn: Callable[[], object], repeats: int, warmup: int = 2) -> float:
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(common.timed(fn, repeats, warmup))
 
 
 def run_tests() -> tuple[bool, str]:

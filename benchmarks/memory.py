@@ -20,6 +20,7 @@ import argparse
 import os
 import tracemalloc
 
+import common
 import numpy as np
 
 import tensorweave as tf
@@ -110,27 +111,13 @@ def _rss() -> int:
 def rss_growth(steps: int) -> tuple[int, int]:
     """(tensorweave, numpy) resident-memory growth in bytes from step ``steps // 10`` to step
     `steps` of the seed-graph update."""
-    shape = [16]
-    graph = tf.Graph()
-    with graph.as_default():
-        x = tf.placeholder(tf.float32, shape, name="x")
-        w = tf.Variable(np.full(shape, 0.5, np.float32), name="w")
-        b = tf.Variable(np.full(shape, 0.25, np.float32), name="b")
-        s_var = tf.Variable(np.zeros(shape, np.float32), name="S")
-        update = tf.assign_add(s_var, w * x + b)
+    seed = common.seed_graph()
     feed = np.arange(16, dtype=np.float32)
-    with tf.Session(graph=graph) as sess:
-        sess.run([w.initializer, b.initializer, s_var.initializer])
-        step = sess.make_callable(update, [x])
+    with tf.Session(graph=seed.graph) as sess:
+        sess.run(seed.init)
+        step = sess.make_callable(seed.update, [seed.x])
         tw = _growth(lambda: step(feed), steps)
-
-    w_np, b_np = np.full(shape, 0.5, np.float32), np.full(shape, 0.25, np.float32)
-    s_np = np.zeros(shape, np.float32)
-
-    def numpy_step() -> None:
-        np.add(s_np, w_np * feed + b_np, out=s_np)
-
-    return tw, _growth(numpy_step, steps)
+    return tw, _growth(common.numpy_seed_step(common.SEED_SHAPE, feed), steps)
 
 
 def _growth(fn: object, steps: int) -> int:

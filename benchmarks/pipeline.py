@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 
 import attrs
+import common
 import numpy as np
 
 import tensorweave as tf
@@ -98,31 +99,19 @@ def first_run(sizes: Sizes) -> tuple[Row, float]:
 
 def seed_graph(sizes: Sizes) -> list[Row]:
     """``S += w * x + b`` per step, through Session.run and make_callable."""
-    shape = [16]
-    graph = tf.Graph()
-    with graph.as_default():
-        x = tf.placeholder(tf.float32, shape, name="x")
-        w = tf.Variable(np.full(shape, 0.5, np.float32), name="w")
-        b = tf.Variable(np.full(shape, 0.25, np.float32), name="b")
-        s_var = tf.Variable(np.zeros(shape, np.float32), name="S")
-        update = tf.assign_add(s_var, w * x + b)
-        init = [w.initializer, b.initializer, s_var.initializer]
+    seed = common.seed_graph()
+    x, update = seed.x, seed.update
     feed = np.arange(16, dtype=np.float32)
-    with tf.Session(graph=graph) as s:
-        s.run(init)
+    with tf.Session(graph=seed.graph) as s:
+        s.run(seed.init)
         s.run(update, {x: feed})  # compile outside the timing
         via_run = per_call(sizes.steps, sizes.repeats, lambda: s.run(update, {x: feed}))
         step = s.make_callable(update, [x])
         step(feed)
         via_callable = per_call(sizes.steps, sizes.repeats, lambda: step(feed))
 
-    w_np, b_np = np.full(shape, 0.5, np.float32), np.full(shape, 0.25, np.float32)
-    s_np = np.zeros(shape, np.float32)
-
-    def numpy_step() -> None:
-        np.add(s_np, w_np * feed + b_np, out=s_np)
-
-    baseline = per_call(sizes.steps, sizes.repeats, numpy_step)
+    baseline = per_call(sizes.steps, sizes.repeats,
+                        common.numpy_seed_step(common.SEED_SHAPE, feed))
     return [Row("seed graph step, Session.run", "us", via_run * 1e6, baseline * 1e6),
             Row("seed graph step, make_callable", "us", via_callable * 1e6, baseline * 1e6)]
 
