@@ -718,7 +718,7 @@ def test_tensordot_with_unknown_dims_and_bad_axes():
 def test_raw_ops_access():
     x, y = tw.constant([1, 2]), tw.constant([3, 4])
     results = run([tw.raw_ops.AddV2(x=x, y=y), tw.raw_ops.Add(x=x, y=y),
-                   tw.raw_ops.Sum(input=x, reduction_indices=[0], keep_dims=True),
+                   tw.raw_ops.Sum(input=x, axis=[0], keep_dims=True),
                    tw.raw_ops.Cast(x=x, DstT=tw.float16),
                    tw.raw_ops.Inv(x=tw.constant([4.0])),
                    tw.raw_ops.Atan2(y=tw.constant([1.0]), x=tw.constant([0.0]))])
@@ -728,7 +728,7 @@ def test_raw_ops_access():
     check(results[3], np.array([1, 2], np.float16))
     check(results[4], np.array([0.25], np.float32))
     check(results[5], np.array([np.pi / 2], np.float32))
-    node = tw.raw_ops.Sum(input=x, reduction_indices=np.array([0], np.int64), name="s").op
+    node = tw.raw_ops.Sum(input=x, axis=np.array([0], np.int64), name="s").op
     assert node.get_attr("Tidx") == tw.int64
     assert node.get_attr("keep_dims") is False
 

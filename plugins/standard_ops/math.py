@@ -203,11 +203,11 @@ def register(registry: Any) -> None:
                 type_constraints={"SrcT": ALL, "DstT": ALL})
 
     for name in REDUCTIONS:
-        registry.op(name, ["input:T", "reduction_indices:Tidx"], _reduction,
+        registry.op(name, ["input:T", "axis:Tidx"], _reduction,
                     attrs={**T, **REDUCTION_ATTRS},
                     type_constraints={"T": NUMERIC, "Tidx": INDEX})
     for name in ("All", "Any"):
-        registry.op(name, ["input:bool", "reduction_indices:Tidx"], _reduction,
+        registry.op(name, ["input:bool", "axis:Tidx"], _reduction,
                     attrs=REDUCTION_ATTRS, type_constraints={"Tidx": INDEX})
     for name in ("ArgMax", "ArgMin"):
         registry.op(name, ["input:T", "dimension:Tidx"], _arg_reduction,
