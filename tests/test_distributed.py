@@ -134,6 +134,31 @@ def test_an_error_in_one_task_aborts_the_step_on_every_task(cluster: LocalCluste
                                       [2.5, 4.5])
 
 
+def test_a_compiled_step_answered_from_its_last_task_relays_values_and_errors(
+        cluster: LocalCluster) -> None:
+    # the first run compiles (on the master's pool); the next ones, of a compiled signature
+    # over two tasks, are answered from the callback of the step's last task
+    with tf.device("/job:worker/task:1"):
+        a = tf.placeholder(tf.float32, name="cmp_a")
+        doubled = a * 2.0
+    with tf.device("/job:ps/task:0"):
+        b = tf.placeholder(tf.float32, name="cmp_b")
+        total = doubled + b
+    with tf.device("/job:worker/task:1"):
+        out = tf.identity(total * 1.0, name="cmp_out")
+    with tf.Session(cluster.target("worker", 1)) as sess:
+        for step in range(3):
+            got = sess.run(out, {a: [1.0, float(step)], b: [0.5, 0.5]})
+            np.testing.assert_array_equal(got, np.array([2.5, 2.0 * step + 0.5], np.float32))
+            assert got.dtype == np.float32
+        start = time.monotonic()
+        with pytest.raises(tf.errors.InvalidArgumentError, match="/job:ps/replica:0/task:0"):
+            sess.run(out, {a: [1.0, 2.0], b: [1.0, 2.0, 3.0]})
+        assert time.monotonic() - start < 5.0
+        np.testing.assert_array_equal(sess.run(out, {a: [1.0, 2.0], b: [0.5, 0.5]}),
+                                      [2.5, 4.5])
+
+
 def test_kill_9_of_a_worker_mid_run(cluster: LocalCluster) -> None:
     with tf.device("/job:ps/task:0"):
         counter = tf.Variable(0.0, name="kill_counter")

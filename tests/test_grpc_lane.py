@@ -154,6 +154,63 @@ def test_deadlines_on_both_ends(server: tf.train.Server) -> None:
             server._impl.worker.cleanup_step(step)
 
 
+def test_blocking_calls_read_their_own_replies_beside_the_reader(
+        server: tf.train.Server) -> None:
+    # a thread blocked in `call` takes the read role from the reader thread; replies for other
+    # calls (blocking or with a callback) that it reads reach their owners, and once no call
+    # blocks, the reader thread reads again
+    channel = open_lane(server)
+    worker = server._impl.worker
+    device = worker.devices[0]
+    steps = (9001, 9002, 9003)
+    values = {step: np.full(3, step, np.int64) for step in steps}
+
+    def send(step: int) -> None:
+        key = f"{device.name};{device.incarnation:016x};{device.name};role:0;0:0"
+        worker.rendezvous_mgr.find_or_create(step).send(key, values[step])
+
+    def blocking(step: int, box: Box) -> None:
+        try:
+            box(None, wire.decode(channel.call(RECV, recv_request(server, step, 5.0, "role:0"),
+                                               5.0)).body["tensor"])
+        except tf.errors.OpError as exc:
+            box(exc, None)
+
+    try:
+        first, third, late = Box(), Box(), Box()
+        threads = [threading.Thread(target=blocking, args=(9001, first), daemon=True),
+                   threading.Thread(target=blocking, args=(9003, third), daemon=True)]
+        for thread in threads:
+            thread.start()
+        called_back = Box()
+        channel.start(RECV, recv_request(server, 9002, 5.0, "role:0"), 5.0, called_back)
+        time.sleep(0.05)
+        with pytest.raises(tf.errors.UnavailableError, match="Deadline Exceeded"):
+            channel.call(RECV, recv_request(server, 9004, 30.0, "role:0"), 0.1)
+        assert channel.call(b"/tensorweave.Worker/GetStatus", wire.encode({}).frame(), 5.0)
+        for step, box in ((9003, third), (9002, called_back), (9001, first)):
+            send(step)
+            assert box.event.wait(5)
+        for thread in threads:
+            thread.join(5)
+        for step, box in ((9001, first), (9003, third)):
+            assert len(box.calls) == 1 and box.calls[0][0] is None
+            np.testing.assert_array_equal(box.calls[0][1], values[step])
+        assert called_back.calls[0][0] is None
+        np.testing.assert_array_equal(wire.decode(called_back.calls[0][1]).body["tensor"],
+                                      values[9002])
+        channel.start(RECV, recv_request(server, 9005, 5.0, "role:0"), 5.0, late)
+        time.sleep(0.05)  # no call blocks now: the reader thread must read this reply
+        values[9005] = np.zeros(2, np.int64)
+        send(9005)
+        assert late.event.wait(5) and late.calls[0][0] is None
+        assert channel.broken is None
+    finally:
+        channel.close()
+        for step in (*steps, 9004, 9005):
+            worker.cleanup_step(step)
+
+
 def test_a_cancelled_call_calls_back_once_with_cancelled(server: tf.train.Server) -> None:
     channel = open_lane(server)
     try:

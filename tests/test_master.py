@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +11,11 @@ import pytest
 import tensorweave as tf
 from tensorweave import errors
 from tensorweave.client.session import local_master
+from tensorweave.plugin_manager import get_registries
+from tensorweave.runtime import master as master_module
+from tensorweave.runtime.device import TaskSpec
+from tensorweave.runtime.master import MasterSession
+from tensorweave.runtime.worker import Worker
 
 OPTIONS = tf.RunOptions(output_partition_graphs=True)
 
@@ -118,3 +124,91 @@ def test_the_session_keeps_working_after_an_error() -> None:
             s.run(y)
         np.testing.assert_array_equal(s.run(y, {x: [0.0, 1.0]}),
                                       np.array([1.0, 2.0], np.float32))
+
+
+class _SilentWorker(Worker):
+    """A task that registers its piece but never answers a step (a hung process)."""
+
+    def __init__(self) -> None:
+        super().__init__(TaskSpec("silent", 0, 0), tf.ConfigProto(), get_registries())
+        self.aborted: list[int] = []
+        self.cleaned: list[int] = []
+
+    def run_graph_async(self, *args: object) -> None:
+        pass
+
+    def abort_step(self, step_id: int, error: BaseException) -> None:
+        self.aborted.append(step_id)
+
+    def cleanup_step(self, step_id: int) -> None:
+        self.cleaned.append(step_id)
+
+
+def two_task_master() -> tuple[MasterSession, _SilentWorker, list[str]]:
+    """A master over a local task and a silent one, with `[local fetch, silent fetch]`."""
+    with tf.device("/job:localhost/task:0"):
+        here = tf.constant(3.0, name="here") * 2.0
+    with tf.device("/job:silent/task:0"):
+        there = tf.constant(4.0, name="there") * 2.0
+    local, _ = local_master(tf.ConfigProto())
+    silent = _SilentWorker()
+    master = MasterSession({**local.workers, silent.task.name: silent}, local.default_task,
+                           local.config, local.registries)
+    master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+    return master, silent, [here.name, there.name]
+
+
+def run_async_result(master: MasterSession, fetches: list[str], timeout: float) -> list[tuple]:
+    outcomes: list[tuple] = []
+    finished = threading.Event()
+
+    def done(error: BaseException | None, result: object) -> None:
+        outcomes.append((error, result))
+        finished.set()
+
+    master.run_async({}, fetches, [], False, timeout, done)
+    assert finished.wait(5.0)
+    time.sleep(0.05)  # a second call of `done` would come now
+    return outcomes
+
+
+def test_run_async_answers_as_run_does() -> None:
+    x = tf.placeholder(tf.float32, None, name="x")
+    y = x * tf.constant([3.0, 3.0])
+    master, _ = local_master(tf.ConfigProto())
+    master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+    assert master.cached([x.name], [y.name], []) is None
+    values, _, compiled = master.run({x.name: np.array([1.0, 2.0], np.float32)}, [y.name], [])
+    assert master.cached([x.name], [y.name], []) is compiled
+    outcomes: list[tuple] = []
+    master.run_async({x.name: np.array([5.0, 6.0], np.float32)}, [y.name], [], False, None,
+                     lambda error, result: outcomes.append((error, result)))
+    [(error, (async_values, _, async_compiled))] = outcomes
+    assert error is None and async_compiled is compiled
+    np.testing.assert_array_equal(values[0], np.array([3.0, 6.0], np.float32))
+    np.testing.assert_array_equal(async_values[0], np.array([15.0, 18.0], np.float32))
+    assert async_values[0].dtype == np.float32
+    outcomes.clear()
+    master.run_async({x.name: np.array([1.0, 2.0, 3.0], np.float32)}, [y.name], [], False, None,
+                     lambda error, result: outcomes.append((error, result)))
+    [(error, result)] = outcomes
+    assert isinstance(error, errors.InvalidArgumentError) and result is None
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_task_that_never_answers_fails_the_step_at_its_deadline(
+        monkeypatch: pytest.MonkeyPatch, asynchronous: bool) -> None:
+    monkeypatch.setattr(master_module, "DEADLINE_GRACE_SECONDS", 0.05)
+    master, silent, fetches = two_task_master()
+    start = time.monotonic()
+    if asynchronous:
+        [(error, result)] = run_async_result(master, fetches, 0.1)
+        assert result is None
+    else:
+        with pytest.raises(errors.DeadlineExceededError) as raised:
+            master.run({}, fetches, [], False, 0.1)
+        error = raised.value
+    assert isinstance(error, errors.DeadlineExceededError)
+    assert "no answer from ['/job:silent/replica:0/task:0']" in error.message
+    assert 0.14 <= time.monotonic() - start < 2.0
+    assert len(silent.aborted) == 1 and silent.cleaned == silent.aborted

@@ -9,9 +9,10 @@ the whole graph once per graph version), splits the graph per task and registers
 each task's piece on its worker, which splits it per device. Each step gets a fresh step id and
 runs every task's piece at once; the first error aborts the step on every other task and is
 raised with its original type (a `CancelledError` caused by that abort never hides the cause).
-Step state is cleaned on every worker after success or failure. The same code runs in-process
-(workers called directly) and behind a transport (workers reached through stubs with the same
-methods).
+Step state is cleaned on every worker after success or failure. `run_async` runs a step
+without a thread waiting for it (its deadline, plus the grace, is a timer's). The same code
+runs in-process (workers called directly) and behind a transport (workers reached through stubs
+with the same methods).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
 from typing import Any
@@ -32,11 +33,14 @@ from tensorweave.framework.graph_def import GraphDef, NodeDef
 from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.runtime.placement import assign_devices, log_placement, place
 from tensorweave.runtime.prune import prune
-from tensorweave.runtime.worker import Worker
+from tensorweave.runtime.worker import Watchdog, Worker
 
 # Workers enforce the step deadline themselves and report it; the master waits this much longer
 # before it gives up on a task that does not answer at all.
 DEADLINE_GRACE_SECONDS = 2.0
+
+# the deadlines of steps run with `MasterSession.run_async` (no thread waits for those)
+_DEADLINES = Watchdog("tw-step-deadlines")
 
 
 @attrs.define
@@ -220,22 +224,34 @@ class MasterSession:
 
     # -- run ----------------------------------------------------------------------------------
 
+    def cached(self, feeds: Sequence[str], fetches: Sequence[str],
+               targets: Sequence[str]) -> CompiledStep | None:
+        """The compiled step of this signature if it is compiled already (never compiles)."""
+        key = (tuple(feeds), tuple(fetches), tuple(targets), self._version)
+        with self._lock:
+            return self._cache.get(key)
+
+    def _prepare(self, feeds: Mapping[str, Any], fetches: Sequence[str],
+                 targets: Sequence[str], timeout: float | None,
+                 ) -> tuple[CompiledStep, int, float, list[tuple[str, str, dict[int, Any]]]]:
+        """(compiled step, step id, timeout, per-task calls) of one step."""
+        if self.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        compiled = self.compile(list(feeds), fetches, targets)
+        values = list(feeds.values())
+        calls = [(task, handle, {i: values[i] for i in compiled.args_by_task.get(task, ())})
+                 for task, handle in compiled.handles.items()]
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        return compiled, next(self._step_ids), timeout, calls
+
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
             collect_stats: bool = False, timeout: float | None = None,
             ) -> tuple[list[Any], dict[str, list[Any]], CompiledStep]:
         """Run one step; returns the fetched host arrays, per-device stats and the compiled
         step."""
-        if self.closed:
-            raise RuntimeError("Attempted to use a closed Session.")
-        feed_names = list(feeds)
-        compiled = self.compile(feed_names, fetches, targets)
-        values = list(feeds.values())
-        step_id = next(self._step_ids)
-        timeout = self.config.timeout_seconds if timeout is None else timeout
+        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
-        calls = [(task, handle, {i: values[i] for i in compiled.args_by_task.get(task, ())})
-                 for task, handle in compiled.handles.items()]
         try:
             if len(calls) == 1:
                 task, handle, args = calls[0]
@@ -246,24 +262,76 @@ class MasterSession:
             else:
                 self._run_parallel(calls, step_id, collect_stats, timeout, retvals, stats)
         finally:
-            for task in compiled.handles:
+            self._cleanup(compiled, step_id)
+        return self._fetched(fetches, retvals, step_id), stats, compiled
+
+    def run_async(self, feeds: Mapping[str, Any], fetches: Sequence[str],
+                  targets: Sequence[str], collect_stats: bool, timeout: float | None,
+                  done: Callable[[BaseException | None, Any], None]) -> None:
+        """`run` without waiting for the step: ``done(error, (values, stats, compiled))`` runs
+        exactly once, on the thread that ends the step (the last task's answer, or the deadline
+        timer when a task does not answer within the deadline and its grace), so it must be
+        quick. A signature not compiled yet compiles on the calling thread first; a step that
+        cannot start raises here."""
+        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout)
+        retvals: dict[int, Any] = {}
+        stats: dict[str, list[Any]] = {}
+        watch: list[int] = []
+
+        def finish(error: BaseException | None) -> None:
+            _DEADLINES.cancel(watch[0])
+            self._cleanup(compiled, step_id)
+            values: list[Any] = []
+            if error is None:
                 try:
-                    self.workers[task].cleanup_step(step_id)
-                except errors.OpError:
-                    pass  # an unreachable worker reclaims the step on its own timeout
+                    values = self._fetched(fetches, retvals, step_id)
+                except errors.OpError as exc:
+                    error = exc
+            done(error, None if error is not None else (values, stats, compiled))
+
+        step = _StepRun(self, step_id, [task for task, _, _ in calls], retvals, stats, finish)
+        watch.append(_DEADLINES.add(timeout + DEADLINE_GRACE_SECONDS, step.expire))
+        self._start_tasks(step, calls, step_id, collect_stats, timeout)
+
+    def _cleanup(self, compiled: CompiledStep, step_id: int) -> None:
+        for task in compiled.handles:
+            try:
+                self.workers[task].cleanup_step(step_id)
+            except errors.OpError:
+                pass  # an unreachable worker reclaims the step on its own timeout
+
+    @staticmethod
+    def _fetched(fetches: Sequence[str], retvals: dict[int, Any], step_id: int) -> list[Any]:
         missing = [fetches[i] for i in range(len(fetches)) if i not in retvals]
         if missing:
             raise errors.InternalError(None, None, f"Step {step_id} produced no value for "
                                        f"{missing}")
-        return [retvals[i] for i in range(len(fetches))], stats, compiled
+        return [retvals[i] for i in range(len(fetches))]
 
     def _run_parallel(self, calls: list[tuple[str, str, dict[int, Any]]], step_id: int,
                       collect_stats: bool, timeout: float, retvals: dict[int, Any],
                       stats: dict[str, list[Any]]) -> None:
-        """Run every task's piece at once through the workers' async entry points: remote
-        pieces first, so an in-process piece that runs to completion inside its call does not
-        delay them."""
-        step = _StepRun(self, step_id, [task for task, _, _ in calls], retvals, stats)
+        """Run every task's piece at once and wait for all of them (or the deadline)."""
+        finished = threading.Event()
+        outcome: list[BaseException | None] = []
+
+        def finish(error: BaseException | None) -> None:
+            outcome.append(error)
+            finished.set()
+
+        step = _StepRun(self, step_id, [task for task, _, _ in calls], retvals, stats, finish)
+        self._start_tasks(step, calls, step_id, collect_stats, timeout)
+        if not finished.wait(timeout + DEADLINE_GRACE_SECONDS):
+            step.expire()
+            finished.wait()  # (a task's answer that won the race with the deadline ends it)
+        if outcome[0] is not None:
+            raise outcome[0]
+
+    def _start_tasks(self, step: _StepRun, calls: list[tuple[str, str, dict[int, Any]]],
+                     step_id: int, collect_stats: bool, timeout: float) -> None:
+        """Start every task's piece through the workers' async entry points: remote pieces
+        first, so an in-process piece that runs to completion inside its call does not delay
+        them."""
         for task, handle, args in sorted(calls, key=lambda c: isinstance(self.workers[c[0]],
                                                                          Worker)):
             finished = step.callback(task)
@@ -272,7 +340,6 @@ class MasterSession:
                                                    timeout, finished)
             except errors.OpError as exc:  # e.g. no channel to the task any more
                 finished(exc, None)
-        step.wait(timeout + DEADLINE_GRACE_SECONDS)
 
     def _abort(self, task: str, step_id: int, error: BaseException) -> None:
         try:
@@ -290,23 +357,28 @@ class MasterSession:
 
 
 class _StepRun:
-    """The tasks of one step in flight: gathers results, and on the first failure aborts the
-    step on every task still running."""
+    """The tasks of one step in flight: gathers results, on the first failure aborts the step
+    on every task still running, and calls `finish(error)` exactly once: when the last task
+    answers, or at `expire` (the deadline), whichever comes first."""
 
     def __init__(self, master: MasterSession, step_id: int, tasks: list[str],
-                 retvals: dict[int, Any], stats: dict[str, list[Any]]) -> None:
+                 retvals: dict[int, Any], stats: dict[str, list[Any]],
+                 finish: Callable[[BaseException | None], None]) -> None:
         self.master = master
         self.step_id = step_id
         self.running = set(tasks)
         self.retvals = retvals
         self.stats = stats
+        self.finish = finish
         self.failures: list[BaseException] = []
         self.lock = threading.Lock()
-        self.done = threading.Event()
+        self.over = False
 
     def callback(self, task: str) -> Any:
         def finished(error: BaseException | None, result: Any) -> None:
             with self.lock:
+                if self.over:
+                    return  # past the deadline: the step failed already
                 self.running.discard(task)
                 if error is None:
                     out, st = result
@@ -316,26 +388,37 @@ class _StepRun:
                     self.failures.append(error)
                 abort = list(self.running) if error is not None and len(self.failures) == 1 \
                     else []
-                last = not self.running
+                self.over = not self.running
+                failure = self._failure() if self.over else None
+                last = self.over
             for other in abort:
                 self.master._abort(other, self.step_id, error)
             if last:
-                self.done.set()
+                self.finish(failure)
 
         return finished
 
-    def wait(self, timeout: float) -> None:
-        if not self.done.wait(timeout):
-            with self.lock:
-                pending = sorted(self.running)
-                error = errors.DeadlineExceededError(
-                    None, None, f"Step {self.step_id} exceeded its deadline; no answer from "
-                    f"{pending}")
-                self.failures.append(error)
-            for task in pending:
-                self.master._abort(task, self.step_id, error)
+    def expire(self) -> None:
+        """The deadline (and its grace) passed: fail the step, aborting the tasks that have not
+        answered, unless it ended already."""
         with self.lock:
-            failures = list(self.failures)
-        if failures:
-            raise next((e for e in failures if not isinstance(e, errors.CancelledError)),
-                       failures[0])
+            if self.over:
+                return
+            self.over = True
+            pending = sorted(self.running)
+            error = errors.DeadlineExceededError(
+                None, None, f"Step {self.step_id} exceeded its deadline; no answer from "
+                f"{pending}")
+            self.failures.append(error)
+            failure = self._failure()
+        for task in pending:
+            self.master._abort(task, self.step_id, error)
+        self.finish(failure)
+
+    def _failure(self) -> BaseException | None:
+        """The step's error: the first failure that is not a `CancelledError` caused by the
+        abort."""
+        if not self.failures:
+            return None
+        return next((e for e in self.failures if not isinstance(e, errors.CancelledError)),
+                    self.failures[0])

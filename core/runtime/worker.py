@@ -64,7 +64,7 @@ class _Registered:
 RunResult = tuple[dict[int, Any], dict[str, list[NodeStats]]]
 
 
-class _Watchdog:
+class Watchdog:
     """Calls a function once its deadline has passed, unless it was cancelled first. One daemon
     thread, started on first use, sleeps until the earliest pending deadline."""
 
@@ -142,7 +142,7 @@ class Worker:
         self._remembered_steps = remembered_steps
         self._cleaned: set[int] = set()
         self._cleaned_order: deque[int] = deque()
-        self._watchdog = _Watchdog(f"tw-deadlines-{task.job}{task.task}")
+        self._watchdog = Watchdog(f"tw-deadlines-{task.job}{task.task}")
 
     def list_devices(self) -> list[DeviceAttributes]:
         return [DeviceAttributes.of(d) for d in self.devices]

@@ -17,12 +17,14 @@ any order. A malformed frame closes the connection. Requests run on the server's
 except those with an asynchronous form (RunGraph, RecvTensor): these start on the connection's
 reader and answer from their callback, so no thread waits for a step or a tensor.
 
-`Lane` is the client end: `call` blocks for the reply with a deadline, `start` calls back
-exactly once (with the reply payload or an `OpError`), on the given pool, or on the reader for
-a quick callback. When the connection breaks, every call in flight fails with the peer's
-`UnavailableError` and the lane is `broken` for good (the peer opens a new one). A call whose
-deadline passes fails with `UnavailableError` too, as a gRPC call's would. Neither end ever
-blocks on a write (`_Writer`), so readers that run callbacks cannot wait on each other.
+`Lane` is the client end: `call` blocks for the reply with a deadline, reading the connection
+itself while it waits (the reader thread steps aside), so its reply needs no hand-off between
+threads; `start` calls back exactly once (with the reply payload or an `OpError`), on the given
+pool, or, for a quick callback, on whichever thread reads the reply. When the connection
+breaks, every call in flight fails with the peer's `UnavailableError` and the lane is `broken`
+for good (the peer opens a new one). A call whose deadline passes fails with `UnavailableError`
+too, as a gRPC call's would. Neither end ever blocks on a write (`_Writer`), so readers that
+run callbacks cannot wait on each other.
 """
 
 from __future__ import annotations
@@ -295,6 +297,17 @@ class Lane:
         self._timed = 0  # calls in flight with a callback (the reader watches their deadlines)
         self._next_scan = 0.0
         self.broken: str | None = None
+        # The read role: one thread at a time reads frames. A thread blocked in `call` takes it
+        # (the reader thread steps aside when woken through the pipe), so its reply needs no
+        # hand-off from the reader to it.
+        self._role = threading.Condition()
+        self._reader_polling = False
+        self._caller_reading = False
+        self._wanting = 0  # calling threads waiting for the role
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+        self._caller_poller = select.poll()
+        self._caller_poller.register(conn, select.POLLIN)
         threading.Thread(target=self._read, name="tw-lane-reader", daemon=True).start()
 
     def _begin(self, callback: Callback | None, timeout: float,
@@ -320,7 +333,7 @@ class Lane:
         if the lane was broken before)."""
         call_id, call = self._begin(None, timeout)
         self._send(call_id, name, request)
-        if not call.done.wait(timeout):
+        if not self._await(call):
             with self._lock:
                 expired = self._calls.pop(call_id, None) is not None
             if expired:
@@ -329,6 +342,51 @@ class Lane:
         if call.error is not None:
             raise call.error
         return call.reply
+
+    def _await(self, call: _Call) -> bool:
+        """Wait for `call`'s reply until its deadline, reading the connection on this thread
+        once no other thread reads it; True once the reply (or the lane's failure) came."""
+        with self._role:
+            self._wanting += 1
+            try:
+                while not call.done.is_set():
+                    if not (self._reader_polling or self._caller_reading):
+                        self._caller_reading = True
+                        break
+                    if self._reader_polling:
+                        try:
+                            os.write(self._wake_w, b"w")
+                        except BlockingIOError:
+                            pass  # the pipe is full: the reader is awake already
+                    remaining = call.deadline - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    self._role.wait(remaining)
+                else:
+                    return True
+            finally:
+                self._wanting -= 1
+                if not self._wanting:  # the reader thread may take the role back
+                    self._role.notify_all()
+        try:
+            while not call.done.is_set():
+                remaining = call.deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if self._caller_poller.poll(min(remaining * 1000, _SCAN_MS)):
+                    self._take_frame()
+                    if self._wanting:  # their replies may have come: let them look
+                        with self._role:
+                            self._role.notify_all()
+                elif self._timed:
+                    self._expire()
+        except (OSError, _ClosedError, ValueError) as exc:
+            self._break(f"connection lost: {exc}")  # (which answers `call`)
+        finally:
+            with self._role:
+                self._caller_reading = False
+                self._role.notify_all()
+        return True
 
     def start(self, name: bytes, request: bytes, timeout: float, callback: Callback | None,
               inline: bool = False) -> Callable[[], None]:
@@ -386,30 +444,54 @@ class Lane:
         for call_id in late:
             self._finish(call_id, self._unavailable("Deadline Exceeded"), None)
 
+    def _take_frame(self) -> None:
+        """Read the next frame and finish its call (by the holder of the read role)."""
+        call_id, kind, _, payload = _read_frame(self._conn)
+        if kind == REQUEST:
+            raise _ClosedError("the server sent a request")
+        if kind == ERROR:
+            try:
+                error = _error_from_payload(payload)
+            except errors.OpError as exc:
+                error = exc
+            self._finish(call_id, error, None)
+        else:
+            self._finish(call_id, None, payload)
+        if self._timed:
+            self._expire()
+
     def _read(self) -> None:
+        """The reader thread: holds the read role whenever no calling thread wants it."""
         poller = select.poll()
         poller.register(self._conn, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
         try:
             while True:
-                if not poller.poll(_SCAN_MS):  # idle: a moment to look for late calls
-                    if self._timed:
+                with self._role:
+                    while (self._wanting or self._caller_reading) and self.broken is None:
+                        self._role.wait()
+                    if self.broken is not None:
+                        return
+                    self._reader_polling = True
+                try:
+                    ready = [fd for fd, _ in poller.poll(_SCAN_MS)]
+                    if self._wake_r in ready:
+                        os.read(self._wake_r, 4096)
+                    if any(fd != self._wake_r for fd in ready):
+                        self._take_frame()
+                    elif self._timed:  # idle: a moment to look for late calls
                         self._expire()
-                    continue
-                call_id, kind, _, payload = _read_frame(self._conn)
-                if kind == REQUEST:
-                    raise _ClosedError("the server sent a request")
-                if kind == ERROR:
-                    try:
-                        error = _error_from_payload(payload)
-                    except errors.OpError as exc:
-                        error = exc
-                    self._finish(call_id, error, None)
-                else:
-                    self._finish(call_id, None, payload)
-                if self._timed:
-                    self._expire()
+                finally:
+                    with self._role:
+                        self._reader_polling = False
+                        if self._wanting:
+                            self._role.notify_all()
         except (OSError, _ClosedError, ValueError) as exc:
             self._break(f"connection lost: {exc}")
+        finally:
+            with self._role:  # (no caller writes to the pipe unless the reader polls)
+                os.close(self._wake_r)
+                os.close(self._wake_w)
 
     def _break(self, reason: str) -> None:
         with self._lock:
@@ -417,6 +499,8 @@ class Lane:
                 self.broken = reason
             pending, self._calls = list(self._calls.values()), {}
             self._timed = 0
+        with self._role:
+            self._role.notify_all()  # the reader thread, if it waits for the role, ends
         for call in pending:
             self._deliver(call, self._unavailable(reason), None)
         self._writer.close(reason)

@@ -4,7 +4,10 @@ Contract: the methods are those of ``tensorweave.Master`` in SCHEMA.md. `CreateS
 `MasterSession` over every task of the server's cluster (this task's worker in-process, the
 others through stubs), placing unplaced nodes on this task. A session handle is a random token;
 an unknown or closed handle gives `AbortedError`. `collect_garbage` closes sessions that have had
-no call in flight for `gc_seconds` (the state of a client that vanished).
+no call in flight for `gc_seconds` (the state of a client that vanished). With a pool, RunStep
+also has an asynchronous form (`async_methods`) for the call lane: a step of an already compiled
+signature over several tasks is answered from the callback of its last task, so no thread waits
+for it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import Executor
 from typing import Any
 
 import attrs
@@ -21,7 +25,7 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.plugins.grpc import codec
-from tensorweave.plugins.grpc.rpc import Method
+from tensorweave.plugins.grpc.rpc import AsyncMethod, Method
 from tensorweave.runtime.device import TaskSpec
 from tensorweave.runtime.master import MasterSession
 
@@ -33,12 +37,35 @@ class _Session:
     active: int = 0
 
 
+def _step_request(body: dict[str, Any],
+                  ) -> tuple[dict[str, Any], list[str], list[str], bool, float | None]:
+    """(feeds, fetches, targets, collect_stats, timeout) of a RunStep request."""
+    message = "RunStepRequest"
+    feeds, fetches, targets, collect_stats = codec.fields(
+        body, message, feeds=dict, fetches=list, targets=list, collect_stats=bool)
+    return (codec.tensors_by(str, feeds, message, "feeds"),
+            codec.strings(fetches, message, "fetches"),
+            codec.strings(targets, message, "targets"), collect_stats,
+            codec.optional_float(body, message, "timeout"))
+
+
+def _step_reply(result: tuple[list[Any], dict[str, list[Any]], Any],
+                collect_stats: bool) -> dict[str, Any]:
+    values, stats, compiled = result
+    return {"values": [np.asarray(v) for v in values],
+            "stats": codec.stats_to_wire(stats) if collect_stats else {},
+            "compiled_id": compiled.id}
+
+
 class MasterService:
     """Serves the sessions of one server's master."""
 
     def __init__(self, task: TaskSpec, workers: Callable[[], Mapping[str, Any]],
-                 registries: Any, gc_seconds: float) -> None:
+                 registries: Any, gc_seconds: float, pool: Executor | None = None) -> None:
+        """`pool` runs the RunSteps that `run_step_async` does not start on its caller's
+        thread; without one, RunStep has no asynchronous form."""
         self.task = task
+        self._pool = pool
         self._workers = workers
         self._registries = registries
         self.gc_seconds = gc_seconds
@@ -51,6 +78,9 @@ class MasterService:
             "RunStep": self.run_step, "GetStepInfo": self.get_step_info,
             "CloseSession": self.close_session, "ListDevices": self.list_devices,
         }
+
+    def async_methods(self) -> dict[str, AsyncMethod]:
+        return {} if self._pool is None else {"RunStep": self.run_step_async}
 
     def __len__(self) -> int:
         with self._lock:
@@ -95,21 +125,54 @@ class MasterService:
         return {}
 
     def run_step(self, body: dict[str, Any]) -> dict[str, Any]:
-        message = "RunStepRequest"
-        session = self._call(body, message)
+        session = self._call(body, "RunStepRequest")
         try:
-            feeds, fetches, targets, collect_stats = codec.fields(
-                body, message, feeds=dict, fetches=list, targets=list, collect_stats=bool)
-            feeds = codec.tensors_by(str, feeds, message, "feeds")
-            timeout = codec.optional_float(body, message, "timeout")
-            values, stats, compiled = session.master.run(
-                feeds, codec.strings(fetches, message, "fetches"),
-                codec.strings(targets, message, "targets"), collect_stats, timeout)
+            step = _step_request(body)
+            return _step_reply(session.master.run(*step), step[3])
         finally:
             self._done(session)
-        return {"values": [np.asarray(v) for v in values],
-                "stats": codec.stats_to_wire(stats) if collect_stats else {},
-                "compiled_id": compiled.id}
+
+    def run_step_async(self, body: dict[str, Any],
+                       reply: Callable[[BaseException | None, Any], None]) -> None:
+        """RunStep started on the caller's thread (the call lane's reader), which it must not
+        hold: a step of a compiled signature over several tasks starts there and `reply`
+        comes from its end; any other step (a compile, or a single task's piece, which runs
+        where it is started) goes to the pool."""
+        session = self._call(body, "RunStepRequest")
+        try:
+            step = _step_request(body)
+            compiled = session.master.cached(list(step[0]), step[1], step[2])
+            if compiled is None or len(compiled.handles) < 2:
+                self._pool.submit(self._run_step_pooled, session, step, reply)
+                return
+
+            def done(error: BaseException | None, result: Any) -> None:
+                self._done(session)
+                if error is not None:
+                    reply(error, None)
+                    return
+                try:
+                    answer = _step_reply(result, step[3])
+                except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
+                    reply(exc, None)
+                    return
+                reply(None, answer)
+
+            session.master.run_async(*step, done)
+        except BaseException:
+            self._done(session)
+            raise
+
+    def _run_step_pooled(self, session: _Session, step: tuple[Any, ...],
+                         reply: Callable[[BaseException | None, Any], None]) -> None:
+        try:
+            answer = _step_reply(session.master.run(*step), step[3])
+        except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
+            reply(exc, None)
+            return
+        finally:
+            self._done(session)
+        reply(None, answer)
 
     def get_step_info(self, body: dict[str, Any]) -> dict[str, Any]:
         message = "GetStepInfoRequest"

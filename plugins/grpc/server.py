@@ -70,10 +70,10 @@ class GrpcServer:
         self.worker = Worker(self.task, config, registries,
                              rendezvous_mgr=RendezvousManager(self._rendezvous))
         self.outbox = Outbox()
-        self.master = MasterService(self.task, self._session_workers, registries,
-                                    options.session_gc_seconds)
         # gRPC's handlers and the call lane's share one pool
         self._handlers = ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc")
+        self.master = MasterService(self.task, self._session_workers, registries,
+                                    options.session_gc_seconds, self._handlers)
         self._server = grpc.server(self._handlers, options=SERVER_OPTIONS)
         bound = self.security.bind(self._server, f"{options.host or host}:{port}")
         self.address = f"{host}:{bound}"
@@ -87,7 +87,7 @@ class GrpcServer:
         worker_service = WorkerService(self.worker)
         services = [
             ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox, ttl,
-                            bulk_port),
+                            bulk_port, self.master.async_methods()),
             ServiceHandlers(WORKER, worker_service.methods(), self.security, self.outbox, ttl,
                             bulk_port, worker_service.async_methods()),
         ]
