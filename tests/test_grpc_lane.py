@@ -19,6 +19,7 @@ from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.rpc import TRANSFER, WORKER, Peer, Security
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.server_lib import ServerOptions
+from tests.callbacks import Inbox
 
 RECV = b"/tensorweave.Worker/RecvTensor"
 
@@ -72,16 +73,6 @@ def recv_request(srv: tf.train.Server, step_id: int, timeout: float, edge: str =
     return wire.encode({"step_id": step_id, "key": key, "timeout": timeout}).frame()
 
 
-class Box:
-    def __init__(self) -> None:
-        self.calls: list[tuple[BaseException | None, Any]] = []
-        self.event = threading.Event()
-
-    def __call__(self, error: BaseException | None, value: Any) -> None:
-        self.calls.append((error, value))
-        self.event.set()
-
-
 def test_a_peer_opens_the_lane_and_gets_the_same_replies(server: tf.train.Server) -> None:
     impl = server._impl
     peer = Peer(impl.task.name, impl.address, Security.resolve())
@@ -113,7 +104,7 @@ def test_a_value_sent_later_answers_a_waiting_recv(server: tf.train.Server) -> N
     channel = open_lane(server)
     value = np.arange(6, dtype=np.float32).reshape(2, 3)
     try:
-        box = Box()
+        box = Inbox()
         channel.start(RECV, recv_request(server, 5001, 5.0, "later:0"), 5.0, box)
         time.sleep(0.05)
         assert not box.calls
@@ -142,7 +133,7 @@ def test_deadlines_on_both_ends(server: tf.train.Server) -> None:
         with pytest.raises(tf.errors.UnavailableError, match="Deadline Exceeded"):
             channel.call(RECV, recv_request(server, 6002, 30.0), 0.1)
         assert time.monotonic() - start < 3.0
-        box = Box()
+        box = Inbox()
         channel.start(RECV, recv_request(server, 6003, 30.0), 0.1, box)
         assert box.event.wait(5)
         assert isinstance(box.calls[0][0], tf.errors.UnavailableError)
@@ -169,7 +160,7 @@ def test_blocking_calls_read_their_own_replies_beside_the_reader(
         key = f"{device.name};{device.incarnation:016x};{device.name};role:0;0:0"
         worker.rendezvous_mgr.find_or_create(step).send(key, values[step])
 
-    def blocking(step: int, box: Box) -> None:
+    def blocking(step: int, box: Inbox) -> None:
         try:
             box(None, wire.decode(channel.call(RECV, recv_request(server, step, 5.0, "role:0"),
                                                5.0)).body["tensor"])
@@ -177,12 +168,12 @@ def test_blocking_calls_read_their_own_replies_beside_the_reader(
             box(exc, None)
 
     try:
-        first, third, late = Box(), Box(), Box()
+        first, third, late = Inbox(), Inbox(), Inbox()
         threads = [threading.Thread(target=blocking, args=(9001, first), daemon=True),
                    threading.Thread(target=blocking, args=(9003, third), daemon=True)]
         for thread in threads:
             thread.start()
-        called_back = Box()
+        called_back = Inbox()
         channel.start(RECV, recv_request(server, 9002, 5.0, "role:0"), 5.0, called_back)
         time.sleep(0.05)
         with pytest.raises(tf.errors.UnavailableError, match="Deadline Exceeded"):
@@ -214,7 +205,7 @@ def test_blocking_calls_read_their_own_replies_beside_the_reader(
 def test_a_cancelled_call_calls_back_once_with_cancelled(server: tf.train.Server) -> None:
     channel = open_lane(server)
     try:
-        box = Box()
+        box = Inbox()
         cancel = channel.start(RECV, recv_request(server, 7001, 30.0), 30.0, box)
         cancel()
         cancel()
@@ -231,9 +222,9 @@ def test_a_lost_connection_fails_calls_in_flight_with_unavailable() -> None:
     srv = tf.train.Server.create_local_server()
     try:
         channel = open_lane(srv)
-        box = Box()
+        box = Inbox()
         channel.start(RECV, recv_request(srv, 8001, 30.0), 30.0, box)
-        blocked = Box()
+        blocked = Inbox()
         threading.Thread(target=lambda: blocked(*_call(channel, srv)), daemon=True).start()
         time.sleep(0.05)
         srv._impl.bulk.close()  # drops the lane's connections; the step itself lives on

@@ -24,24 +24,11 @@ from tensorweave.runtime.rendezvous import (
     parse_key,
 )
 from tensorweave.tensor_shape import TensorShape
+from tests.callbacks import Inbox
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
 KEY = create_key(CPU1, 0xABC, CPU0, "a:0")
-
-
-class Inbox:
-    """A recv_async callback that remembers what it got and on which thread."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[BaseException | None, Any]] = []
-        self.threads: list[int] = []
-        self.event = threading.Event()
-
-    def __call__(self, error: BaseException | None, value: Any) -> None:
-        self.calls.append((error, value))
-        self.threads.append(threading.get_ident())
-        self.event.set()
 
 
 def test_key_format_round_trips() -> None:

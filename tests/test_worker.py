@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ from tensorweave.plugin_manager import get_registries
 from tensorweave.runtime.device import TaskSpec
 from tensorweave.runtime.rendezvous import create_key
 from tensorweave.runtime.worker import Worker
+from tests.callbacks import Inbox
 
 
 def _compiled(sess: tf.Session, feeds: list[str], fetches: list[str]) -> tuple[Worker, str]:
@@ -24,25 +24,13 @@ def _compiled(sess: tf.Session, feeds: list[str], fetches: list[str]) -> tuple[W
     return worker, compiled.handles[worker.task.name]
 
 
-class _Box:
-    """Collects the calls of a ``done(error, value)`` callback."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[BaseException | None, Any]] = []
-        self.event = threading.Event()
-
-    def __call__(self, error: BaseException | None, value: Any) -> None:
-        self.calls.append((error, value))
-        self.event.set()
-
-
 def test_run_graph_async_of_a_straight_line_step_answers_before_returning() -> None:
     x = tf.placeholder(tf.float32, [3], name="x")
     y = x * 2.0 + 1.0
     feed = np.array([1.0, -2.0, 0.5], np.float32)
     with tf.Session() as sess:
         worker, handle = _compiled(sess, ["x:0"], [y.name])
-        box = _Box()
+        box = Inbox()
         worker.run_graph_async(handle, 7, {0: feed}, False, 5.0, box)
         assert len(box.calls) == 1  # no thread involved: done ran inside the call
         error, (retvals, stats) = box.calls[0]
@@ -62,7 +50,7 @@ def test_run_graph_async_across_devices_calls_back_once_with_the_results() -> No
     feed = np.array([1.0, 2.0], np.float32)
     with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
         worker, handle = _compiled(sess, ["x:0"], [b.name])
-        box = _Box()
+        box = Inbox()
         worker.run_graph_async(handle, 11, {0: feed}, False, 5.0, box)
         assert box.event.wait(5)
         time.sleep(0.05)
@@ -78,12 +66,12 @@ def test_unknown_handles_and_cleaned_steps_raise_before_starting() -> None:
     with tf.Session() as sess:
         worker, handle = _compiled(sess, ["x:0"], [y.name])
         with pytest.raises(tf.errors.NotFoundError, match="not registered"):
-            worker.run_graph_async("nope", 1, {}, False, 1.0, _Box())
+            worker.run_graph_async("nope", 1, {}, False, 1.0, Inbox())
     remembering = Worker(worker.task, tf.ConfigProto(), worker.registries)
     remembering.cleanup_step(99)
     key = create_key(remembering.devices[0].name, 1, remembering.devices[0].name, "t:0")
     with pytest.raises(tf.errors.AbortedError, match="already cleaned up"):
-        remembering.recv_tensor_async(99, key, 1.0, _Box())
+        remembering.recv_tensor_async(99, key, 1.0, Inbox())
     remembering.close()
 
 
@@ -110,12 +98,12 @@ def test_recv_tensor_async_gets_a_value_sent_before_or_after() -> None:
     value = np.arange(4, dtype=np.float32)
     try:
         worker.rendezvous_mgr.find_or_create(1).send(key, value)
-        early = _Box()
+        early = Inbox()
         worker.recv_tensor_async(1, key, 5.0, early)
         assert len(early.calls) == 1 and early.calls[0][0] is None
         np.testing.assert_array_equal(early.calls[0][1], value)
 
-        late = _Box()
+        late = Inbox()
         worker.recv_tensor_async(2, key, 5.0, late)
         assert not late.calls
         threading.Thread(target=worker.rendezvous_mgr.find_or_create(2).send,
@@ -129,7 +117,7 @@ def test_recv_tensor_async_gets_a_value_sent_before_or_after() -> None:
 def test_recv_tensor_async_past_its_deadline_fails_once_and_leaves_no_waiter() -> None:
     worker, key = _recv_setup()
     try:
-        box = _Box()
+        box = Inbox()
         start = time.monotonic()
         worker.recv_tensor_async(3, key, 0.2, box)
         assert box.event.wait(5)
@@ -149,7 +137,7 @@ def test_recv_tensor_async_past_its_deadline_fails_once_and_leaves_no_waiter() -
 def test_cleanup_fails_a_waiting_async_recv_with_cancelled() -> None:
     worker, key = _recv_setup()
     try:
-        box = _Box()
+        box = Inbox()
         worker.recv_tensor_async(4, key, 30.0, box)
         worker.cleanup_step(4)
         assert box.event.wait(5)
@@ -169,7 +157,7 @@ def test_run_graph_async_that_waits_forever_is_aborted_at_its_deadline() -> None
         registered = worker._graphs[handle]
         cpu1 = next(name for name in registered.executors if name.endswith("CPU:1"))
         del registered.executors[cpu1]  # the sender's partition does not run
-        box = _Box()
+        box = Inbox()
         start = time.monotonic()
         worker.run_graph_async(handle, 21, {0: np.ones(2, np.float32)}, False, 0.2, box)
         assert box.event.wait(5)
