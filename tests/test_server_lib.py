@@ -81,6 +81,37 @@ sys.exit(run_server_cli(["--cluster", json.dumps({{"solo": ["localhost:{port}"]}
     assert f"serving on grpc://localhost:{port}" in result.stdout
 
 
+def test_servers_of_a_local_cluster_exit_when_their_owner_is_killed() -> None:
+    # The owner prints its servers' pids, then dies by SIGKILL: no `stop`, no atexit.
+    code = """
+import os, signal
+from tensorweave.train.local_cluster import LocalCluster
+cluster = LocalCluster({"ps": 1, "worker": 1}).start()
+print(cluster.process("ps").pid, cluster.process("worker").pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+    owner = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=60)
+    assert owner.returncode == -signal.SIGKILL, owner.stderr
+    pids = [int(pid) for pid in owner.stdout.split()]
+    assert len(pids) == 2
+    deadline = time.monotonic() + 10
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [pid for pid in pids if _running(pid)]
+    assert not alive, f"servers still running after their owner died: {alive}"
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not a zombie awaiting its reaper)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_cli_reads_the_cluster_and_task_from_tf_config() -> None:
     (port,) = free_ports(1)
     env = {**os.environ, "TF_CONFIG": json.dumps({

@@ -6,7 +6,9 @@ process per task, then waits (bounded by `start_timeout`) until each prints its 
 a task that exits or stays silent raises `RuntimeError` with its output. `stop` sends SIGTERM,
 waits, then SIGKILLs whatever is left, and removes the spec file; it runs on exit of a ``with``
 block and on garbage collection, so no server outlives its owner. `kill` stops one task abruptly
-(for failure tests).
+(for failure tests). Each server runs with ``--stop-on-stdin-eof`` and its standard input is a
+pipe from this process, so the servers also shut down when their owner dies without cleaning up
+(SIGKILL included): the kernel closes the pipe.
 """
 
 from __future__ import annotations
@@ -83,10 +85,10 @@ class LocalCluster:
             for job, index, _ in self.cluster.tasks():
                 command = [sys.executable, "-m", "tensorweave", "server", "--cluster",
                            self.spec_path, "--job", job, "--task", str(index),
-                           *self._extra_args]
+                           "--stop-on-stdin-eof", *self._extra_args]
                 self._tasks[(job, index)] = _Task(subprocess.Popen(
-                    command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                    env=self._env))
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True, env=self._env))
             deadline = time.monotonic() + self._start_timeout
             for (job, index), task in self._tasks.items():
                 while not task.ready.wait(0.05):
@@ -113,6 +115,8 @@ class LocalCluster:
     def stop(self, timeout: float = 10.0) -> dict[tuple[str, int], int | None]:
         """Stop every task; returns each one's exit code."""
         for task in self._tasks.values():
+            if task.process.stdin is not None:
+                task.process.stdin.close()
             if task.process.poll() is None:
                 task.process.terminate()
         deadline = time.monotonic() + timeout

@@ -11,13 +11,16 @@ for: the bind host, TLS files, the shared auth token and the session garbage-col
 
 `run_server_cli(argv)` runs ``tensorweave server --cluster spec.json --job ps --task 0`` (or the
 cluster and task of ``TF_CONFIG``), prints one line with the target once serving, and returns 0
-after a clean shutdown on SIGTERM or SIGINT (2 for bad arguments).
+after a clean shutdown on SIGTERM or SIGINT (2 for bad arguments). With ``--stop-on-stdin-eof``
+it also shuts down cleanly when its standard input reaches end of file: a parent that holds the
+pipe's other end (`LocalCluster`) takes its servers with it even when it is killed outright.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -140,6 +143,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tls-cert", help="PEM certificate of this server (enables TLS)")
     parser.add_argument("--tls-key", help="PEM private key of this server")
     parser.add_argument("--tls-root-ca", help="PEM certificate trusted when calling peers")
+    parser.add_argument("--stop-on-stdin-eof", action="store_true",
+                        help="shut down when standard input is closed (e.g. the parent died)")
     return parser
 
 
@@ -152,6 +157,13 @@ def _cluster_arg(text: str) -> ClusterSpec:
     if isinstance(data, dict) and isinstance(data.get("cluster"), dict):
         data = data["cluster"]  # a TF_CONFIG-style file
     return ClusterSpec(data)
+
+
+def _set_on_eof(fd: int, stop: threading.Event) -> None:
+    """Set `stop` once file descriptor `fd` reaches end of file; what it carries is ignored."""
+    while os.read(fd, 4096):
+        pass
+    stop.set()
 
 
 def run_server_cli(argv: Sequence[str]) -> int:
@@ -181,6 +193,9 @@ def run_server_cli(argv: Sequence[str]) -> int:
     stop = threading.Event()
     previous = {sig: signal.signal(sig, lambda *_: stop.set())
                 for sig in (signal.SIGTERM, signal.SIGINT)}
+    if args.stop_on_stdin_eof:
+        threading.Thread(target=_set_on_eof, args=(sys.stdin.fileno(), stop), daemon=True,
+                         name="stdin-eof").start()
     try:
         server.start()
         print(f"tensorweave server: /job:{server.job_name}/task:{server.task_index} serving on "
