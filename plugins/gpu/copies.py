@@ -50,6 +50,8 @@ def host_to_device(gpu: CudaDevice, value: Any, pinned: bool = False) -> Any:
         stream = gpu.stream("h2d")
         stream.wait_event(gpu.mark_current())
         if pinned or host.nbytes < PINNED_MIN_BYTES:
+            # cupy documents pinned memory here; CUDA also takes pageable memory and stages it
+            # itself before returning, which for a small array is cheaper than pinning it.
             out.data.copy_from_host_async(host.ctypes.data, host.nbytes, stream)
         else:
             _staged_upload(gpu, host, out, stream)
@@ -88,6 +90,7 @@ def device_to_host(gpu: CudaDevice, value: Any) -> np.ndarray:
         out = (_empty_pinned(source.shape, source.dtype) if nbytes >= PINNED_MIN_BYTES
                else np.empty(source.shape, source.dtype))
         if nbytes:
+            # Into pageable memory (small arrays) CUDA returns only once the copy is done.
             stream = gpu.stream("d2h")
             stream.wait_event(gpu.mark_current())
             source.data.copy_to_host_async(out.ctypes.data, nbytes, stream)
