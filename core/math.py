@@ -110,8 +110,12 @@ __all__ = [
 _ELSEWHERE = {
     "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_softmax",
                                "softmax", "softplus", "softsign", "top_k"),
-    "tensorweave.api.array_ops": ("invert_permutation", "segment_sum", "unsorted_segment_max",
+    "tensorweave.api.array_ops": ("invert_permutation", "unsorted_segment_max",
                                   "unsorted_segment_sum"),
+    "tensorweave.api.segment_ops": ("segment_max", "segment_mean", "segment_min", "segment_prod",
+                                    "segment_sum", "unsorted_segment_mean",
+                                    "unsorted_segment_min", "unsorted_segment_prod",
+                                    "unsorted_segment_sqrt_n"),
 }
 _MODULE_OF = {name: module for module, names in _ELSEWHERE.items() for name in names}
 

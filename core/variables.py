@@ -10,8 +10,11 @@ ref. Reading an uninitialized variable raises `FailedPreconditionError` at run t
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.api import state_ops
@@ -25,7 +28,8 @@ from tensorweave.tensor_shape import TensorShape
 __all__ = [
     "Variable", "all_variables", "global_variables", "global_variables_initializer",
     "initialize_all_variables", "local_variables", "local_variables_initializer",
-    "trainable_variables", "variables_initializer",
+    "moving_average_variables", "report_uninitialized_variables", "trainable_variables",
+    "variables_initializer",
 ]
 
 
@@ -160,6 +164,17 @@ class Variable:
                    read_value: bool = True) -> Any:
         return self._update(state_ops.assign_sub, delta, use_locking, name, read_value)
 
+    # TF's scatter_update/scatter_add/scatter_sub methods take an IndexedSlices, which
+    # tensorweave lacks: use tw.scatter_update(v, indices, updates) and friends.
+    def scatter_nd_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_update(self._variable, indices, updates, True, name)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_add(self._variable, indices, updates, True, name)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_sub(self._variable, indices, updates, True, name)
+
     def _update(self, update: Callable[..., Tensor], value: Any, use_locking: bool,
                 name: str | None, read_value: bool) -> Tensor | Operation:
         """`update` (an assignment of ``state_ops``) on the ref: its output, or with
@@ -234,3 +249,44 @@ initialize_all_variables = global_variables_initializer
 def local_variables_initializer() -> Operation:
     return variables_initializer(local_variables(), name="init_1")
 
+
+def moving_average_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+# report tensor -> the names of the variables its indices refer to
+_REPORTED_NAMES: weakref.WeakKeyDictionary[Tensor, list[str]] = weakref.WeakKeyDictionary()
+
+
+def report_uninitialized_variables(var_list: list[Any] | None = None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """The variables of `var_list` (default: global and local) not initialized yet, as a 1-D
+    tensor that is empty when all are. TF's holds their names as strings; tensorweave has no
+    string tensors, so this one holds their positions in `var_list` (int64: TF's readiness
+    check takes an int32 answer as "ready"), and `uninitialized_variable_names` turns a fetched
+    value into the names."""
+    from tensorweave.api.array_ops import boolean_mask, stack
+    from tensorweave.api.math_ops import logical_not
+
+    graph = get_default_graph()
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with name_scope(name):
+        initialized = [state_ops.is_variable_initialized(v) for v in var_list]
+        # TF reports from the CPU of the current device scope.
+        with graph.device("/cpu:0"):
+            if not var_list:
+                report = convert_to_tensor(np.zeros([0], np.int64))
+            else:
+                positions = convert_to_tensor(np.arange(len(var_list), dtype=np.int64))
+                report = boolean_mask(positions, logical_not(stack(initialized)))
+    _REPORTED_NAMES[report] = [v.op.name for v in var_list]
+    return report
+
+
+def uninitialized_variable_names(report: Tensor, value: Any) -> list[str]:
+    """The names of the variables a fetched `report_uninitialized_variables` value lists."""
+    names = _REPORTED_NAMES.get(report)
+    if names is None:
+        return [str(item) for item in np.asarray(value).ravel()]
+    return [names[int(i)] for i in np.asarray(value).ravel()]

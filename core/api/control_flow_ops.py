@@ -1,14 +1,37 @@
-"""Structure ops: ``group``, ``no_op``, ``identity``, ``tuple``."""
+"""Structure ops (``group``, ``no_op``, ``identity``, ``tuple``) and functional control flow
+(``cond``, ``case``, ``while_loop``), as in ``tf.compat.v1``.
+
+Contract for control flow: the branches, condition and body are Python functions called once,
+each building a `FuncGraph` (see `tensorweave.framework.func_graph`); the result is one ``If``
+or ``While`` op (``StatelessIf``/``StatelessWhile`` when nothing inside is stateful) carrying
+them as `FunctionDef` attrs, as TF's control flow v2 builds. Tensors the functions use from
+outside become the op's extra inputs; only the branch taken runs, with its stateful ops.
+Signatures, defaults and construction errors follow ``tf.compat.v1``.
+"""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from tensorweave import dtypes
+from tensorweave.api import math_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
+from tensorweave.framework.constant_op import constant, convert_to_tensor
+from tensorweave.framework.func_graph import (
+    FuncGraph,
+    FunctionDef,
+    build_func_graph,
+    to_function_def,
+    unique_function_name,
+)
+from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.plugin_manager import get_registries
+from tensorweave.tensor_shape import TensorShape, as_shape
 
-__all__ = ["group", "identity", "no_op", "tuple"]
+__all__ = ["case", "cond", "group", "identity", "no_op", "tuple", "while_loop"]
 
 _tuple = tuple
 
@@ -40,7 +63,8 @@ def group(*inputs: Any, name: str | None = None) -> Operation:
     """One ``NoOp`` with a control input on each op of `inputs` (nested lists included), so
     running it runs them all."""
     ops = _ops_of(inputs)
-    graph = ops[0].graph if ops else get_default_graph()
+    default = get_default_graph()
+    graph = ops[0].graph if ops and not default.encloses(ops[0].graph) else default
     with graph.as_default(), graph.control_dependencies(ops):
         return no_op(name=name or "group_deps")
 
@@ -57,3 +81,351 @@ def tuple(tensors: Any, name: str | None = None, control_inputs: Any = None) -> 
             with get_default_graph().control_dependencies([gate]):
                 out.append(identity(t))
         return out
+
+
+# -- functional control flow: cond, case, while_loop ---------------------------------------------
+
+
+def _flatten(structure: Any) -> list[Any]:
+    """The leaves of a nest of lists, tuples, namedtuples and dicts (dicts by sorted key)."""
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in _flatten(structure[k])]
+    if isinstance(structure, (list, _tuple)):
+        return [leaf for item in structure for leaf in _flatten(item)]
+    return [structure]
+
+
+def _pack_as(structure: Any, flat: list[Any]) -> Any:
+    """`flat`'s leaves in the shape of `structure` (inverse of `_flatten`)."""
+    leaves = iter(flat)
+
+    def pack(s: Any) -> Any:
+        if isinstance(s, dict):
+            packed = {k: pack(s[k]) for k in sorted(s)}
+            return type(s)((k, packed[k]) for k in s)
+        if isinstance(s, list):
+            return [pack(item) for item in s]
+        if isinstance(s, _tuple):
+            items = [pack(item) for item in s]
+            return type(s)(*items) if hasattr(s, "_fields") else _tuple(items)
+        return next(leaves)
+
+    return pack(structure)
+
+
+def _same_structure(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and sorted(a) == sorted(b)
+                and all(_same_structure(a[k], b[k]) for k in a))
+    seq_a, seq_b = isinstance(a, (list, _tuple)), isinstance(b, (list, _tuple))
+    if seq_a != seq_b:
+        return False
+    if not seq_a:
+        return True
+    return len(a) == len(b) and all(_same_structure(x, y) for x, y in zip(a, b))
+
+
+def _scope_graph(values: Any) -> Graph:
+    """The graph new ops go to: the default graph, unless the values belong to another graph
+    that does not enclose it."""
+    default = get_default_graph()
+    for v in values:
+        if isinstance(v, Tensor) and not default.encloses(v.graph):
+            return v.graph
+    return default
+
+
+def most_specific_compatible_shape(a: TensorShape, b: TensorShape) -> TensorShape:
+    """The most specific shape both `a` and `b` are compatible with (TF's
+    ``TensorShape.most_specific_compatible_shape``)."""
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.dims, b.dims)])
+
+
+def _check_pred(pred: Tensor, what: str) -> None:
+    if pred.dtype != dtypes.bool_:
+        raise TypeError(f"{what} must be a bool tensor, got {pred.dtype.name} ({pred.name})")
+    if pred.shape.ndims not in (None, 0):
+        raise ValueError(f"Shape must be rank 0 but is rank {pred.shape.ndims} for {what} "
+                         f"({pred.name}).")
+
+
+def _as_outputs(graph: FuncGraph, values: list[Any], signal: bool) -> list[Tensor]:
+    """`values` as tensors of `graph`: outer tensors captured, Python values made constants,
+    an `Operation` a bool constant (`signal`) that runs after it (TF1 returns the branch
+    pivot)."""
+    out = []
+    with graph.as_default():
+        for v in values:
+            if isinstance(v, Operation):
+                with graph.control_dependencies([v]):
+                    v = constant(signal)
+            out.append(graph.capture(convert_to_tensor(v)))
+    return out
+
+
+def _captured_by(graphs: list[FuncGraph]) -> list[Tensor]:
+    """Every outer tensor any of `graphs` captured, once each, in capture order."""
+    return list(dict.fromkeys(t for g in graphs for t in g.outer_inputs()))
+
+
+def _functions_of(graphs: list[tuple[FuncGraph, list[Tensor]]], leading: int,
+                  captured: list[Tensor]) -> list[FunctionDef]:
+    """One `FunctionDef` per ``(graph, outputs)``, all taking the same arguments: each graph's
+    first `leading` inputs, then the `captured` tensors (captured anew where unused)."""
+    functions = []
+    for g, outputs in graphs:
+        args = g.inputs[:leading] + [g.capture(t) for t in captured]
+        functions.append(to_function_def(g, args, outputs, unique_function_name(g.name)))
+    return functions
+
+
+def _control_op(graph: Graph, op_type: str, inputs: list[Any], attrs: dict[str, Any],
+                bodies: list[FuncGraph], name: str) -> Operation:
+    """Create `op_type` in `graph`, after the outer ops its functions wait for and colocated
+    with the variables they assign."""
+    control = list(dict.fromkeys(op for g in bodies for op in g.control_captures))
+    variables = dict.fromkeys(v for g in bodies for v in g.variables if v.graph is graph)
+    if variables:
+        attrs["_class"] = sorted({grp for v in variables for grp in v.colocation_groups()})
+    with graph.as_default(), graph.control_dependencies(control):
+        return graph.create_op(op_type, inputs, attrs, name)
+
+
+def make_if(pred: Tensor, inputs: list[Tensor], then_fn: FunctionDef, else_fn: FunctionDef,
+            output_shapes: list[TensorShape], bodies: list[FuncGraph],
+            name: str = "If") -> list[Tensor]:
+    """An ``If`` (``StatelessIf`` when neither branch is stateful) over two functions that
+    take `inputs` and return the same types; its outputs."""
+    ops = get_registries().ops
+    stateful = then_fn.is_stateful(ops) or else_fn.is_stateful(ops)
+    graph = get_default_graph()
+    op = _control_op(graph, "If" if stateful else "StatelessIf", [pred, list(inputs)], {
+        "Tin": [t.dtype for t in inputs], "Tout": then_fn.ret_types,
+        "then_branch": then_fn, "else_branch": else_fn, "output_shapes": output_shapes,
+    }, bodies, name)
+    return op.outputs
+
+
+def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
+         false_fn: Callable[[], Any] | None = None, strict: bool = False,
+         name: str | None = None, fn1: Callable[[], Any] | None = None,
+         fn2: Callable[[], Any] | None = None) -> Any:
+    """``true_fn()`` if `pred` is true else ``false_fn()``, as one ``If`` op (TF's control flow
+    v2): each branch runs only when taken; tensors the branches use from outside become the
+    op's inputs. Both must return the same nested structure and dtypes; a singleton list or
+    tuple is unpacked unless `strict`. Output shapes are the most specific shapes compatible
+    with both branches."""
+    if fn1 is not None:
+        if true_fn is not None:
+            raise TypeError("cond(): true_fn and fn1 may not be set simultaneously.")
+        true_fn = fn1
+    if fn2 is not None:
+        if false_fn is not None:
+            raise TypeError("cond(): false_fn and fn2 may not be set simultaneously.")
+        false_fn = fn2
+    if true_fn is None:
+        raise TypeError("cond(): true_fn argument required")
+    if false_fn is None:
+        raise TypeError("cond(): false_fn argument required")
+    if not callable(true_fn):
+        raise TypeError("true_fn must be callable.")
+    if not callable(false_fn):
+        raise TypeError("false_fn must be callable.")
+    if isinstance(pred, bool):  # (TF1 graph mode: a numpy bool becomes a constant)
+        raise TypeError("pred must not be a Python bool")
+    graph = _scope_graph([pred])
+    with graph.as_default(), graph.name_scope(name or "cond") as scope:
+        pred = convert_to_tensor(pred)
+        _check_pred(pred, "cond's pred")
+        results = []
+        for label, fn in (("true", true_fn), ("false", false_fn)):
+            fg, result = build_func_graph(f"{scope}{label}", fn, [], graph)
+            if not strict and isinstance(result, (list, _tuple)) and len(result) == 1:
+                result = result[0]
+            results.append((fg, result))
+        (g_t, r_t), (g_f, r_f) = results
+        if not _same_structure(r_t, r_f):
+            raise ValueError("Incompatible return values of true_fn and false_fn: The two "
+                             f"structures don't have the same nested structure ({r_t!r} and "
+                             f"{r_f!r}).")
+        flat_t = _as_outputs(g_t, _flatten(r_t), True)
+        flat_f = _as_outputs(g_f, _flatten(r_f), False)
+        if not flat_t:
+            raise ValueError("true_fn and false_fn must return at least one result.")
+        for x, y in zip(flat_t, flat_f):
+            if x.dtype != y.dtype:
+                raise TypeError("Outputs of true_fn and false_fn must have the same type: "
+                                f"{x.dtype.name}, {y.dtype.name}")
+        inputs = _captured_by([g_t, g_f])
+        then_fn, else_fn = _functions_of([(g_t, flat_t), (g_f, flat_f)], 0, inputs)
+        shapes = [most_specific_compatible_shape(x.shape, y.shape) for x, y in zip(flat_t, flat_f)]
+        outputs = make_if(pred, inputs, then_fn, else_fn, shapes, [g_t, g_f])
+        return _pack_as(r_t, outputs)
+
+
+def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive: bool = False,
+         strict: bool = False, name: str = "case") -> Any:
+    """The result of the fn of the first true predicate of `pred_fn_pairs` (a list of
+    ``(pred, fn)`` pairs, or a dict), else of `default`, as nested `cond`s. Without `default`
+    the last pair's fn serves as it. `exclusive` is accepted for TF compatibility; the
+    predicates are evaluated in order either way."""
+    if not isinstance(pred_fn_pairs, (list, _tuple, dict)):
+        raise TypeError("fns must be a list, tuple, or dict")
+    pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else \
+        list(pred_fn_pairs)
+    for pair in pairs:
+        if not isinstance(pair, _tuple) or len(pair) != 2:
+            raise TypeError("Each entry in pred_fn_pairs must be a 2-tuple")
+        pred, fn = pair
+        if not isinstance(pred, Tensor):
+            raise TypeError(f"pred must be Tensor: {pred!r}")
+        if pred.dtype != dtypes.bool_:
+            raise TypeError(f"pred must be Tensor of type bool: {pred.name}")
+        if not callable(fn):
+            raise TypeError(f"fn for pred {pred.name} must be callable.")
+    if default is not None and not callable(default):
+        raise TypeError("default must be callable.")
+    if default is None:
+        if not pairs:
+            raise ValueError("case() needs at least one (pred, fn) pair or a default.")
+        default = pairs.pop()[1]
+    graph = _scope_graph([p for p, _ in pairs])
+    with graph.as_default(), graph.name_scope(name):
+        fn = default
+        for pred, action in reversed(pairs):
+            fn = functools.partial(cond, pred, action, fn, strict)
+        return fn()
+
+
+def _shape_less_than_or_equal(shape: TensorShape, invariant: TensorShape) -> bool:
+    if invariant.dims is None:
+        return True
+    if shape.dims is None or len(shape.dims) != len(invariant.dims):
+        return False
+    return all(b is None or a == b for a, b in zip(shape.dims, invariant.dims))
+
+
+def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: Any,
+               shape_invariants: Any = None, parallel_iterations: int = 10,
+               back_prop: bool = True, swap_memory: bool = False, name: str | None = None,
+               maximum_iterations: Any = None, return_same_structure: bool = False) -> Any:
+    """Repeat `body` while `cond` is true, as one ``While`` op (TF's control flow v2). `cond`
+    and `body` take as many arguments as `loop_vars` (a nested structure); `body` returns the
+    same structure and dtypes. A loop variable's shape must not become more general across
+    iterations unless `shape_invariants` says so (`ValueError` here, as TF). With
+    `maximum_iterations` the loop stops after that many iterations at most. One loop variable
+    comes back unpacked unless `return_same_structure`. `back_prop=False` stops gradients;
+    `parallel_iterations` and `swap_memory` are accepted for compatibility (iterations run in
+    order on the op's device)."""
+    if not callable(cond):
+        raise TypeError("cond must be callable.")
+    if not callable(body):
+        raise TypeError("body must be callable.")
+    if not isinstance(parallel_iterations, int) or parallel_iterations < 1:
+        raise TypeError("parallel_iterations must be a positive integer.")
+    if isinstance(loop_vars, (list, _tuple, dict)) and not _flatten(loop_vars):
+        raise ValueError("No loop variables provided")
+    structure = loop_vars if isinstance(loop_vars, (list, _tuple)) else [loop_vars]
+    graph = _scope_graph(_flatten(structure))
+    with graph.as_default(), graph.name_scope(name or "while") as scope:
+        if maximum_iterations is not None:
+            maximum_iterations = convert_to_tensor(maximum_iterations,
+                                                   name="maximum_iterations")
+            if maximum_iterations.shape.ndims != 0:
+                raise ValueError("maximum_iterations must be a scalar, saw shape: "
+                                 f"{maximum_iterations.shape}")
+            limit, user_cond, user_body = maximum_iterations, cond, body
+            counter = constant(0, dtype=limit.dtype, name="iteration_counter")
+            structure = [counter, list(structure)]
+            if shape_invariants is not None:
+                shape_invariants = [TensorShape([]), shape_invariants]
+
+            def cond(i: Tensor, lv: list[Any]) -> Any:
+                return math_ops.logical_and(math_ops.less(i, limit), user_cond(*lv))
+
+            def body(i: Tensor, lv: list[Any]) -> Any:
+                return [i + 1, _as_list(user_body(*lv))]
+
+        flat = [convert_to_tensor(v) for v in _flatten(structure)]
+        invariants = _invariants(flat, shape_invariants)
+        specs = [(t.dtype, s) for t, s in zip(flat, invariants)]
+        args_as = list(structure)
+
+        def call(fn: Callable[..., Any]) -> Callable[..., Any]:
+            return lambda *args: fn(*_pack_as(args_as, list(args)))
+
+        g_c, pred = build_func_graph(f"{scope}cond", call(cond), specs, graph)
+        (pred,) = _as_outputs(g_c, [pred], True)
+        _check_pred(pred, "while_loop's cond result")
+        g_b, result = build_func_graph(f"{scope}body", call(body), specs, graph)
+        result = _as_list(result) if not isinstance(result, (list, _tuple, dict)) else result
+        if not _same_structure(list(structure), _as_list(result)):
+            raise ValueError("body must return the same structure as loop_vars: "
+                             f"{structure!r} and {result!r}")
+        outputs = _as_outputs(g_b, _flatten(result), True)
+        for t, out, shape in zip(flat, outputs, invariants):
+            if out.dtype != t.dtype:
+                raise TypeError(f"Loop var {t.name} enters the loop with type {t.dtype!r}, "
+                                f"but has type {out.dtype!r} after 1 iteration.")
+            if not _shape_less_than_or_equal(out.shape, shape):
+                raise ValueError(
+                    f"Input tensor '{t.name}' enters the loop with shape {shape}, but has "
+                    f"shape {out.shape} after one iteration. To allow the shape to vary across "
+                    "iterations, use the `shape_invariants` argument of tf.while_loop to "
+                    "specify a less-specific shape.")
+        n = len(flat)
+        captured = _captured_by([g_c, g_b])
+        body_outputs = outputs + [g_b.capture(t) for t in captured]  # passed through unchanged
+        cond_fn, body_fn = _functions_of([(g_c, [pred]), (g_b, body_outputs)], n, captured)
+        inputs = flat + captured
+        ops = get_registries().ops
+        stateful = cond_fn.is_stateful(ops) or body_fn.is_stateful(ops)
+        op = _control_op(graph, "While" if stateful else "StatelessWhile", [inputs], {
+            "T": [t.dtype for t in inputs], "cond": cond_fn, "body": body_fn,
+            "output_shapes": invariants + [t.shape for t in captured],
+            "parallel_iterations": parallel_iterations,
+        }, [g_c, g_b], "While")
+        exits = op.outputs[:n]
+        if not back_prop:  # TF1: no gradient flows back through the loop
+            exits = [apply("StopGradient", [t]) for t in exits]
+        packed = _pack_as(result, exits)
+        if maximum_iterations is not None:
+            packed = packed[1]
+        if not return_same_structure and len(_flatten(packed)) == 1:
+            return _flatten(packed)[0]
+        return packed
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, _tuple)) else [value]
+
+
+def _invariants(flat: list[Tensor], shape_invariants: Any) -> list[TensorShape]:
+    if shape_invariants is None:
+        return [t.shape for t in flat]
+    shapes = [as_shape(s) for s in _flatten_shapes(shape_invariants)]
+    if len(shapes) != len(flat):
+        raise ValueError(f"shape_invariants has {len(shapes)} shapes for {len(flat)} loop "
+                         "variables")
+    for t, s in zip(flat, shapes):
+        if not _shape_less_than_or_equal(t.shape, s):
+            raise ValueError(
+                f"The shape invariant specified for {t.name} is not compatible with the "
+                f"initial shape of the loop variable. It enters the loop with shape {t.shape}, "
+                f"but the specified shape invariant is {s}.")
+    return shapes
+
+
+def _flatten_shapes(value: Any) -> list[Any]:
+    """Leaves of a nest of shapes; a list of ints or Nones is one shape."""
+    if isinstance(value, TensorShape) or value is None:
+        return [value]
+    if isinstance(value, dict):
+        return [s for k in sorted(value) for s in _flatten_shapes(value[k])]
+    if isinstance(value, (list, _tuple)):
+        if all(d is None or isinstance(d, int) for d in value):
+            return [value]
+        return [s for item in value for s in _flatten_shapes(item)]
+    return [value]

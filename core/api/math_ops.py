@@ -23,7 +23,7 @@ from tensorweave import dtypes
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor
+from tensorweave.framework.graph import Tensor, get_default_graph
 from tensorweave.framework.op_builder import apply
 
 __all__ = [
@@ -56,7 +56,10 @@ def _like(value: Any, other: Tensor) -> Tensor:
     """`value` as a tensor, in `other`'s dtype and graph unless it is a tensor itself."""
     if is_tensor_like(value):
         return convert_to_tensor(value)
-    with other.graph.as_default():
+    graph = get_default_graph()  # a function graph being built keeps its constants inside
+    if not graph.encloses(other.graph):
+        graph = other.graph
+    with graph.as_default():
         return convert_to_tensor(value, dtype=other.dtype)
 
 

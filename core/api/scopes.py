@@ -21,7 +21,9 @@ def name_scope(name: str | None, default_name: str | None = None,
     graph = get_default_graph()
     for v in values or ():
         if isinstance(v, Tensor):
-            graph = v.graph
+            # (a function graph being built stays the default when it uses outer tensors)
+            if not graph.encloses(v.graph):
+                graph = v.graph
             break
     scope_name = name if name is not None else default_name
     with graph.as_default(), graph.name_scope(scope_name) as scope:

@@ -1,4 +1,5 @@
-"""Assignments and placeholders: ``assign``, ``assign_add``, ``assign_sub``, ``placeholder``."""
+"""Assignments and placeholders: ``assign``, ``assign_add``, ``assign_sub``, the scatter updates
+(``scatter_update``, ``scatter_add``, ..., ``scatter_nd_update``, ...), ``placeholder``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from tensorweave.tensor_shape import TensorShape
 
 __all__ = [
     "assign", "assign_add", "assign_sub", "is_variable_initialized", "placeholder",
-    "placeholder_with_default",
+    "placeholder_with_default", "scatter_add", "scatter_div", "scatter_max", "scatter_min",
+    "scatter_mul", "scatter_nd_add", "scatter_nd_sub", "scatter_nd_update", "scatter_sub",
+    "scatter_update",
 ]
 
 
@@ -39,6 +42,62 @@ def assign_sub(ref: Any, value: Any, use_locking: bool | None = None,
                name: str | None = None) -> Tensor:
     attrs = {} if use_locking is None else {"use_locking": use_locking}
     return apply("AssignSub", [_ref(ref), value], attrs, name=name or "AssignSub")
+
+
+def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
+             name: str | None) -> Tensor:
+    return apply(op_type, [_ref(ref), indices, updates], {"use_locking": use_locking},
+                 name=name or op_type)
+
+
+def scatter_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
+                   name: str | None = None) -> Tensor:
+    return _scatter("ScatterUpdate", ref, indices, updates, use_locking, name)
+
+
+def scatter_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterAdd", ref, indices, updates, use_locking, name)
+
+
+def scatter_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterSub", ref, indices, updates, use_locking, name)
+
+
+def scatter_mul(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterMul", ref, indices, updates, use_locking, name)
+
+
+def scatter_div(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterDiv", ref, indices, updates, use_locking, name)
+
+
+def scatter_max(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterMax", ref, indices, updates, use_locking, name)
+
+
+def scatter_min(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                name: str | None = None) -> Tensor:
+    return _scatter("ScatterMin", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_update(ref: Any, indices: Any, updates: Any, use_locking: bool = True,
+                      name: str | None = None) -> Tensor:
+    return _scatter("ScatterNdUpdate", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_add(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                   name: str | None = None) -> Tensor:
+    return _scatter("ScatterNdAdd", ref, indices, updates, use_locking, name)
+
+
+def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = False,
+                   name: str | None = None) -> Tensor:
+    return _scatter("ScatterNdSub", ref, indices, updates, use_locking, name)
 
 
 def is_variable_initialized(variable: Any) -> Tensor:

@@ -214,6 +214,11 @@ class GraphKeys:
     SAVERS = "savers"
     TRAIN_OP = "train_op"
     REGULARIZATION_LOSSES = "regularization_losses"
+    METRIC_VARIABLES = "metric_variables"
+    READY_OP = "ready_op"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
 
 
 class Graph:
@@ -243,6 +248,11 @@ class Graph:
     def _bump(self) -> None:
         self._version += 1
 
+    def encloses(self, graph: Graph) -> bool:
+        """True if `graph` is this graph or one whose tensors this graph captures (a function
+        graph's enclosing graphs; see `tensorweave.framework.func_graph`)."""
+        return graph is self
+
     @property
     def version(self) -> int:
         """Changes whenever the graph does; keys cached steps."""
@@ -254,6 +264,10 @@ class Graph:
 
     def finalize(self) -> None:
         self._finalized = True
+
+    def _unsafe_unfinalize(self) -> None:
+        """Allow changes again (a `MonitoredSession` closing restores a graph it finalized)."""
+        self._finalized = False
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)

@@ -87,6 +87,8 @@ def _convert(graph: Graph, op_def: OpDef, arg: ArgSpec, value: Any, attrs: dict[
         )
     if arg.type_attr and attrs.get(arg.type_attr) in (REQUIRED, None):
         attrs[arg.type_attr] = tensor.dtype
+    if tensor.graph is not graph and graph.encloses(tensor.graph):
+        tensor = graph.capture(tensor)  # a function graph using an enclosing graph's tensor
     if tensor.graph is not graph:
         raise ValueError(
             f"Tensor {tensor.name} must be from the same graph as op '{node_name}'."
@@ -108,7 +110,10 @@ def make_op(op_type: str, inputs: Sequence[Any], attrs: dict[str, Any] | None = 
             name: str | None = None) -> Operation:
     """Create an op in the graph of its inputs (else the default graph); returns the
     `Operation`."""
-    graph = _graph_of(inputs) or get_default_graph()
+    default = get_default_graph()
+    graph = _graph_of(inputs)
+    if graph is None or default.encloses(graph):
+        graph = default  # a function graph being built captures the tensors of outer graphs
     return graph.create_op(op_type, inputs, attrs, name)
 
 

@@ -1,8 +1,15 @@
-"""``tw.train``: optimizers, checkpoints, cluster specs and servers."""
+"""``tw.train``: optimizers, learning-rate schedules, checkpoints, cluster specs and servers,
+monitored sessions and their hooks, moving averages and thread coordination."""
 
+from tensorweave.train.basic_session_run_hooks import *  # noqa: F403
 from tensorweave.train.cluster import *  # noqa: F403
+from tensorweave.train.coordinator import *  # noqa: F403
 from tensorweave.train.device_setter import *  # noqa: F403
+from tensorweave.train.learning_rate_decay import *  # noqa: F403
+from tensorweave.train.monitored_session import *  # noqa: F403
+from tensorweave.train.moving_averages import *  # noqa: F403
 from tensorweave.train.optimizers import *  # noqa: F403
 from tensorweave.train.saver import *  # noqa: F403
 from tensorweave.train.server_lib import *  # noqa: F403
+from tensorweave.train.session_run_hook import *  # noqa: F403
 from tensorweave.train.training_util import *  # noqa: F403

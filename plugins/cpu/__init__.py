@@ -11,10 +11,24 @@ from typing import Any
 import numpy as np
 
 from tensorweave.plugin_manager import hookimpl
-from tensorweave.plugins.kernels import array, grad, math, nn, random, state, training
+from tensorweave.plugins.kernels import (
+    array,
+    control_flow,
+    grad,
+    logging_ops,
+    math,
+    nn,
+    random,
+    scatter,
+    segment,
+    state,
+    training,
+)
 from tensorweave.runtime.device import Device, TaskSpec
 
-KERNEL_MODULES = (state, math, array, nn, random, training, grad)
+KERNEL_MODULES = (
+    state, math, array, nn, random, training, grad, scatter, segment, control_flow, logging_ops,
+)
 
 
 @hookimpl

@@ -29,6 +29,17 @@ GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
     "ScatterNd": _ATOMIC_ADD,  # add.at
     "UnsortedSegmentSum": _ATOMIC_ADD,  # add.at
     "UnsortedSegmentMax": _ATOMIC_MAX,  # maximum.at
+    "ScatterAdd": _ATOMIC_ADD,  # add.at
+    "ScatterSub": _ATOMIC_ADD,  # add.at
+    "ScatterMax": _ATOMIC_MAX,  # maximum.at
+    "ScatterMin": _ATOMIC_MAX,  # minimum.at
+    "ScatterNdAdd": _ATOMIC_ADD,  # add.at
+    "ScatterNdSub": _ATOMIC_ADD,  # add.at
+    "SegmentSum": _ATOMIC_ADD,  # add.at
+    "SegmentMean": _ATOMIC_ADD,  # add.at
+    "SegmentMax": _ATOMIC_MAX,  # maximum.at
+    "SegmentMin": _ATOMIC_MAX,  # minimum.at
+    "UnsortedSegmentMin": _ATOMIC_MAX,  # minimum.at
 }
 
 

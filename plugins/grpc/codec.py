@@ -6,7 +6,10 @@ Contract: each ``*_to_wire`` gives a value the wire format can carry (see `wire`
 positional, documented in SCHEMA.md):
 
 - NodeDef: ``[name, op, inputs, device, attrs]``; a GraphDef is a list of NodeDefs. Attr values
-  are wire values; a Const's value is a tensor, so constants travel as raw bytes.
+  are wire values; a Const's value is a tensor, so constants travel as raw bytes. A function attr
+  (``If``'s branches, ``While``'s cond and body) is a wire function: its name and its nodes as
+  NodeDefs, checked like a graph's (and as a function: ``_Arg``/``_FunctionRetval`` indices
+  0..n-1); functions may nest, within the wire's depth bound.
 - DeviceAttributes: ``[name, device_type, incarnation]``.
 - NodeStats: ``[node_name, op, all_start_micros, all_end_rel_micros, thread_id, label]``.
 - PassRecord: ``[name, phase, nodes_before, nodes_after]``.
@@ -23,7 +26,9 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave.client.config import ConfigProto
+from tensorweave.framework.func_graph import FunctionDef, check_function
 from tensorweave.framework.graph_def import NodeDef, parse_input
+from tensorweave.plugins.grpc.wire import WireFunction
 from tensorweave.runtime.device import DeviceAttributes
 from tensorweave.runtime.executor import NodeStats
 from tensorweave.runtime.passes import PassRecord
@@ -86,7 +91,18 @@ def tensors_by(keys: type, values: Any, message: str, field: str) -> dict[Any, n
 
 
 def node_to_wire(node: NodeDef) -> list[Any]:
-    return [node.name, node.op, list(node.input), node.device, dict(node.attr)]
+    attr = {k: WireFunction(v.name, graph_to_wire(v.nodes)) if isinstance(v, FunctionDef) else v
+            for k, v in node.attr.items()}
+    return [node.name, node.op, list(node.input), node.device, attr]
+
+
+def _function_from_wire(value: WireFunction, message: str, node: str) -> FunctionDef:
+    fn = FunctionDef(value.name, tuple(graph_from_wire(value.nodes, message)))
+    try:
+        check_function(fn)
+    except ValueError as exc:
+        raise bad(message, "node", f"'{node}' has a malformed function: {exc}") from None
+    return fn
 
 
 def graph_to_wire(nodes: Iterable[NodeDef]) -> list[Any]:
@@ -110,6 +126,11 @@ def node_from_wire(value: Any, message: str) -> NodeDef:
             and isinstance(shapes, list) and len(shapes) == len(types)
             and all(isinstance(s, TensorShape) for s in shapes)):
         raise bad(message, "node", f"'{name}' has malformed _output_types/_output_shapes")
+    for key, item in attr.items():
+        if isinstance(item, WireFunction):
+            attr[key] = _function_from_wire(item, message, name)
+        elif isinstance(item, (list, tuple)) and any(isinstance(i, WireFunction) for i in item):
+            raise bad(message, "node", f"'{name}' has functions in a list attr")
     return NodeDef(name=name, op=op, input=inputs, device=device, attr=attr)
 
 

@@ -21,6 +21,7 @@ A body value is a tag byte followed by its data:
     9 dict (u32 count, count x (key value, value); keys are str or int)
     10 DType (u8 code)   11 TensorShape (i32 rank, -1 unknown; rank x i64 dim, -1 unknown)
     12 tensor (u32 index into the tensor table)   13 numpy scalar (u8 code, itemsize bytes)
+    14 function (a str name value, then a list value: the function's nodes, see `codec`)
 
 Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
 int16 5, int8 6, int64 9, bool 10, float16 19. Nothing else is accepted.
@@ -61,7 +62,7 @@ _TENSOR_ENTRY = struct.Struct("<BB")
 _TAG_U32, _TAG_I64 = struct.Struct("<BI"), struct.Struct("<Bq")
 
 (T_NONE, T_FALSE, T_TRUE, T_INT, T_FLOAT, T_STR, T_BYTES, T_LIST, T_TUPLE, T_DICT, T_DTYPE,
- T_SHAPE, T_TENSOR, T_SCALAR) = range(14)
+ T_SHAPE, T_TENSOR, T_SCALAR, T_FUNCTION) = range(15)
 
 DTYPE_CODES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
@@ -71,6 +72,15 @@ _DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
 _NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYPE_CODES.items()}
 _CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in DTYPE_CODES.items()}
 _PAD = bytes(8)
+
+
+@attrs.frozen
+class WireFunction:
+    """A function attr as the wire carries it: a name and its nodes as wire values (the codec
+    turns it into a `FunctionDef` and back, validating the nodes)."""
+
+    name: str
+    nodes: list[Any]
 
 
 def _malformed(what: str) -> errors.InvalidArgumentError:
@@ -168,6 +178,10 @@ class _Encoder:
                 out += _I64.pack(-1 if d is None else d)
         elif isinstance(v, (list, tuple, dict)):
             self._container(v, depth)
+        elif isinstance(v, WireFunction):
+            out.append(T_FUNCTION)
+            self.value(v.name, depth + 1)
+            self.value(v.nodes, depth + 1)
         else:
             raise errors.InvalidArgumentError(
                 None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
@@ -426,6 +440,11 @@ class _Decoder:
             value = np.frombuffer(buf[start:start + np_dtype.itemsize], np_dtype)[0]
             _check_bool(value)
             return value
+        if tag == T_FUNCTION:
+            name, nodes = self.value(depth + 1), self.value(depth + 1)
+            if not isinstance(name, str) or not isinstance(nodes, list):
+                raise _malformed("function is not a name and a list of nodes")
+            return WireFunction(name, nodes)
         raise _malformed(f"unknown value tag {tag}")
 
 

@@ -13,18 +13,30 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.standard_ops import (
     array,
     array_grad,
+    control_flow,
+    control_flow_grad,
     grad_ops,
+    logging_grad,
+    logging_ops,
     math,
     math_grad,
     nn,
     nn_grad,
     random,
+    scatter,
+    scatter_grad,
+    segment,
+    segment_grad,
     state,
     training,
 )
 
-MODULES = (state, math, array, nn, random, training, grad_ops)
-GRADIENT_MODULES = (math_grad, array_grad, nn_grad)
+MODULES = (
+    state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
+)
+GRADIENT_MODULES = (
+    math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,
+)
 
 
 @hookimpl

@@ -1,0 +1,120 @@
+"""Kernels of the functional control-flow ops: ``If``/``While`` (and their ``Stateless``
+variants) run their function attrs on their own device, inside the same step.
+
+Contract: a function runs as a nested partition: its `FunctionDef` is compiled once per node
+(kept in ``ctx.state``, rebuilt only when the node's function changes) into an `ExecutorPlan`
+on the node's device, whose nodes are named ``<node>/<attr>/<inner node>`` so that stateful
+inner kernels keep their own state. Each call runs it on the calling thread with a
+`StepContext` of the same step (same step id and rendezvous: variables and every step-scoped
+resource are the outer step's), the arguments as its ``_Arg`` values. An error inside names the
+inner node, its op and the device. ``While`` is an async kernel (it calls back once the loop
+ends, on the calling thread), so its partition runs under the step's deadline; it checks the
+step's rendezvous between iterations, so an aborted step (deadline, a peer's failure) stops a
+loop that would never end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensorweave import errors
+from tensorweave.framework.func_graph import RETVAL_OP, FunctionDef
+from tensorweave.framework.graph_def import GraphDef, parse_input, tensor_input
+from tensorweave.kernel import KernelContext
+from tensorweave.plugin_manager import get_registries
+from tensorweave.runtime.executor import Executor, ExecutorPlan, StepContext
+
+
+def _renamed(fn: FunctionDef, prefix: str) -> GraphDef:
+    def rename(text: str) -> str:
+        src, index = parse_input(text)
+        return tensor_input(f"{prefix}/{src}", index)
+
+    return GraphDef(node=[n.copy(name=f"{prefix}/{n.name}", input=[rename(t) for t in n.input])
+                          for n in fn.nodes])
+
+
+_STEP_IO = frozenset({"_Send", "_Recv", "_Retval"})  # a partition's own, never a function's
+
+
+def _executor(ctx: KernelContext, attr: str) -> Executor:
+    fn = ctx.attrs[attr]
+    cached = ctx.state.get(attr)
+    if cached is None or cached[0] is not fn:
+        graph_def = _renamed(fn, f"{ctx.node_name}/{attr}")
+        foreign = sorted({n.op for n in fn.nodes} & _STEP_IO)
+        if foreign:
+            raise errors.InvalidArgumentError(
+                ctx.node_name, ctx.op, f"Function {fn.name} ({attr}) of node {ctx.node_name} "
+                f"holds {foreign} nodes; a function runs within one device and one call")
+        plan = ExecutorPlan.build(graph_def, ctx.device, get_registries(), parallel=False)
+        cached = ctx.state[attr] = (fn, Executor(plan, None), len(fn.ret_types))
+    return cached[1]
+
+
+def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> list[Any]:
+    """Run the function attr `attr` of the node on `args` in `step`; its results."""
+    executor = _executor(ctx, attr)
+    inner = StepContext(step.step_id, step.rendezvous, args, {}, step.stats, step.copy_tensor)
+    outcome: list[BaseException | None] = []
+    executor.run_async(inner, outcome.append)
+    # Every node of a function (a nested loop too) runs inline: the call has finished here.
+    (error,) = outcome
+    if error is not None:
+        raise error
+    return [inner.retvals[i] for i in range(len(inner.retvals))]
+
+
+def _truthy(value: Any) -> bool:
+    """TF's reading of a tensor as a condition: a scalar's value, else whether it has
+    elements."""
+    return bool(value) if value.ndim == 0 else value.size > 0
+
+
+def _results(values: list[Any]) -> Any:
+    if not values:
+        return None
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def if_kernel(ctx: KernelContext, step: Any, pred: Any, *inputs: Any) -> Any:
+    attr = "then_branch" if _truthy(pred) else "else_branch"
+    return _results(call_function(ctx, step, attr, list(inputs)))
+
+
+def _loop(ctx: KernelContext, step: Any, values: list[Any]) -> Any:
+    iterations = 0
+    while True:
+        (go,) = call_function(ctx, step, "cond", values)
+        if not _truthy(go):
+            return _results(values)
+        status = step.rendezvous.status
+        if status is not None:  # the step's own error type (a deadline stays a deadline)
+            kind = type(status) if isinstance(status, errors.OpError) else errors.CancelledError
+            raise kind(ctx.node_name, ctx.op, f"Loop {ctx.node_name} stopped after "
+                       f"{iterations} iterations: {getattr(status, 'message', status)}")
+        values = call_function(ctx, step, "body", values)
+        iterations += 1
+
+
+def while_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None],
+                 *inputs: Any) -> None:
+    try:
+        result = _loop(ctx, step, list(inputs))
+    except Exception as exc:  # noqa: BLE001 - reported as the node's error
+        done(exc)
+        return
+    done(result)
+
+
+def function_retval(ctx: KernelContext, step: Any, value: Any) -> None:
+    step.retvals[ctx.attrs["index"]] = value
+
+
+def register(registry: Any, device_type: str) -> None:
+    for name in ("If", "StatelessIf"):
+        registry.add(name, device_type, if_kernel, needs_step=True)
+    for name in ("While", "StatelessWhile"):
+        registry.add(name, device_type, while_kernel, needs_step=True, is_async=True)
+    registry.add(RETVAL_OP, device_type, function_retval, needs_step=True)
