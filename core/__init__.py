@@ -13,6 +13,7 @@ from tensorweave import (  # noqa: E402
     debugging,
     dtypes,
     errors,
+    image,
     layers,
     losses,
     math,
@@ -27,6 +28,7 @@ from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 
 from tensorweave.api.array_ops import *  # noqa: F403
 from tensorweave.api.check_ops import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
+from tensorweave.api.functional_ops import *  # noqa: F403
 from tensorweave.api.gradients import *  # noqa: F403
 from tensorweave.api.init_ops import *  # noqa: F403
 from tensorweave.api.logging_ops import *  # noqa: F403
@@ -35,6 +37,7 @@ from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.segment_ops import *  # noqa: F403
 from tensorweave.api.state_ops import *  # noqa: F403
+from tensorweave.api.tensor_array import *  # noqa: F403
 from tensorweave.api.variable_scope import *  # noqa: F403
 from tensorweave.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
 from tensorweave.client.session import InteractiveSession, Session, get_default_session

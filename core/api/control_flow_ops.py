@@ -108,9 +108,16 @@ def _pack_as(structure: Any, flat: list[Any]) -> Any:
         if isinstance(s, _tuple):
             items = [pack(item) for item in s]
             return type(s)(*items) if hasattr(s, "_fields") else _tuple(items)
-        return next(leaves)
+        leaf = next(leaves)
+        return s._with_flow(leaf) if hasattr(s, "_with_flow") else leaf
 
     return pack(structure)
+
+
+def _flow_of(value: Any) -> Any:
+    """What a value travels through control flow as: a composite's (a `TensorArray`'s) flow
+    tensor, which `_pack_as` turns back into the composite; else the value itself."""
+    return value.flow if hasattr(value, "_with_flow") else value
 
 
 def _same_structure(a: Any, b: Any) -> bool:
@@ -161,7 +168,7 @@ def _as_outputs(graph: FuncGraph, values: list[Any], signal: bool) -> list[Tenso
             if isinstance(v, Operation):
                 with graph.control_dependencies([v]):
                     v = constant(signal)
-            out.append(graph.capture(convert_to_tensor(v)))
+            out.append(graph.capture(convert_to_tensor(_flow_of(v))))
     return out
 
 
@@ -316,7 +323,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
     same structure and dtypes. A loop variable's shape must not become more general across
     iterations unless `shape_invariants` says so (`ValueError` here, as TF). With
     `maximum_iterations` the loop stops after that many iterations at most. One loop variable
-    comes back unpacked unless `return_same_structure`. `back_prop=False` stops gradients;
+    comes back unpacked unless `return_same_structure`. A `TensorArray` loop variable travels
+    as its flow tensor and comes back a TensorArray. `back_prop=False` stops gradients;
     `parallel_iterations` and `swap_memory` are accepted for compatibility (iterations run in
     order on the op's device)."""
     if not callable(cond):
@@ -348,7 +356,7 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             def body(i: Tensor, lv: list[Any]) -> Any:
                 return [i + 1, _as_list(user_body(*lv))]
 
-        flat = [convert_to_tensor(v) for v in _flatten(structure)]
+        flat = [convert_to_tensor(_flow_of(v)) for v in _flatten(structure)]
         invariants = _invariants(flat, shape_invariants)
         specs = [(t.dtype, s) for t, s in zip(flat, invariants)]
         args_as = list(structure)

@@ -10,7 +10,9 @@ second creation without reuse, raises `ValueError` with TF's message. Reuse is i
 sub-scopes and cannot be turned off inside a reusing scope (``reuse=False`` means "inherit").
 A new variable's initializer is the argument, else the scope's, else glorot-uniform for floating
 dtypes and zeros for integers and bools; a regularizer's loss goes to the
-``REGULARIZATION_LOSSES`` collection.
+``REGULARIZATION_LOSSES`` collection. Variables and both stores belong to the outermost graph:
+`get_variable` inside a control-flow function (a ``while_loop`` body) creates the variable
+outside it, where its initializer runs, and the function captures it.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.scopes import name_scope
+from tensorweave.framework.func_graph import outermost_graph
 from tensorweave.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.variables import Variable
@@ -243,19 +246,21 @@ class _VariableStore:
             init_val = functools.partial(initializer, shape.as_list(), dtype=dtype,
                                          partition_info=None)
             variable_dtype = dtype
-        graph = get_default_graph()
-        with graph.control_dependencies(None):  # initial values never wait on the caller's ops
+        # Created in the outermost graph (a loop body's variable lives outside the loop, as with
+        # TF's init_scope), at its root name scope; initial values never wait on the caller's ops.
+        graph = outermost_graph(get_default_graph())
+        with graph.as_default(), graph.name_scope(None), graph.control_dependencies(None):
             variable = Variable(initial_value=init_val, name=name,
                                 trainable=True if trainable is None else trainable,
                                 collections=collections, caching_device=caching_device,
                                 dtype=variable_dtype, validate_shape=validate_shape,
                                 constraint=constraint)
-        self.vars[name] = variable
-        if regularizer is not None:
-            with graph.colocate_with(variable.op), name_scope(f"{name}/Regularizer/"):
-                loss = regularizer(variable)
-            if loss is not None:
-                graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
+            self.vars[name] = variable
+            if regularizer is not None:
+                with graph.colocate_with(variable.op), name_scope(f"{name}/Regularizer/"):
+                    loss = regularizer(variable)
+                if loss is not None:
+                    graph.add_to_collection(GraphKeys.REGULARIZATION_LOSSES, loss)
         return variable
 
 
@@ -294,11 +299,12 @@ def _graph_singleton(graph: Graph, key: tuple[str], factory: Callable[[], Any]) 
 
 
 def _variable_store() -> _VariableStore:
-    return _graph_singleton(get_default_graph(), _STORE_KEY, _VariableStore)
+    return _graph_singleton(outermost_graph(get_default_graph()), _STORE_KEY, _VariableStore)
 
 
 def _scope_store() -> _VariableScopeStore:
-    return _graph_singleton(get_default_graph(), _SCOPE_STORE_KEY, _VariableScopeStore)
+    return _graph_singleton(outermost_graph(get_default_graph()), _SCOPE_STORE_KEY,
+                            _VariableScopeStore)
 
 
 def get_variable_scope() -> VariableScope:

@@ -197,6 +197,15 @@ class FuncGraph(Graph):
             self.outer_graph._add_control_capture(op)
 
 
+def outermost_graph(graph: Graph) -> Graph:
+    """The graph `graph` is nested in through any number of function graphs (`graph` itself if
+    it is no function's): where state that outlives one call of a function belongs (variables
+    and their initializers), as TF's ``init_scope`` lifts it."""
+    while isinstance(graph, FuncGraph):
+        graph = graph.outer_graph
+    return graph
+
+
 def unique_function_name(prefix: str) -> str:
     return f"{prefix}_{next(_ids)}"
 

@@ -14,7 +14,9 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import (
     array,
     control_flow,
+    depthwise,
     grad,
+    image,
     logging_ops,
     math,
     nn,
@@ -28,6 +30,7 @@ from tensorweave.runtime.device import Device, TaskSpec
 
 KERNEL_MODULES = (
     state, math, array, nn, random, training, grad, scatter, segment, control_flow, logging_ops,
+    depthwise, image,
 )
 
 

@@ -15,7 +15,11 @@ from tensorweave.plugins.standard_ops import (
     array_grad,
     control_flow,
     control_flow_grad,
+    conv_grad,
+    depthwise,
     grad_ops,
+    image,
+    image_grad,
     logging_grad,
     logging_ops,
     math,
@@ -33,9 +37,11 @@ from tensorweave.plugins.standard_ops import (
 
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
+    depthwise, image,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,
+    conv_grad, image_grad,
 )
 
 

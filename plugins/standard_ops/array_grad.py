@@ -157,8 +157,8 @@ def _gather_grad(op: Operation, grad: Tensor) -> Grads:
     inner = list(range(axis + indices.shape.ndims, grad.shape.ndims))
     # Bring the gathered axes first, flatten them into one, scatter-add, then move back.
     values = array_ops.transpose(grad, gathered + outer + inner) if axis else grad
-    rest = array_ops.gather(params_shape, outer + inner) if outer or inner \
-        else constant([], dtypes.int32)
+    kept = outer + list(range(axis + 1, rank))  # the params axes the gather keeps
+    rest = array_ops.gather(params_shape, kept) if kept else constant([], dtypes.int32)
     values = array_ops.reshape(values, array_ops.concat([[-1], rest], 0))
     flat_indices = array_ops.reshape(indices, [-1])
     size = array_ops.gather(params_shape, axis)

@@ -1,0 +1,155 @@
+"""Kernels of the image resize ops and their gradients, written once against ``ctx.xp``.
+
+Contract: both resizes are separable, so each is two small matrix products: an ``(out, in)``
+matrix per spatial axis holds the interpolation weights (bilinear) or a one-hot row (nearest
+neighbour), and a gradient is the same products transposed. No Python loop runs per pixel and
+no scatter (atomics) is needed. The pixel mapping is TF's, in float32 as TF computes it: the
+scale is ``(in - 1) / (out - 1)`` with ``align_corners`` (and out > 1), else ``in / out``; an
+output pixel `x` reads source coordinate ``x * scale`` (legacy), or ``(x + 0.5) * scale - 0.5``
+for bilinear and ``(x + 0.5) * scale`` for nearest neighbour with ``half_pixel_centers``.
+Bilinear reads ``floor`` (clamped at 0) and ``ceil`` (clamped at ``in - 1``) with weight
+``source - floor(source)``; nearest neighbour reads ``floor`` (``round`` half away from zero with
+``align_corners``), clamped to the image. Bad sizes and images raise `InvalidArgumentError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import errors
+from tensorweave.kernel import KernelContext
+
+
+def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
+
+
+def _check_attrs(ctx: KernelContext) -> tuple[bool, bool]:
+    align, half = bool(ctx.attrs["align_corners"]), bool(ctx.attrs["half_pixel_centers"])
+    if align and half:
+        raise _fail(ctx, "If half_pixel_centers is True, align_corners must be False.")
+    return align, half
+
+
+def _check_image(ctx: KernelContext, image: Any) -> None:
+    if image.ndim != 4:
+        raise _fail(ctx, f"input must be 4-dimensional{list(image.shape)}")
+    if image.shape[1] <= 0 or image.shape[2] <= 0:
+        raise _fail(ctx, f"input image must be of non-zero size, got {list(image.shape)}")
+
+
+def _size(ctx: KernelContext, size: Any) -> tuple[int, int]:
+    if size.ndim != 1:
+        raise _fail(ctx, f"shape_t must be 1-dimensional{list(size.shape)}")
+    if size.shape[0] != 2:
+        raise _fail(ctx, f"shape_t must have two elements{list(size.shape)}")
+    height, width = (int(v) for v in ctx.device.to_host(size).tolist())
+    if height <= 0 or width <= 0:
+        raise _fail(ctx, "output dimensions must be positive")
+    return height, width
+
+
+def _sources(xp: Any, in_size: int, out_size: int, align: bool, half: bool,
+             nearest: bool) -> Any:
+    """The float32 source coordinate of each of `out_size` output pixels."""
+    f32 = xp.float32
+    scale = f32((in_size - 1) / f32(out_size - 1) if align and out_size > 1
+                else in_size / f32(out_size))
+    x = xp.arange(out_size, dtype=f32)
+    if not half:
+        return x * scale
+    centers = (x + f32(0.5)) * scale
+    return centers if nearest else centers - f32(0.5)
+
+
+def bilinear_weights(xp: Any, in_size: int, out_size: int, align: bool, half: bool) -> Any:
+    """The ``(out_size, in_size)`` float32 matrix of bilinear interpolation weights."""
+    source = _sources(xp, in_size, out_size, align, half, nearest=False)
+    floor = xp.floor(source)
+    lower = xp.maximum(floor, 0).astype(xp.int64)
+    upper = xp.minimum(xp.ceil(source), in_size - 1).astype(xp.int64)
+    lerp = (source - floor)[:, None]
+    columns = xp.arange(in_size)[None, :]
+    return ((1 - lerp) * (columns == lower[:, None])
+            + lerp * (columns == upper[:, None])).astype(xp.float32)
+
+
+def nearest_index(xp: Any, in_size: int, out_size: int, align: bool, half: bool) -> Any:
+    """The source pixel of each of `out_size` nearest-neighbour output pixels."""
+    # float64 keeps "+ 0.5" exact, so rounding is roundf's half away from zero (sources >= 0).
+    source = _sources(xp, in_size, out_size, align, half, nearest=True).astype(xp.float64)
+    index = xp.floor(source + 0.5) if align else xp.floor(source)
+    index = xp.minimum(index.astype(xp.int64), in_size - 1)
+    return xp.maximum(index, 0) if half else index
+
+
+def _one_hot(xp: Any, index: Any, in_size: int) -> Any:
+    return (xp.arange(in_size)[None, :] == index[:, None]).astype(xp.float32)
+
+
+def _apply(xp: Any, rows: Any, cols: Any, image: Any) -> Any:
+    """``rows @ image @ cols.T`` over the spatial axes of an NHWC `image`."""
+    along_h = xp.einsum("yi,nijc->nyjc", rows.astype(image.dtype), image)
+    return xp.einsum("xj,nyjc->nyxc", cols.astype(image.dtype), along_h)
+
+
+def _compute_dtype(xp: Any, dtype: Any) -> Any:
+    """float64 stays; every other dtype is computed in float32 (TF resizes in float)."""
+    return xp.float64 if dtype == xp.float64 else xp.float32
+
+
+def resize_bilinear(ctx: KernelContext, images: Any, size: Any) -> Any:
+    xp = ctx.xp
+    align, half = _check_attrs(ctx)
+    _check_image(ctx, images)
+    height, width = _size(ctx, size)
+    rows = bilinear_weights(xp, images.shape[1], height, align, half)
+    cols = bilinear_weights(xp, images.shape[2], width, align, half)
+    return _apply(xp, rows, cols, images.astype(xp.float32)).astype(xp.float32, copy=False)
+
+
+def resize_bilinear_grad(ctx: KernelContext, grads: Any, original: Any) -> Any:
+    xp = ctx.xp
+    align, half = _check_attrs(ctx)
+    _check_image(ctx, original)
+    if grads.ndim != 4 or grads.shape[0] != original.shape[0] \
+            or grads.shape[3] != original.shape[3]:
+        raise _fail(ctx, f"grads {list(grads.shape)} do not match original image "
+                         f"{list(original.shape)} in batch and depth")
+    rows = bilinear_weights(xp, original.shape[1], grads.shape[1], align, half)
+    cols = bilinear_weights(xp, original.shape[2], grads.shape[2], align, half)
+    wide = grads.astype(_compute_dtype(xp, original.dtype))
+    return _apply(xp, rows.T, cols.T, wide).astype(ctx.out_np, copy=False)
+
+
+def resize_nearest_neighbor(ctx: KernelContext, images: Any, size: Any) -> Any:
+    xp = ctx.xp
+    align, half = _check_attrs(ctx)
+    _check_image(ctx, images)
+    height, width = _size(ctx, size)
+    rows = nearest_index(xp, images.shape[1], height, align, half)
+    cols = nearest_index(xp, images.shape[2], width, align, half)
+    return xp.take(xp.take(images, rows, axis=1), cols, axis=2)
+
+
+def resize_nearest_neighbor_grad(ctx: KernelContext, grads: Any, size: Any) -> Any:
+    xp = ctx.xp
+    align, half = _check_attrs(ctx)
+    _check_image(ctx, grads)
+    height, width = _size(ctx, size)
+    rows = _one_hot(xp, nearest_index(xp, height, grads.shape[1], align, half), height)
+    cols = _one_hot(xp, nearest_index(xp, width, grads.shape[2], align, half), width)
+    # Integer sums are exact in float64; floats keep (at least) float32.
+    wide = grads.astype(xp.float64 if grads.dtype.kind in "iu" else
+                        _compute_dtype(xp, grads.dtype))
+    return _apply(xp, rows.T, cols.T, wide).astype(ctx.out_np, copy=False)
+
+
+def register(registry: Any, device_type: str) -> None:
+    """Register this module's kernels for `device_type`."""
+    for op, fn in {
+        "ResizeBilinear": resize_bilinear, "ResizeBilinearGrad": resize_bilinear_grad,
+        "ResizeNearestNeighbor": resize_nearest_neighbor,
+        "ResizeNearestNeighborGrad": resize_nearest_neighbor_grad,
+    }.items():
+        registry.add(op, device_type, fn, expensive=True)
