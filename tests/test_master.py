@@ -51,7 +51,7 @@ def test_master_compile_is_cached_per_signature() -> None:
         assert master.compile([x.name], [y.name], []) is not compiled
         (worker,) = workers
         (stale_handle,) = compiled.handles.values()
-        with pytest.raises(errors.NotFoundError, match="not registered"):
+        with pytest.raises(errors.AbortedError, match="Graph handle is not found"):
             worker.run_graph(stale_handle, 1, {0: np.float32(1.0)})
     finally:
         master.close()

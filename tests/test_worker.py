@@ -65,7 +65,7 @@ def test_unknown_handles_and_cleaned_steps_raise_before_starting() -> None:
     y = x + 1.0
     with tf.Session() as sess:
         worker, handle = _compiled(sess, ["x:0"], [y.name])
-        with pytest.raises(tf.errors.NotFoundError, match="not registered"):
+        with pytest.raises(tf.errors.AbortedError, match="Graph handle is not found"):
             worker.run_graph_async("nope", 1, {}, False, 1.0, Inbox())
     remembering = Worker(worker.task, tf.ConfigProto(), worker.registries)
     remembering.cleanup_step(99)

@@ -235,8 +235,10 @@ class Worker:
         with self._lock:
             registered = self._graphs.get(handle)
         if registered is None:
-            raise errors.NotFoundError(None, None, f"Graph handle {handle} is not registered "
-                                       f"on task {self.task.name}")
+            # TF's type and words: the usual cause is a restarted task, and a client that
+            # recreates its session (MonitoredSession) recovers from AbortedError.
+            raise errors.AbortedError(None, None, f"Graph handle is not found: {handle} on task "
+                                      f"{self.task.name}. Possibly, this worker just restarted.")
         return registered
 
     def _start(self, registered: _Registered, step_id: int, args: dict[int, Any],
