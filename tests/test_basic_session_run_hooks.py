@@ -131,6 +131,7 @@ class RecordingListener(CheckpointSaverListener):
 
 
 def test_checkpoint_saver_saves_at_start_every_n_steps_and_at_end(tmp_path: Path) -> None:
+    tmp_path = tmp_path / "created"  # the hook creates its directory, as TF's does
     m = model()
     listener = RecordingListener()
     hooks = [CheckpointSaverHook(str(tmp_path), save_steps=3, listeners=[listener],

@@ -262,6 +262,8 @@ class CheckpointSaverHook(SessionRunHook):
     def begin(self) -> None:
         self._global_step_tensor = _required_global_step_read("CheckpointSaverHook")
         self._graph = get_default_graph()
+        # TF's hook opens a summary writer on the directory here, which creates it.
+        os.makedirs(self._checkpoint_dir, exist_ok=True)
         for listener in self._listeners:
             listener.begin()
 
