@@ -89,7 +89,7 @@ HOSTILE = [
      "field 'handle' must be a string"),
     ("/tensorweave.Worker/RunGraph", wire.encode({"handle": "nope", "step_id": 1, "args": {},
                                                   "collect_stats": False}).frame(),
-     Code.NOT_FOUND, "not registered"),
+     Code.ABORTED, "Graph handle is not found"),
     ("/tensorweave.Worker/RunGraph", wire.encode({"handle": "h", "step_id": -4, "args": {},
                                                   "collect_stats": False}).frame(),
      Code.INVALID_ARGUMENT, "step_id"),
