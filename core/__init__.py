@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 from tensorweave import (  # noqa: E402
     compat,
+    data,
     debugging,
     dtypes,
     errors,

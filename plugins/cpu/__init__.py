@@ -14,6 +14,7 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import (
     array,
     control_flow,
+    dataset,
     depthwise,
     grad,
     image,
@@ -32,6 +33,8 @@ KERNEL_MODULES = (
     state, math, array, nn, random, training, grad, scatter, segment, control_flow, logging_ops,
     depthwise, image,
 )
+# host-only kernels, which the gpu plugin does not mirror: input pipelines (as in TF)
+HOST_KERNEL_MODULES = (dataset,)
 
 
 @hookimpl
@@ -42,5 +45,5 @@ def tensorweave_devices(task: TaskSpec, config: Any) -> list[Device]:
 
 @hookimpl
 def tensorweave_register_kernels(registry: Any) -> None:
-    for module in KERNEL_MODULES:
+    for module in (*KERNEL_MODULES, *HOST_KERNEL_MODULES):
         module.register(registry, "CPU")

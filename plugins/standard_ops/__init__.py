@@ -16,6 +16,7 @@ from tensorweave.plugins.standard_ops import (
     control_flow,
     control_flow_grad,
     conv_grad,
+    dataset,
     depthwise,
     grad_ops,
     image,
@@ -37,7 +38,7 @@ from tensorweave.plugins.standard_ops import (
 
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
-    depthwise, image,
+    depthwise, image, dataset,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,

@@ -1,0 +1,509 @@
+"""``tf.compat.v1.data.Dataset``: an input pipeline described at graph-construction time.
+
+Contract: a `Dataset` is a Python value: its element structure (a nest of tuples and dicts whose
+leaves are `TensorSpec`s; a list given as data is one tensor, as in TF) and how to describe
+itself as plain data for an iterator's ``MakeIterator`` op (see
+`tensorweave.plugins.kernels.dataset`). Tensors a dataset needs (source data, sizes, counts)
+are made when the method is called, in the default graph; ``map``/``filter``/``flat_map``
+functions are traced once into `FunctionDef`s whose arguments are an element's tensors then the
+outer tensors they capture (a captured variable is read when the function runs). Nothing is
+computed until an iterator (`tensorweave.api.iterator_ops`) runs. Signatures, static output
+types and shapes, and construction errors follow ``tf.compat.v1``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from tensorweave import dtypes
+from tensorweave.api.random_ops import get_seed
+from tensorweave.framework.constant_op import constant, convert_to_tensor
+from tensorweave.framework.func_graph import (
+    FuncGraph,
+    FunctionDef,
+    build_func_graph,
+    to_function_def,
+    unique_function_name,
+)
+from tensorweave.framework.graph import Operation, Tensor, constant_value, get_default_graph
+from tensorweave.op_def import TensorSpec
+from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
+from tensorweave.tensor_shape import TensorShape, as_shape
+
+__all__ = ["Dataset"]
+
+AUTOTUNE = -1
+
+# -- element structures ---------------------------------------------------------------------------
+
+
+def flatten(structure: Any) -> list[Any]:
+    """The leaves of a nest of tuples (namedtuples too) and dicts (by sorted key)."""
+    if isinstance(structure, dict):
+        return [leaf for k in sorted(structure) for leaf in flatten(structure[k])]
+    if isinstance(structure, tuple):
+        return [leaf for item in structure for leaf in flatten(item)]
+    return [structure]
+
+
+def pack_as(structure: Any, flat: list[Any]) -> Any:
+    """`flat`'s leaves in the shape of `structure` (inverse of `flatten`)."""
+    leaves = iter(flat)
+
+    def pack(s: Any) -> Any:
+        if isinstance(s, dict):
+            packed = {k: pack(s[k]) for k in sorted(s)}
+            return type(s)((k, packed[k]) for k in s)
+        if isinstance(s, tuple):
+            items = [pack(item) for item in s]
+            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
+        return next(leaves)
+
+    return pack(structure)
+
+
+def flatten_up_to(structure: Any, value: Any, what: str) -> list[Any]:
+    """The parts of `value` at the leaves of `structure` (a leaf of `structure` may face a nest
+    in `value`, e.g. a shape given as a tuple); `ValueError` if they differ above that."""
+    if isinstance(structure, dict):
+        if not isinstance(value, dict) or sorted(value) != sorted(structure):
+            raise ValueError(f"{what} {value!r} does not match the element structure "
+                             f"{structure!r}")
+        return [v for k in sorted(structure) for v in flatten_up_to(structure[k], value[k], what)]
+    if isinstance(structure, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(structure):
+            raise ValueError(f"{what} {value!r} does not match the element structure "
+                             f"{structure!r}")
+        return [v for s, x in zip(structure, value) for v in flatten_up_to(s, x, what)]
+    return [value]
+
+
+def _map_structure(fn: Callable[[Any], Any], structure: Any) -> Any:
+    return pack_as(structure, [fn(leaf) for leaf in flatten(structure)])
+
+
+def _lists_to_tuples(value: Any) -> Any:
+    """TF1 reads a list a function returns as a tuple."""
+    if isinstance(value, list):
+        return tuple(_lists_to_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((k, _lists_to_tuples(v)) for k, v in value.items())
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_lists_to_tuples(v) for v in value)
+    return value
+
+
+def _tensors_of(structure: Any) -> Any:
+    return _map_structure(lambda v: convert_to_tensor(v, name="component"), structure)
+
+
+def _spec(t: Tensor) -> TensorSpec:
+    return TensorSpec(t.dtype, t.shape)
+
+
+def _scalar(value: Any, dtype: dtypes.DType, name: str) -> Tensor:
+    t = convert_to_tensor(value, dtype=dtype, name=name) if isinstance(value, Tensor) \
+        else constant(value, dtype=dtype, name=name)
+    if t.shape.ndims not in (None, 0):
+        raise ValueError(f"{name} must be a scalar, got shape {t.shape}")
+    return t
+
+
+def _most_specific(a: TensorShape, b: TensorShape) -> TensorShape:
+    if a.dims is None or b.dims is None or len(a.dims) != len(b.dims):
+        return TensorShape(None)
+    return TensorShape([x if x == y else None for x, y in zip(a.dims, b.dims)])
+
+
+# -- describing a pipeline as plain data ---------------------------------------------------------
+
+
+@attrs.frozen(eq=False)
+class Traced:
+    """A function of a pipeline: its `FunctionDef` and the outer tensors it captured."""
+
+    function: FunctionDef
+    captured: tuple[Tensor, ...]
+    variables: tuple[Operation, ...]
+    control: tuple[Operation, ...]
+
+
+class Description:
+    """What one ``MakeIterator`` op needs: its inputs, function attrs and colocations."""
+
+    def __init__(self, functions: dict[str, FunctionDef] | None = None) -> None:
+        self.tensors: list[Tensor] = []
+        self._index: dict[Tensor, int] = {}
+        self.functions: dict[str, FunctionDef] = {} if functions is None else functions
+        self.variables: list[Operation] = []
+        self.control: list[Operation] = []
+
+    def tensor(self, t: Tensor) -> int:
+        if t not in self._index:
+            self._index[t] = len(self.tensors)
+            self.tensors.append(t)
+        return self._index[t]
+
+    def function(self, traced: Traced) -> dict[str, Any]:
+        """The ``f`` and ``captured`` fields for `traced`."""
+        if len(self.functions) == MAX_FUNCTIONS:
+            raise ValueError(f"A tensorweave input pipeline holds at most {MAX_FUNCTIONS} "
+                             "functions (map, filter, flat_map)")
+        attr = FUNCTION_ATTRS[len(self.functions)]
+        self.functions[attr] = traced.function
+        self.variables.extend(v for v in traced.variables if v not in self.variables)
+        self.control.extend(c for c in traced.control if c not in self.control)
+        return {"f": attr, "captured": [self.tensor(t) for t in traced.captured]}
+
+
+def _trace(name: str, fn: Callable[..., Any], structure: Any,
+           outputs: Callable[[FuncGraph, Any], list[Tensor]]) -> tuple[Traced, Any]:
+    """`fn` called on an element of `structure` (a tuple unpacked into arguments, as TF does),
+    traced into a function whose results are ``outputs(graph, result)``; the function and what
+    `fn` returned."""
+    flat = flatten(structure)
+    holder: list[Any] = []
+
+    def body(*args: Tensor) -> list[Tensor]:
+        element = pack_as(structure, list(args))
+        result = fn(*element) if type(element) is tuple else fn(element)
+        holder.append(result)
+        return outputs(get_default_graph(), result)  # the function's graph, while traced
+
+    outer = get_default_graph()
+    graph, results = build_func_graph(unique_function_name(name), body,
+                                      [(s.dtype, s.shape) for s in flat], outer)
+    captured = graph.outer_inputs()
+    args = graph.inputs + [graph.capture(t) for t in captured]
+    function = to_function_def(graph, args, results, unique_function_name(name))
+    traced = Traced(function, tuple(captured), tuple(v for v in graph.variables
+                                                     if v.graph is outer),
+                    tuple(graph.control_captures))
+    return traced, holder[0]
+
+
+def _as_results(graph: FuncGraph, values: list[Any]) -> list[Tensor]:
+    with graph.as_default():
+        return [graph.capture(convert_to_tensor(v)) for v in values]
+
+
+# -- datasets -----------------------------------------------------------------------------------
+
+
+class Dataset:
+    """A pipeline of elements; see the module docstring."""
+
+    def __init__(self, structure: Any) -> None:
+        self._structure = structure
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        raise NotImplementedError
+
+    # -- structure --------------------------------------------------------------------------
+
+    @property
+    def output_types(self) -> Any:
+        return _map_structure(lambda s: s.dtype, self._structure)
+
+    @property
+    def output_shapes(self) -> Any:
+        return _map_structure(lambda s: s.shape, self._structure)
+
+    @property
+    def output_classes(self) -> Any:
+        return _map_structure(lambda s: Tensor, self._structure)
+
+    def _flat_specs(self) -> list[TensorSpec]:
+        return flatten(self._structure)
+
+    def __repr__(self) -> str:
+        kind = "".join(p.title() for p in self._describe(Description())["kind"].split("_"))
+        return f"<{kind}Dataset shapes: {self.output_shapes}, types: {self.output_types}>"
+
+    # -- sources ----------------------------------------------------------------------------
+
+    @staticmethod
+    def from_tensor_slices(tensors: Any) -> Dataset:
+        """One element per slice of `tensors` along their first dimension."""
+        return _Components("tensor_slices", _tensors_of(tensors))
+
+    @staticmethod
+    def from_tensors(tensors: Any) -> Dataset:
+        """One element: `tensors`."""
+        return _Components("tensors", _tensors_of(tensors))
+
+    @staticmethod
+    def range(*args: Any) -> Dataset:
+        """``range(stop)``, ``range(start, stop)`` or ``range(start, stop, step)``, as int64
+        scalars."""
+        if not 1 <= len(args) <= 3:
+            raise ValueError(f"Invalid arguments to Dataset.range: {args}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        return _Range([_scalar(v, dtypes.int64, n)
+                       for v, n in ((start, "start"), (stop, "stop"), (step, "step"))])
+
+    @staticmethod
+    def zip(datasets: Any) -> Dataset:
+        """Elements of `datasets` (a nest of datasets) side by side, as long as the shortest."""
+        members = flatten(datasets)
+        if not members or not all(isinstance(m, Dataset) for m in members):
+            raise TypeError(f"The argument to `Dataset.zip()` must be a (nested) structure of "
+                            f"`Dataset` objects, got {datasets!r}")
+        return _Zip(members, pack_as(datasets, [m._structure for m in members]))
+
+    # -- transformations --------------------------------------------------------------------
+
+    def concatenate(self, dataset: Dataset) -> Dataset:
+        """This dataset's elements, then `dataset`'s."""
+        if self.output_types != dataset.output_types:
+            raise TypeError(f"Two datasets to concatenate have different types "
+                            f"{self.output_types} and {dataset.output_types}")
+        specs = [TensorSpec(a.dtype, _most_specific(a.shape, b.shape))
+                 for a, b in zip(self._flat_specs(), dataset._flat_specs())]
+        return _Concatenate(self, dataset, pack_as(self._structure, specs))
+
+    def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None) -> Dataset:
+        """`map_func` applied to each element (``num_parallel_calls`` is accepted; elements are
+        computed in order on demand)."""
+        def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            if result is None:
+                raise ValueError("map_func must return a value (a tensor or a nest of them)")
+            return _as_results(graph, flatten(_lists_to_tuples(result)))
+
+        traced, result = _trace("Dataset_map", map_func, self._structure, outputs)
+        result = _lists_to_tuples(result)
+        specs = [TensorSpec(t, s) for t, s in zip(traced.function.ret_types,
+                                                  traced.function.ret_shapes)]
+        return _Functional("map", self, traced, pack_as(result, specs))
+
+    def filter(self, predicate: Callable[..., Any]) -> Dataset:
+        """The elements for which `predicate` gives a true scalar bool tensor."""
+        def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            (pred,) = _as_results(graph, [result])
+            if pred.dtype != dtypes.bool_ or pred.shape.ndims not in (None, 0):
+                raise ValueError("`predicate` return type must be convertible to a scalar "
+                                 f"boolean tensor. Was {pred.dtype.name} of shape {pred.shape}.")
+            return [pred]
+
+        traced, _ = _trace("Dataset_filter", predicate, self._structure, outputs)
+        return _Functional("filter", self, traced, self._structure)
+
+    def flat_map(self, map_func: Callable[..., Any]) -> Dataset:
+        """The elements of the datasets `map_func` makes of each element, one after another."""
+        def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            if not isinstance(result, Dataset):
+                raise TypeError("`map_func` must return a `Dataset` object.")
+            probe = Description()  # lists the tensors the inner dataset needs, in order
+            result._describe(probe)
+            return _as_results(graph, probe.tensors)
+
+        traced, result = _trace("Dataset_flat_map", map_func, self._structure, outputs)
+        return _FlatMap(self, traced, result, result._structure)
+
+    def batch(self, batch_size: Any, drop_remainder: Any = False) -> Dataset:
+        """Consecutive elements stacked into batches of `batch_size` (the last one smaller
+        unless `drop_remainder`)."""
+        size = _scalar(batch_size, dtypes.int64, "batch_size")
+        drop = _scalar(drop_remainder, dtypes.bool_, "drop_remainder")
+        lead = _batch_dim(size, drop)
+        specs = [TensorSpec(s.dtype, TensorShape([lead]).concatenate(s.shape))
+                 for s in self._flat_specs()]
+        return _Transformation("batch", self, {"batch_size": size, "drop_remainder": drop},
+                               pack_as(self._structure, specs))
+
+    def padded_batch(self, batch_size: Any, padded_shapes: Any, padding_values: Any = None,
+                     drop_remainder: Any = False) -> Dataset:
+        """Batches whose elements are padded to `padded_shapes` (a dimension left ``None`` or
+        -1 pads to the longest in the batch) with `padding_values` (default 0)."""
+        size = _scalar(batch_size, dtypes.int64, "batch_size")
+        drop = _scalar(drop_remainder, dtypes.bool_, "drop_remainder")
+        lead = _batch_dim(size, drop)
+        shapes = flatten_up_to(self._structure, padded_shapes, "padded_shapes")
+        if padding_values is None:
+            values = [None] * len(shapes)
+        else:
+            values = flatten_up_to(self._structure, padding_values, "padding_values")
+        shape_tensors, value_tensors, specs = [], [], []
+        for spec, shape, value in zip(self._flat_specs(), shapes, values):
+            shape = as_shape(shape)
+            if shape.dims is None or not spec.shape.is_compatible_with(
+                    TensorShape([None] * len(shape.dims))):
+                raise ValueError(f"The padded shape {shape} is not compatible with the "
+                                 f"corresponding input component shape {spec.shape}.")
+            shape_tensors.append(constant([-1 if d is None else d for d in shape.dims],
+                                          dtype=dtypes.int64, name="padded_shape"))
+            value_tensors.append(_scalar(0 if value is None else value, spec.dtype,
+                                         "padding_value"))
+            specs.append(TensorSpec(spec.dtype, TensorShape([lead]).concatenate(shape)))
+        return _PaddedBatch(self, size, drop, shape_tensors, value_tensors,
+                            pack_as(self._structure, specs))
+
+    def shuffle(self, buffer_size: Any, seed: int | None = None,
+                reshuffle_each_iteration: bool | None = None) -> Dataset:
+        """Elements in random order, drawn from a buffer of `buffer_size` (TF's algorithm);
+        seeded by the graph and op seeds as TF's random ops; a new order on each pass (each
+        repeat) unless `reshuffle_each_iteration` is False."""
+        seed1, seed2 = get_seed(seed)
+        return _Transformation(
+            "shuffle", self, {"buffer_size": _scalar(buffer_size, dtypes.int64, "buffer_size")},
+            self._structure, {"seed": seed1 or 0, "seed2": seed2 or 0,
+                              "reshuffle": reshuffle_each_iteration is not False})
+
+    def repeat(self, count: Any = None) -> Dataset:
+        """The elements `count` times over (forever if None or -1)."""
+        return self._counted("repeat", count)
+
+    def take(self, count: Any) -> Dataset:
+        """At most the first `count` elements (all if -1)."""
+        return self._counted("take", count)
+
+    def skip(self, count: Any) -> Dataset:
+        """All but the first `count` elements (none if -1)."""
+        return self._counted("skip", count)
+
+    def _counted(self, kind: str, count: Any) -> Dataset:
+        t = _scalar(-1 if count is None else count, dtypes.int64, "count")
+        return _Transformation(kind, self, {"count": t}, self._structure)
+
+    def prefetch(self, buffer_size: Any) -> Dataset:
+        """The same elements (elements are computed on demand; nothing runs ahead)."""
+        size = _scalar(buffer_size, dtypes.int64, "buffer_size")
+        return _Transformation("prefetch", self, {"buffer_size": size}, self._structure)
+
+    def cache(self, filename: str = "") -> Dataset:
+        """The same elements, computed once: the first complete pass is kept in memory and
+        replayed by later passes. Only the in-memory cache (``filename=""``) exists."""
+        if filename:
+            raise ValueError("tensorweave's Dataset.cache keeps elements in memory only; "
+                             f"filename must be '', got {filename!r}")
+        return _Transformation("cache", self, {}, self._structure)
+
+    # -- iterators --------------------------------------------------------------------------
+
+    def make_one_shot_iterator(self) -> Any:
+        from tensorweave.api.iterator_ops import make_one_shot_iterator
+
+        return make_one_shot_iterator(self)
+
+    def make_initializable_iterator(self, shared_name: str | None = None) -> Any:
+        from tensorweave.api.iterator_ops import make_initializable_iterator
+
+        return make_initializable_iterator(self, shared_name)
+
+
+def _batch_dim(size: Tensor, drop: Tensor) -> int | None:
+    known_drop, known_size = constant_value(drop), constant_value(size)
+    if known_drop is not None and bool(known_drop) and known_size is not None:
+        return int(known_size)
+    return None
+
+
+class _Components(Dataset):
+    def __init__(self, kind: str, tensors: Any) -> None:
+        flat = flatten(tensors)
+        if kind == "tensor_slices":
+            specs = []
+            first: int | None = None
+            for t in flat:
+                if t.shape.ndims == 0:
+                    raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+                dims = t.shape.dims
+                lead = None if dims is None else dims[0]
+                if lead is not None and first is not None and lead != first:
+                    raise ValueError(f"Dimensions {first} and {lead} are not compatible: all "
+                                     "components must have the same size in dimension 0")
+                first = first if lead is None else lead
+                specs.append(TensorSpec(t.dtype, TensorShape(None if dims is None
+                                                             else dims[1:])))
+        else:
+            specs = [_spec(t) for t in flat]
+        super().__init__(pack_as(tensors, specs))
+        self._kind = kind
+        self._tensors = flat
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": self._kind, "components": [d.tensor(t) for t in self._tensors]}
+
+
+class _Range(Dataset):
+    def __init__(self, args: list[Tensor]) -> None:
+        super().__init__(TensorSpec(dtypes.int64, TensorShape([])))
+        self._args = args
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": "range", "args": [d.tensor(t) for t in self._args]}
+
+
+class _Zip(Dataset):
+    def __init__(self, members: list[Dataset], structure: Any) -> None:
+        super().__init__(structure)
+        self._members = members
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": "zip", "inputs": [m._describe(d) for m in self._members]}
+
+
+class _Concatenate(Dataset):
+    def __init__(self, first: Dataset, second: Dataset, structure: Any) -> None:
+        super().__init__(structure)
+        self._inputs = (first, second)
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": "concatenate", "inputs": [m._describe(d) for m in self._inputs]}
+
+
+class _Transformation(Dataset):
+    """One input dataset, scalar tensor fields, plain fields."""
+
+    def __init__(self, kind: str, source: Dataset, tensors: dict[str, Tensor], structure: Any,
+                 plain: dict[str, Any] | None = None) -> None:
+        super().__init__(structure)
+        self._kind, self._source, self._tensors = kind, source, tensors
+        self._plain = plain or {}
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": self._kind, "input": self._source._describe(d),
+                **{k: d.tensor(t) for k, t in self._tensors.items()}, **self._plain}
+
+
+class _PaddedBatch(Dataset):
+    def __init__(self, source: Dataset, size: Tensor, drop: Tensor, shapes: list[Tensor],
+                 values: list[Tensor], structure: Any) -> None:
+        super().__init__(structure)
+        self._source, self._size, self._drop = source, size, drop
+        self._shapes, self._values = shapes, values
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": "padded_batch", "input": self._source._describe(d),
+                "batch_size": d.tensor(self._size), "drop_remainder": d.tensor(self._drop),
+                "padded_shapes": [d.tensor(t) for t in self._shapes],
+                "padding_values": [d.tensor(t) for t in self._values]}
+
+
+class _Functional(Dataset):
+    def __init__(self, kind: str, source: Dataset, traced: Traced, structure: Any) -> None:
+        super().__init__(structure)
+        self._kind, self._source, self._traced = kind, source, traced
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": self._kind, "input": self._source._describe(d),
+                **d.function(self._traced)}
+
+
+class _FlatMap(Dataset):
+    """The inner dataset is described over the function's results: its tensors are the
+    function's outputs, in the order its description lists them."""
+
+    def __init__(self, source: Dataset, traced: Traced, inner: Dataset, structure: Any) -> None:
+        super().__init__(structure)
+        self._source, self._traced, self._inner = source, traced, inner
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        fields = d.function(self._traced)
+        inner = Description(d.functions)  # its functions are attrs of the same op
+        return {"kind": "flat_map", "input": self._source._describe(d),
+                "inner": self._inner._describe(inner),
+                **fields}

@@ -1,0 +1,19 @@
+"""``tw.data``: ``tf.compat.v1.data``'s datasets and iterators (see
+`tensorweave.api.dataset_ops` and `tensorweave.api.iterator_ops`)."""
+
+from types import SimpleNamespace
+
+from tensorweave.api.dataset_ops import AUTOTUNE, Dataset
+from tensorweave.api.iterator_ops import (
+    Iterator,
+    get_output_classes,
+    get_output_shapes,
+    get_output_types,
+    make_initializable_iterator,
+    make_one_shot_iterator,
+)
+
+experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE)
+
+__all__ = ["Dataset", "Iterator", "experimental", "get_output_classes", "get_output_shapes",
+           "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]

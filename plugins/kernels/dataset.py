@@ -1,0 +1,378 @@
+"""Kernels of ``tf.data`` iterators (CPU only, as TF's): ``MakeIterator`` builds the pipeline
+its ``dataset`` attr describes and keeps it in the device's resource store under the
+iterator's shared name; ``IteratorGetNext`` pulls one element from it.
+
+Contract: the description is a tree of dicts, each with a ``kind``; integer fields index the
+``MakeIterator`` node's inputs (read once, when the iterator starts), ``f`` names one of its
+function attrs. Kinds and fields:
+
+- sources: ``tensor_slices`` / ``tensors`` (``components``), ``range`` (``args``: start, stop,
+  step); ``zip`` (``inputs``: descriptions; ends with the shortest), ``concatenate``
+  (``inputs``: two descriptions).
+- ``map`` / ``filter`` / ``flat_map`` (``input``, ``f``, ``captured``): ``f`` takes an element's
+  tensors then the captured tensors; ``map`` gives its results, ``filter`` keeps the elements
+  for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
+  component ``i`` is result ``i``) and yields that dataset's elements.
+- ``batch`` (``batch_size``, ``drop_remainder``), ``padded_batch`` (also ``padded_shapes``,
+  ``padding_values``: one index per element tensor), ``shuffle`` (``buffer_size``; ints
+  ``seed``, ``seed2``; bool ``reshuffle``), ``repeat`` / ``take`` / ``skip`` (``count``, -1:
+  all), ``prefetch`` (``buffer_size``; elements are computed on demand, so it passes them
+  through), ``cache`` (in memory: the first full pass is recorded and replayed by later passes).
+
+Functions run through the control-flow kernels' `call_function`, as a nested partition on the
+iterator's device within the step of the ``IteratorGetNext`` that needs them; an error inside
+names the inner node. At the end of input ``IteratorGetNext`` raises `OutOfRangeError` ("End of
+sequence"), and keeps doing so until the iterator is started again; an error inside the pipeline
+also ends the current pass. Element order, shuffle included, depends only on the description
+and the inputs: a seeded shuffle restarts with the same order.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from tensorweave import errors
+from tensorweave.kernel import KernelContext
+from tensorweave.plugins.kernels.control_flow import call_function
+from tensorweave.tensor_shape import TensorShape
+
+Element = list[Any]
+Stage = Callable[[], Iterator[Element]]  # each call starts one pass over the dataset
+
+
+def resource_key(shared_name: str) -> str:
+    return f"iterator:{shared_name}"  # ":" never occurs in a variable's name
+
+
+class IteratorResource:
+    """One iterator's state on its device: the current pass and the step it runs in."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.elements: Iterator[Element] | None = None
+        self.step: Any = None
+
+
+class _Builder:
+    """Turns a description into stages over the ``MakeIterator`` node's input values."""
+
+    def __init__(self, ctx: KernelContext, resource: IteratorResource,
+                 components: list[Any]) -> None:
+        self.ctx = ctx
+        self.resource = resource
+        self.components = components
+
+    def error(self, message: str) -> errors.InvalidArgumentError:
+        return errors.InvalidArgumentError(self.ctx.node_name, self.ctx.op, message)
+
+    def int_of(self, index: int) -> int:
+        return int(self.components[index])
+
+    def build(self, desc: dict[str, Any], components: list[Any] | None = None) -> Stage:
+        if components is not None:
+            return _Builder(self.ctx, self.resource, components).build(desc)
+        kind = desc["kind"]
+        method = getattr(self, f"_{kind}", None)
+        if method is None:
+            raise self.error(f"Unknown dataset kind '{kind}'")
+        return method(desc)
+
+    def call(self, desc: dict[str, Any], element: Element, captured: list[Any]) -> list[Any]:
+        return call_function(self.ctx, self.resource.step, desc["f"], [*element, *captured])
+
+    # -- sources --------------------------------------------------------------------------------
+
+    def _tensor_slices(self, desc: dict[str, Any]) -> Stage:
+        values = [self.components[i] for i in desc["components"]]
+        if any(v.ndim == 0 for v in values):
+            raise self.error("Unbatching a tensor is only supported for rank >= 1")
+        n = values[0].shape[0]
+        for v in values[1:]:
+            if v.shape[0] != n:
+                raise self.error(f"Dimension 0 in both shapes must be equal, but are {n} and "
+                                 f"{v.shape[0]}: all components of from_tensor_slices must "
+                                 "have the same size in the 0th dimension")
+        return lambda: ([v[i] for v in values] for i in range(n))
+
+    def _tensors(self, desc: dict[str, Any]) -> Stage:
+        values = [self.components[i] for i in desc["components"]]
+        return lambda: iter([values])
+
+    def _range(self, desc: dict[str, Any]) -> Stage:
+        start, stop, step = (self.int_of(i) for i in desc["args"])
+        if step == 0:
+            raise self.error("step must be a non-zero integer.")
+        return lambda: ([np.asarray(v, np.int64)] for v in range(start, stop, step))
+
+    def _zip(self, desc: dict[str, Any]) -> Stage:
+        stages = [self.build(d) for d in desc["inputs"]]
+
+        def run() -> Iterator[Element]:
+            for parts in zip(*(s() for s in stages)):
+                yield [v for part in parts for v in part]
+
+        return run
+
+    def _concatenate(self, desc: dict[str, Any]) -> Stage:
+        first, second = (self.build(d) for d in desc["inputs"])
+
+        def run() -> Iterator[Element]:
+            yield from first()
+            yield from second()
+
+        return run
+
+    # -- functions ------------------------------------------------------------------------------
+
+    def _captured(self, desc: dict[str, Any]) -> list[Any]:
+        return [self.components[i] for i in desc["captured"]]
+
+    def _map(self, desc: dict[str, Any]) -> Stage:
+        source, captured = self.build(desc["input"]), self._captured(desc)
+        return lambda: (self.call(desc, e, captured) for e in source())
+
+    def _filter(self, desc: dict[str, Any]) -> Stage:
+        source, captured = self.build(desc["input"]), self._captured(desc)
+
+        def run() -> Iterator[Element]:
+            for element in source():
+                (keep,) = self.call(desc, element, captured)
+                if bool(keep):
+                    yield element
+
+        return run
+
+    def _flat_map(self, desc: dict[str, Any]) -> Stage:
+        source, captured = self.build(desc["input"]), self._captured(desc)
+
+        def run() -> Iterator[Element]:
+            for element in source():
+                yield from self.build(desc["inner"], self.call(desc, element, captured))()
+
+        return run
+
+    # -- transformations ------------------------------------------------------------------------
+
+    def _batch(self, desc: dict[str, Any]) -> Stage:
+        source, size = self.build(desc["input"]), self._batch_size(desc)
+        drop = bool(self.components[desc["drop_remainder"]])
+
+        def run() -> Iterator[Element]:
+            batch: list[Element] = []
+            for element in source():
+                batch.append(element)
+                if len(batch) == size:
+                    yield self._stack(batch)
+                    batch = []
+            if batch and not drop:
+                yield self._stack(batch)
+
+        return run
+
+    def _batch_size(self, desc: dict[str, Any]) -> int:
+        size = self.int_of(desc["batch_size"])
+        if size <= 0:
+            raise self.error(f"Batch size must be greater than zero, got {size}")
+        return size
+
+    def _stack(self, batch: list[Element]) -> Element:
+        out = []
+        for c, first in enumerate(batch[0]):
+            for j, element in enumerate(batch[1:], 1):
+                if element[c].shape != first.shape:
+                    raise self.error(
+                        f"Cannot batch tensors with different shapes in component {c}. First "
+                        f"element had shape {list(first.shape)} and element {j} had shape "
+                        f"{list(element[c].shape)}.")
+            out.append(self.ctx.xp.stack([element[c] for element in batch]))
+        return out
+
+    def _padded_batch(self, desc: dict[str, Any]) -> Stage:
+        source, size = self.build(desc["input"]), self._batch_size(desc)
+        drop = bool(self.components[desc["drop_remainder"]])
+        shapes = [[int(d) for d in self.components[i]] for i in desc["padded_shapes"]]
+        pads = [self.components[i] for i in desc["padding_values"]]
+
+        def run() -> Iterator[Element]:
+            batch: list[Element] = []
+            for element in source():
+                batch.append(element)
+                if len(batch) == size:
+                    yield self._pad(batch, shapes, pads)
+                    batch = []
+            if batch and not drop:
+                yield self._pad(batch, shapes, pads)
+
+        return run
+
+    def _pad(self, batch: list[Element], shapes: list[list[int]], pads: list[Any]) -> Element:
+        xp, out = self.ctx.xp, []
+        for c, (shape, pad) in enumerate(zip(shapes, pads)):
+            values = [element[c] for element in batch]
+            if any(v.ndim != len(shape) for v in values):
+                raise self.error(f"The padded shape {shape} of component {c} has another rank "
+                                 f"than its elements ({values[0].ndim})")
+            target = [max(v.shape[d] for v in values) if s == -1 else s
+                      for d, s in enumerate(shape)]
+            for v in values:
+                if any(n > t for n, t in zip(v.shape, target)):
+                    raise self.error(f"Attempted to pad to a smaller size than the input "
+                                     f"element: component {c} has shape {list(v.shape)}, the "
+                                     f"padded shape is {target}")
+            result = xp.full([len(values), *target], pad, dtype=values[0].dtype)
+            for i, v in enumerate(values):
+                result[(i, *(slice(0, n) for n in v.shape))] = v
+            out.append(result)
+        return out
+
+    def _shuffle(self, desc: dict[str, Any]) -> Stage:
+        source, size = self.build(desc["input"]), self.int_of(desc["buffer_size"])
+        if size <= 0:
+            raise self.error(f"buffer_size must be greater than zero, got {size}")
+        seeds = [desc["seed"], desc["seed2"]]
+        # TF: (0, 0) seeds at random, once per iterator; every pass then follows from it.
+        base = np.random.SeedSequence(None if seeds == [0, 0] else seeds)
+        shared = np.random.default_rng(base)
+
+        def run() -> Iterator[Element]:
+            rng = shared if desc["reshuffle"] else np.random.default_rng(base)
+            buffer: list[Element] = []
+            for element in source():
+                if len(buffer) < size:
+                    buffer.append(element)
+                    continue
+                i = int(rng.integers(size))
+                yield buffer[i]
+                buffer[i] = element
+            while buffer:
+                i = int(rng.integers(len(buffer)))
+                buffer[i], buffer[-1] = buffer[-1], buffer[i]
+                yield buffer.pop()
+
+        return run
+
+    def _repeat(self, desc: dict[str, Any]) -> Stage:
+        source, count = self.build(desc["input"]), self.int_of(desc["count"])
+
+        def run() -> Iterator[Element]:
+            done = 0
+            while count < 0 or done < count:
+                empty = True
+                for element in source():
+                    empty = False
+                    yield element
+                done += 1
+                if empty:  # an empty pass would repeat forever: TF stops too
+                    return
+
+        return run
+
+    def _take(self, desc: dict[str, Any]) -> Stage:
+        source, count = self.build(desc["input"]), self.int_of(desc["count"])
+
+        def run() -> Iterator[Element]:
+            if count == 0:
+                return
+            for i, element in enumerate(source(), 1):
+                yield element
+                if i == count:
+                    return
+
+        return run
+
+    def _skip(self, desc: dict[str, Any]) -> Stage:
+        source, count = self.build(desc["input"]), self.int_of(desc["count"])
+
+        def run() -> Iterator[Element]:
+            elements = source()
+            if count < 0:
+                for _ in elements:
+                    pass
+                return
+            for i, element in enumerate(elements):
+                if i >= count:
+                    yield element
+
+        return run
+
+    def _prefetch(self, desc: dict[str, Any]) -> Stage:
+        if self.int_of(desc["buffer_size"]) < -1:
+            raise self.error("buffer_size must be -1 (AUTOTUNE) or non-negative")
+        return self.build(desc["input"])
+
+    def _cache(self, desc: dict[str, Any]) -> Stage:
+        source = self.build(desc["input"])
+        recorded: list[Element] = []
+        complete: list[bool] = []
+
+        def run() -> Iterator[Element]:
+            if complete:
+                yield from recorded
+                return
+            recorded.clear()
+            for element in source():
+                recorded.append(element)
+                yield element
+            complete.append(True)
+
+        return run
+
+
+def _resource(ctx: KernelContext) -> IteratorResource:
+    key = resource_key(ctx.attrs["shared_name"])
+    with ctx.device.lock:
+        resource = ctx.device.resources.get(key)
+        if resource is None:
+            resource = ctx.device.resources[key] = IteratorResource()
+    return resource
+
+
+def make_iterator(ctx: KernelContext, *components: Any) -> None:
+    resource = _resource(ctx)
+    with resource.lock:
+        if ctx.attrs["one_shot"] and resource.elements is not None:
+            return
+        stage = _Builder(ctx, resource, list(components)).build(ctx.attrs["dataset"])
+        resource.elements = stage()
+
+
+def _check_element(ctx: KernelContext, element: Element) -> list[Any]:
+    out = []
+    for i, (value, dtype, shape) in enumerate(zip(element, ctx.attrs["output_types"],
+                                                  ctx.attrs["output_shapes"])):
+        if not TensorShape(value.shape).is_compatible_with(shape):
+            raise errors.InvalidArgumentError(
+                ctx.node_name, ctx.op, f"Component {i} of the element has shape "
+                f"{list(value.shape)}, incompatible with the iterator's shape {shape}")
+        out.append(value if value.dtype == dtype.np_type else value.astype(dtype.np_type))
+    return out
+
+
+def iterator_get_next(ctx: KernelContext, step: Any) -> Any:
+    resource = _resource(ctx)
+    with resource.lock:
+        if resource.elements is None:
+            raise errors.FailedPreconditionError(
+                ctx.node_name, ctx.op, "GetNext() failed because the iterator has not been "
+                "initialized. Ensure that you have run the initializer operation for this "
+                "iterator before getting the next element.")
+        resource.step = step
+        try:
+            element = next(resource.elements)
+        except StopIteration:
+            raise errors.OutOfRangeError(ctx.node_name, ctx.op, "End of sequence") from None
+        finally:
+            resource.step = None
+    values = _check_element(ctx, element)
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def register(registry: Any, device_type: str) -> None:
+    if device_type != "CPU":  # TF runs input pipelines on the host only
+        return
+    registry.add("MakeIterator", device_type, make_iterator)
+    registry.add("IteratorGetNext", device_type, iterator_get_next, needs_step=True)
