@@ -22,6 +22,7 @@ from tensorweave import (  # noqa: E402
     nn,
     random,
     raw_ops,
+    summary,
     test,
     train,
 )
@@ -55,6 +56,7 @@ from tensorweave.dtypes import (
     int16,
     int32,
     int64,
+    string,
     uint8,
 )
 from tensorweave.dtypes import (
@@ -70,5 +72,6 @@ from tensorweave.framework.graph import (
     reset_default_graph,
 )
 from tensorweave.plugin_manager import hookimpl
+from tensorweave.summary_proto import Summary
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.variables import *  # noqa: F403

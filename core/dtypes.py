@@ -3,6 +3,10 @@
 Contract: a `DType` is a frozen value naming one numpy dtype. `as_dtype` accepts a `DType`, a
 numpy dtype or type, a TF name string (``"float32"``) or a Python type (``float`` -> float32,
 ``int`` -> int32, ``bool`` -> bool), and raises `TypeError` for anything else.
+
+`string` is TF's variable-length byte string: its arrays are numpy object arrays whose elements
+are `bytes` (numpy ``S``/``U`` dtypes, ``str``, ``bytes`` and ``object`` name it). It is not in
+`ALL`, the dtypes with a fixed-size numeric representation that kernels compute on.
 """
 
 from __future__ import annotations
@@ -60,6 +64,10 @@ class DType:
         return self.np_type is np.bool_
 
     @property
+    def is_string(self) -> bool:
+        return self.np_type is np.object_
+
+    @property
     def is_numeric(self) -> bool:
         return self.is_floating or self.is_integer
 
@@ -93,6 +101,7 @@ int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
 bool_ = DType("bool", np.bool_)
+string = DType("string", np.object_)
 
 ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 FLOATS: frozenset[DType] = frozenset({float16, float32, float64})
@@ -100,7 +109,8 @@ INTEGERS: frozenset[DType] = frozenset({int8, int16, int32, int64, uint8})
 NUMERIC: frozenset[DType] = FLOATS | INTEGERS
 INDEX: frozenset[DType] = frozenset({int32, int64})
 
-_BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64}
+_BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64,
+                                        "string": string}
 _BY_NP = {np.dtype(d.np_type): d for d in ALL}
 
 
@@ -118,7 +128,13 @@ def as_dtype(value: Any) -> DType:
         return int32
     if value is float:
         return float32
+    if value is object or value is np.object_:
+        return string
     try:
-        return _BY_NP[np.dtype(value)]
+        np_dtype = np.dtype(value)
+        # np.dtype maps any Python class to object: only a real numpy dtype names string here
+        if np_dtype.kind in "SU" or np_dtype.kind == "O" and isinstance(value, np.dtype):
+            return string
+        return _BY_NP[np_dtype]
     except (TypeError, KeyError):
         raise TypeError(f"Cannot convert value {value!r} to a tensorweave DType.") from None

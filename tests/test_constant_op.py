@@ -29,7 +29,7 @@ def test_values_that_do_not_fit_are_type_errors():
     with pytest.raises(TypeError):
         tf.constant(300, dtype=tf.uint8)
     with pytest.raises(TypeError):
-        tf.constant("text")
+        tf.constant(["text", 1])  # strings are string tensors, but not mixed with numbers
     assert tf.constant(2.0, dtype=tf.int32).dtype == tf.int32
 
 

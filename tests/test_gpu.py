@@ -116,7 +116,10 @@ def test_gpu_kernels_mirror_every_cpu_kernel_within_cupy_dtype_limits():
         assert (on_gpu.expensive, on_gpu.is_async, on_gpu.needs_step) == (
             on_cpu.expensive, on_cpu.is_async, on_cpu.needs_step), op
         assert on_gpu.fn.__wrapped__.__qualname__ == on_cpu.fn.__qualname__
-        assert on_gpu.dtypes == kernels.GPU_DTYPES.get(op, on_cpu.dtypes), op
+        limit = kernels.GPU_DTYPES.get(op, kernels.DEVICE_DTYPES)
+        assert on_gpu.dtypes == (limit if on_cpu.dtypes is None else limit & on_cpu.dtypes), op
+    assert registry.lookup("Identity", "GPU", tf.string) is None
+    assert registry.lookup("Identity", "CPU", tf.string) is not None
     assert registry.lookup("UnsortedSegmentSum", "GPU", tf.int64) is None
     assert registry.lookup("UnsortedSegmentSum", "CPU", tf.int64) is not None
     assert registry.lookup("UnsortedSegmentMax", "GPU", tf.float32) is not None

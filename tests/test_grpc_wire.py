@@ -122,8 +122,8 @@ def body(value: object) -> bytes:
     # a float32 [4] tensor declared, but the payload is 8 bytes: shape x itemsize must match
     (header(1, 16, 8) + struct.pack("<BBq", 1, 1, 4) + bytes([wire.T_NONE]) + bytes(5)
      + bytes(8), tf.errors.InvalidArgumentError, "payload"),
-    (header(1, 16, 8) + struct.pack("<BBq", 7, 1, 2) + bytes([wire.T_NONE]) + bytes(5)
-     + bytes(8), tf.errors.InvalidArgumentError, "dtype code 7"),
+    (header(1, 16, 8) + struct.pack("<BBq", 8, 1, 2) + bytes([wire.T_NONE]) + bytes(5)
+     + bytes(8), tf.errors.InvalidArgumentError, "dtype code 8"),
     (header(1, 16, 8) + struct.pack("<BBq", 1, 1, -2) + bytes([wire.T_NONE]) + bytes(5)
      + bytes(8), tf.errors.InvalidArgumentError, "negative dimension"),
     (header(0, 8, 0) + bytes([99]) + bytes(7), tf.errors.InvalidArgumentError, "tag 99"),

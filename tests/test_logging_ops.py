@@ -1,5 +1,5 @@
 """``Assert`` and ``Print``: run-time failure with the data listed, value formatting as TF's
-``SummarizeValue``, literal strings, ``first_n``, never folded or merged, gradients, and a
+``SummarizeValue`` (strings as their text), ``first_n``, never folded or merged, gradients, and a
 session that keeps working after a failed assertion."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from tensorweave.plugins.kernels.logging_ops import summarize
 
 def test_assert_passes_and_fails_with_its_data() -> None:
     x = tw.placeholder(tw.int32, [None], name="x")
-    check = tw.Assert(tw.reduce_all(x > 0), ["x must be positive:", x, tw.shape(x)],
+    check = tw.Assert(tw.reduce_all(x > 0), ["x must be positive:", x, tw.shape(x),
+                                             tw.constant(["caf\u00e9", "b"])],
                       name="positive")
     assert isinstance(check, tw.Operation)
     assert (check.type, check.name) == ("Assert", "positive/Assert")
@@ -25,7 +26,8 @@ def test_assert_passes_and_fails_with_its_data() -> None:
         np.testing.assert_array_equal(sess.run(doubled, {x: [1, 2]}), [2, 4])
         with pytest.raises(errors.InvalidArgumentError,
                            match=r"assertion failed: \[x must be positive:\] \[1 -2 3\.\.\.\] "
-                                 r"\[4\][\s\S]*positive/Assert \(op: Assert\) on device"):
+                                 r"\[4\] \[café b\][\s\S]*positive/Assert \(op: Assert\) "
+                                 r"on device"):
             sess.run(doubled, {x: [1, -2, 3, 4]})
         # the failed step leaves the session usable
         np.testing.assert_array_equal(sess.run(doubled, {x: [5]}), [10])

@@ -4,8 +4,7 @@ Contract: ``Assert(condition, data)`` returns an op that fails the step with
 `InvalidArgumentError` (listing `data`) when `condition` is false; ``Print(input_, data)``
 returns `input_` and, when run, writes `message` and the values of `data` to stderr. Neither is
 ever folded or merged; use them through `control_dependencies` or by consuming their output.
-tensorweave has no string tensors: a Python ``str`` in `data` is shown as that literal text
-where TF would show a string tensor's value; every other entry is converted to a tensor.
+Each entry of `data` is converted to a tensor, a Python ``str`` to a ``string`` one, as in TF.
 """
 
 from __future__ import annotations
@@ -21,39 +20,30 @@ from tensorweave.framework.op_builder import apply, make_op
 __all__ = ["Assert", "Print"]
 
 
-def split_data(data: Sequence[Any] | None) -> tuple[list[Any], list[str | None]]:
-    """The tensors of `data`, and the op's ``literals`` attr: each ``str`` of `data`, with None
-    in place of each tensor (empty when there is no ``str``)."""
+def _tensors(data: Sequence[Any] | None) -> list[Tensor]:
     if data is None:
-        return [], []
+        return []
     if isinstance(data, (str, bytes)) or not isinstance(data, Sequence):
         raise TypeError(f"data must be a list or tuple of tensors or strings, got {data!r}")
-    tensors = [item for item in data if not isinstance(item, str)]
-    literals = [item if isinstance(item, str) else None for item in data]
-    return tensors, literals if len(tensors) < len(literals) else []
+    return [convert_to_tensor(item) for item in data]
 
 
-def _attrs(literals: list[str | None], summarize: int | None) -> dict[str, Any]:
-    attrs: dict[str, Any] = {"literals": literals}
-    if summarize is not None:
-        attrs["summarize"] = summarize
-    return attrs
+def _attrs(summarize: int | None) -> dict[str, Any]:
+    return {} if summarize is None else {"summarize": summarize}
 
 
 def Assert(condition: Any, data: Sequence[Any], summarize: int | None = None,  # noqa: N802
            name: str | None = None) -> Operation:
     with name_scope(name, "Assert", [condition]):
         condition = convert_to_tensor(condition, name="Condition")
-        tensors, literals = split_data(data)
-        return make_op("Assert", [condition, tensors], _attrs(literals, summarize),
-                       name="Assert")
+        return make_op("Assert", [condition, _tensors(data)], _attrs(summarize), name="Assert")
 
 
 def Print(input_: Any, data: Sequence[Any], message: str | None = None,  # noqa: N802
           first_n: int | None = None, summarize: int | None = None,
           name: str | None = None) -> Tensor:
-    tensors, literals = split_data(data)
-    attrs = _attrs(literals, summarize)
+    tensors = _tensors(data)
+    attrs = _attrs(summarize)
     if message is not None:
         attrs["message"] = message
     if first_n is not None:

@@ -36,6 +36,7 @@ from tensorweave.client.config import (
 from tensorweave.client.fetches import FetchMapper
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.string_array import to_string_array
 from tensorweave.plugin_manager import get_registries
 from tensorweave.runtime.device import TaskSpec
 from tensorweave.runtime.master import MasterSession
@@ -185,7 +186,8 @@ class Session:
                 f"Tensor type {tensor.dtype.name}. Try explicitly setting the type of the "
                 "feed tensor to a larger type (e.g. int64).")
         try:
-            array = np.asarray(value, dtype=tensor.dtype.np_type)
+            array = to_string_array(value) if tensor.dtype.is_string \
+                else np.asarray(value, dtype=tensor.dtype.np_type)
         except (TypeError, ValueError, OverflowError) as exc:
             raise ValueError(f"Cannot feed value {value!r} to Tensor '{tensor.name}' of "
                              f"dtype {tensor.dtype.name}: {exc}") from None
@@ -341,7 +343,8 @@ class _FeedTarget:
         self.dims = None if dims is None else tuple(dims)
 
     def convert(self, value: Any) -> np.ndarray:
-        if type(value) is np.ndarray and value.dtype == self.np_type:
+        # (object arrays always take the slow path: their elements must be checked)
+        if type(value) is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
             dims, shape = self.dims, value.shape
             if dims is None or shape == dims or (len(shape) == len(dims) and all(
                     d is None or d == n for d, n in zip(dims, shape))):

@@ -3,7 +3,8 @@
 Contract: `convert_to_tensor` returns a `Tensor` for a `Tensor`, for anything with an
 ``_as_tensor(dtype)`` method (variables), and for Python/numpy values (as a new ``Const``). Python
 floats default to float32 and ints to int32 (int64 when they do not fit), numpy arrays keep their
-dtype, as in TF. A value that does not fit the requested dtype raises `TypeError`; a tensor of
+dtype, and str/bytes values become `string` tensors (object arrays of bytes), as in TF. A value
+that does not fit the requested dtype raises `TypeError`; a tensor of
 another dtype raises `ValueError`, both as TF does.
 """
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.string_array import to_string_array
 
 
 def is_tensor_like(value: Any) -> bool:
@@ -27,6 +29,8 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
     if isinstance(value, (Tensor, Operation)):
         raise TypeError(f"Cannot convert {value!r} to a constant value.")
     arr = np.asarray(value)
+    if dtype is not None and dtype.is_string or dtype is None and arr.dtype.kind in "USO":
+        return to_string_array(value)
     if arr.dtype.kind in "USO":
         raise TypeError(f"Failed to convert elements of {value!r} to Tensor: "
                         f"unsupported element type {arr.dtype}.")

@@ -25,6 +25,7 @@ from tensorweave.framework.graph_def import (
     tensor_input,
     topological_order,
 )
+from tensorweave.framework.string_array import string_nbytes
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.cse import ORDER as CSE_ORDER
 from tensorweave.runtime.host_eval import evaluate_on_host
@@ -39,7 +40,9 @@ NEVER_FOLDED = frozenset({"Placeholder", "PlaceholderWithDefault", "_Arg"})
 def _statically_small(node: NodeDef, limit: int) -> bool:
     for dtype, shape in zip(node.output_types, node.output_shapes):
         shape = TensorShape(shape)
-        if shape.is_fully_defined() and shape.num_elements() * dtype.itemsize > limit:
+        # (a string's size is known only once evaluated: its value is checked then)
+        if shape.is_fully_defined() and not dtype.is_string \
+                and shape.num_elements() * dtype.itemsize > limit:
             return False
     return True
 
@@ -102,7 +105,8 @@ def _replace_reads(graph_def: GraphDef, values: dict[str, list[np.ndarray]],
 
     def replacement(src: str, index: int) -> str | None:
         node, value = by_name[src], values[src][index]
-        if node.op == "Const" or value.nbytes > limit:
+        size = string_nbytes(value) if value.dtype.kind == "O" else value.nbytes
+        if node.op == "Const" or size > limit:
             return None
         const = consts.get((src, index))
         if const is None:

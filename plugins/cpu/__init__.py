@@ -25,16 +25,18 @@ from tensorweave.plugins.kernels import (
     scatter,
     segment,
     state,
+    summary,
     training,
 )
 from tensorweave.runtime.device import Device, TaskSpec
 
 KERNEL_MODULES = (
-    state, math, array, nn, random, training, grad, scatter, segment, control_flow, logging_ops,
-    depthwise, image,
+    state, math, array, nn, random, training, grad, scatter, segment, control_flow, depthwise,
+    image,
 )
-# host-only kernels, which the gpu plugin does not mirror: input pipelines (as in TF)
-HOST_KERNEL_MODULES = (dataset,)
+# host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
+# summaries, Assert and Print
+HOST_KERNEL_MODULES = (dataset, summary, logging_ops)
 
 
 @hookimpl

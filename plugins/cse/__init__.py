@@ -66,6 +66,8 @@ def _value_key(value: Any) -> Any:
         return (kind, value.hex())
     if kind is list or kind is tuple:
         return (kind, tuple(map(_value_key, value)))
+    if isinstance(value, np.ndarray) and value.dtype.kind == "O":  # strings: by their bytes
+        return (np.ndarray, value.shape, tuple(value.reshape(-1).tolist()))
     if isinstance(value, (np.ndarray, np.generic)):
         return _ArrayKey(np.asarray(value))
     if isinstance(value, dict):

@@ -5,7 +5,8 @@ Contract: `register_kernels(registry)` hands every module of
 registration view that registers each kernel for ``"GPU"`` wrapped so that it runs with its
 device's CUDA ordinal current: cupy allocates and launches on the current device, and the
 executor's threads serve every device of the task. Ops in `GPU_DTYPES` get a GPU kernel only for
-the dtypes cupy can run them in; placement puts the other dtypes on the CPU (docs/gpu.md).
+the dtypes cupy can run them in, and no GPU kernel takes `string` (object arrays live in host
+memory only); placement puts the other dtypes on the CPU (docs/gpu.md).
 """
 
 from __future__ import annotations
@@ -42,6 +43,9 @@ GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
     "UnsortedSegmentMin": _ATOMIC_MAX,  # minimum.at
 }
 
+# every dtype with a fixed-size representation: `dtypes.string` is deliberately absent
+DEVICE_DTYPES = frozenset(dtypes.ALL)
+
 
 def on_its_device(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` run with the CUDA device of ``ctx.device`` current (restored afterwards)."""
@@ -64,10 +68,9 @@ class GpuKernelRegistration:
     registry: Any
 
     def add(self, op: str, device_type: str, fn: Callable[..., Any], **kwargs: Any) -> None:
-        limit = GPU_DTYPES.get(op)
-        if limit is not None:
-            given = kwargs.get("dtypes")
-            kwargs["dtypes"] = limit if given is None else limit & frozenset(given)
+        limit = GPU_DTYPES.get(op, DEVICE_DTYPES)
+        given = kwargs.get("dtypes")
+        kwargs["dtypes"] = limit if given is None else limit & frozenset(given)
         self.registry.add(op, device_type, on_its_device(fn), **kwargs)
 
 

@@ -6,7 +6,8 @@ envelope is a byte string (all integers little-endian)::
     preamble  24 bytes  "TW" | version u8 | kind u8 | num_tensors u32 | header_len u32
                         | reserved u32 (0) | payload_len u64
     header    header_len bytes (a multiple of 8):
-                tensor table: num_tensors x (dtype code u8, rank u8, rank x dim i64)
+                tensor table: num_tensors x (dtype code u8, rank u8, rank x dim i64
+                              [, byte count u64 for a string tensor])
                 body: one value (below), then zero padding to a multiple of 8
     payload   payload_len bytes: each tensor's C-order bytes, in table order, each padded
               with zeros to a multiple of 8 bytes (so inline tensors are 8-byte aligned)
@@ -24,7 +25,12 @@ A body value is a tag byte followed by its data:
     14 function (a str name value, then a list value: the function's nodes, see `codec`)
 
 Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
-int16 5, int8 6, int64 9, bool 10, float16 19. Nothing else is accepted.
+int16 5, int8 6, string 7, int64 9, bool 10, float16 19. Nothing else is accepted.
+
+A string tensor's payload is its elements' lengths (one u64 each, C order) followed by their
+bytes; its table entry declares that byte count (at most `MAX_STRING_TENSOR_BYTES`). The receiver
+checks that the count holds the lengths and that they add up to the rest before it builds the
+object array of `bytes`. A string is never a numpy scalar value (tag 13).
 
 An envelope of at most `CHUNK_BYTES` travels as one gRPC message; a larger one is cut into chunks
 of at most `CHUNK_BYTES` and streamed. The receiver validates the whole tensor table (known dtype,
@@ -55,9 +61,11 @@ CHUNK_BYTES = 4 << 20
 MAX_HEADER_BYTES = 64 << 20
 MAX_DEPTH = 64
 MAX_RANK = 32
+MAX_STRING_TENSOR_BYTES = 1 << 31  # TF's own bound: a TensorProto is at most 2 GiB
 
 _PREAMBLE = struct.Struct("<2sBBIIIQ")
-_U8, _U32, _I32, _I64, _F64 = (struct.Struct(f) for f in ("<B", "<I", "<i", "<q", "<d"))
+_U8, _U32, _I32, _I64, _U64, _F64 = (
+    struct.Struct(f) for f in ("<B", "<I", "<i", "<q", "<Q", "<d"))
 _TENSOR_ENTRY = struct.Struct("<BB")
 _TAG_U32, _TAG_I64 = struct.Struct("<BI"), struct.Struct("<Bq")
 
@@ -66,10 +74,14 @@ _TAG_U32, _TAG_I64 = struct.Struct("<BI"), struct.Struct("<Bq")
 
 DTYPE_CODES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
-    dtypes.int8: 6, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
+    dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
 }
+STRING_CODE = DTYPE_CODES[dtypes.string]
 _DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
-_NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYPE_CODES.items()}
+# the fixed-size dtypes, whose bytes are their values (strings are framed, see above)
+_NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYPE_CODES.items()
+               if not dt.is_string}
+_OBJECT = np.dtype(object)
 _CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in DTYPE_CODES.items()}
 _PAD = bytes(8)
 
@@ -108,6 +120,41 @@ def _host_array(value: np.ndarray) -> tuple[int, np.ndarray]:
     if value.dtype.byteorder == ">":
         value = value.astype(value.dtype.newbyteorder("<"))
     return code, value
+
+
+def _string_blob(array: np.ndarray) -> np.ndarray:
+    """A string tensor's payload: u64 lengths, then the elements' bytes (module docstring)."""
+    items = array.reshape(-1).tolist()
+    if not all(isinstance(e, bytes) for e in items):
+        bad = next(e for e in items if not isinstance(e, bytes))
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot send a string tensor holding a {type(bad).__name__}: its "
+            "elements must be bytes")
+    lengths = np.fromiter((len(e) for e in items), "<u8", len(items))
+    size = lengths.nbytes + int(lengths.sum())
+    if size > MAX_STRING_TENSOR_BYTES:
+        raise errors.InvalidArgumentError(
+            None, None, f"Cannot send a string tensor of {size} bytes (at most "
+            f"{MAX_STRING_TENSOR_BYTES})")
+    return np.frombuffer(b"".join((lengths.tobytes(), *items)), np.uint8)
+
+
+def _strings_from(raw: Any, shape: tuple[int, ...], out: np.ndarray | None = None) -> np.ndarray:
+    """The object array of `bytes` that a string payload `raw` encodes, checked against it."""
+    count = int(np.prod(shape, dtype=np.int64))
+    lengths = np.frombuffer(raw, "<u8", count)
+    rest = len(raw) - lengths.nbytes
+    # each length is checked first, so their sum cannot wrap around
+    if count and int(lengths.max()) > rest or int(lengths.sum()) != rest:
+        raise _malformed(f"string tensor lengths do not add up to its {rest} bytes of data")
+    data = bytes(raw[lengths.nbytes:])
+    ends = np.cumsum(lengths).tolist()
+    starts = [0, *ends[:-1]]
+    out = np.empty(shape, _OBJECT) if out is None else out
+    flat = out.reshape(-1)
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        flat[i] = data[start:end]
+    return out
 
 
 class _Encoder:
@@ -248,7 +295,11 @@ def encode(body: Any, kind: int = KIND_MESSAGE) -> Envelope:
         table += _TENSOR_ENTRY.pack(code, array.ndim)
         for d in array.shape:
             table += _I64.pack(d)
-        blob = array.reshape(-1).view(np.uint8)
+        if code == STRING_CODE:
+            blob = _string_blob(array)
+            table += _U64.pack(blob.size)
+        else:
+            blob = array.reshape(-1).view(np.uint8)
         blobs.append(blob)
         payload += _padded(blob.size)
     header_len = _padded(len(table) + len(enc.out))
@@ -315,7 +366,7 @@ def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
             raise _malformed("tensor table is truncated")
         code, rank = _TENSOR_ENTRY.unpack_from(header, pos)
         pos += 2
-        np_dtype = _NP_BY_CODE.get(code)
+        np_dtype = _OBJECT if code == STRING_CODE else _NP_BY_CODE.get(code)
         if np_dtype is None:
             raise _malformed(f"tensor dtype code {code} is not an allowed dtype")
         if rank > MAX_RANK:
@@ -326,9 +377,20 @@ def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
         pos += 8 * rank
         if any(d < 0 for d in shape):
             raise _malformed(f"negative dimension in tensor shape {list(shape)}")
-        nbytes = np_dtype.itemsize
-        for d in shape:
-            nbytes *= d
+        if np_dtype is _OBJECT:
+            if pos + 8 > end:
+                raise _malformed("tensor table is truncated")
+            nbytes = _U64.unpack_from(header, pos)[0]
+            pos += 8
+            count = 1
+            for d in shape:
+                count *= d
+            if nbytes > MAX_STRING_TENSOR_BYTES or 8 * count > nbytes:
+                raise _malformed(f"string tensor of {count} elements declares {nbytes} bytes")
+        else:
+            nbytes = np_dtype.itemsize
+            for d in shape:
+                nbytes *= d
         total += _padded(nbytes)
         if total > pre.payload_len:
             raise _malformed(f"tensor shapes need more than the declared {pre.payload_len} "
@@ -482,8 +544,12 @@ def decode(frame: bytes) -> Message:
     tensors = []
     offset = start + pre.header_len
     for np_dtype, shape, nbytes in table.specs:
-        array = np.frombuffer(frame, np.uint8, nbytes, offset).view(np_dtype).reshape(shape)
-        _check_bool(array)
+        raw = np.frombuffer(frame, np.uint8, nbytes, offset)
+        if np_dtype is _OBJECT:
+            array = _strings_from(raw, shape)
+        else:
+            array = raw.view(np_dtype).reshape(shape)
+            _check_bool(array)
         tensors.append(array)
         offset += _padded(nbytes)
     return Message(pre.kind, _body(header, table, tensors))
@@ -505,6 +571,7 @@ class StreamDecoder:
         self._pre: Preamble | None = None
         self._message: Message | None = None
         self._tensors: list[np.ndarray] = []
+        self._strings: list[tuple[np.ndarray, np.ndarray]] = []  # (object array, its raw bytes)
         self._scratch = memoryview(bytearray(8))
 
     def next_buffer(self) -> memoryview | None:
@@ -539,7 +606,12 @@ class StreamDecoder:
             for np_dtype, shape, nbytes in table.specs:
                 array = np.empty(shape, np_dtype)
                 self._tensors.append(array)
-                self._buffers.append(memoryview(array.reshape(-1).view(np.uint8)))
+                if np_dtype is _OBJECT:  # the raw bytes land aside; `finish` fills the array
+                    raw = np.empty(nbytes, np.uint8)
+                    self._strings.append((array, raw))
+                    self._buffers.append(memoryview(raw))
+                else:
+                    self._buffers.append(memoryview(array.reshape(-1).view(np.uint8)))
                 if _padded(nbytes) > nbytes:
                     self._buffers.append(self._scratch[:_padded(nbytes) - nbytes])
         except MemoryError:
@@ -573,6 +645,8 @@ class StreamDecoder:
                                        "message arrived (truncated)")
         for array in self._tensors:
             _check_bool(array)
+        for array, raw in self._strings:
+            _strings_from(raw, array.shape, array)
         return self._message
 
 

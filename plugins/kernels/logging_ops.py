@@ -3,10 +3,11 @@
 Contract: values are shown as TF's ``Tensor::SummarizeValue``: the first ``summarize`` elements
 (all when negative) in row-major order, nested in brackets by dimension, ``...`` when some are
 left out; floats in the shortest of 6/9 (float32, float16) or 15/17 (float64) significant digits
-that round-trips, bools as 1/0. ``Assert`` raises `InvalidArgumentError` ``assertion failed:
-[item] [item] ...`` when its (scalar) condition is false; ``Print`` writes ``message[item][item]``
-to stderr, for its first ``first_n`` runs when ``first_n >= 0``, and forwards its input.
-"""
+that round-trips, bools as 1/0, strings as their text. ``Assert`` raises `InvalidArgumentError`
+``assertion failed: [item] [item] ...`` when its (scalar) condition is false; ``Print`` writes
+``message[item][item]`` to stderr, for its first ``first_n`` runs when ``first_n >= 0``, and
+forwards its input. Both kernels are host-only (the CPU plugin's ``HOST_KERNEL_MODULES``), as
+TF's."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from tensorweave.plugins.kernels.array import _fail, _fmt
 
 
 def _element(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "backslashreplace")
     if isinstance(value, np.bool_):
         return "1" if value else "0"
     if isinstance(value, np.floating):
@@ -67,16 +70,12 @@ def _dims(shape: Sequence[int], dim: int, flat: np.ndarray, next_index: list[int
 
 
 def _items(ctx: KernelContext, data: Sequence[Any]) -> list[str]:
-    """The displayed items: each literal text, and each tensor of `data` summarized."""
-    limit = ctx.attrs["summarize"]
-    values = iter(data)
-    literals = ctx.attrs["literals"] or [None] * len(data)
-    return [summarize(ctx.device.to_host(next(values)), limit) if text is None else text
-            for text in literals]
+    """Each tensor of `data` summarized."""
+    return [summarize(np.asarray(value), ctx.attrs["summarize"]) for value in data]
 
 
 def assert_(ctx: KernelContext, condition: Any, *data: Any) -> None:
-    cond = ctx.device.to_host(condition)
+    cond = np.asarray(condition)
     if cond.ndim > 1 or cond.size != 1:
         raise _fail(ctx, f"In[0] should be a scalar: {_fmt(cond.shape)}")
     if not bool(cond.reshape(())):

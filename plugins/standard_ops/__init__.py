@@ -33,12 +33,13 @@ from tensorweave.plugins.standard_ops import (
     segment,
     segment_grad,
     state,
+    summary,
     training,
 )
 
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
-    depthwise, image, dataset,
+    depthwise, image, dataset, summary,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,

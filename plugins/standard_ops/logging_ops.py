@@ -2,9 +2,7 @@
 
 Contract: both are stateful, so passes never fold, merge or drop them while something depends
 on them. ``Assert(condition, data)`` has no outputs; ``Print(input, data)`` forwards `input`.
-`data` is a list of tensors of any dtypes. tensorweave has no string tensors, so the texts TF
-would pass as string tensors travel in the attr ``literals``: one entry per displayed item in
-order, the text itself, or None where the next tensor of `data` goes (empty: all tensors).
+`data` is a list of tensors of any dtypes, strings included.
 """
 
 from __future__ import annotations
@@ -17,7 +15,6 @@ from tensorweave.plugins.standard_ops.shape_fns import no_outputs, unchanged
 
 def register(registry: Any) -> None:
     registry.op("Assert", ["condition:bool", "data:*"], no_outputs, stateful=True,
-                attrs={"summarize": 3, "literals": []})
+                attrs={"summarize": 3})
     registry.op("Print", ["input:T", "data:*"], unchanged, stateful=True,
-                attrs={"T": REQUIRED, "message": "", "first_n": -1, "summarize": 3,
-                       "literals": []})
+                attrs={"T": REQUIRED, "message": "", "first_n": -1, "summarize": 3})

@@ -1,0 +1,261 @@
+"""The protocol buffers of summaries and event files, encoded by hand (no protobuf dependency).
+
+Contract: `Summary`, `SummaryValue`, `HistogramProto` and `Event` are attrs value classes with
+``SerializeToString()`` giving the bytes TensorFlow's ``summary.proto`` / ``event.proto``
+would, and ``FromString(data)`` parsing them back (`ValueError` for malformed bytes). Field
+numbers, from TF's protos:
+
+    Summary        { repeated Value value = 1; }
+    Summary.Value  { string tag = 1; float simple_value = 2; HistogramProto histo = 5; }
+    HistogramProto { double min = 1; double max = 2; double num = 3; double sum = 4;
+                     double sum_squares = 5; repeated double bucket_limit = 6 [packed];
+                     repeated double bucket = 7 [packed]; }
+    Event          { double wall_time = 1; int64 step = 2; string file_version = 3;
+                     bytes graph_def = 4; Summary summary = 5; }
+    GraphDef       { repeated NodeDef node = 1; }   (written only, by `serialize_graph_def`)
+    NodeDef        { string name = 1; string op = 2; repeated string input = 3;
+                     string device = 4; }           (attrs are not written)
+
+Encoding follows proto3: scalar fields equal to their default are not written, repeated doubles
+are packed, and fields are written in field-number order. Parsing skips fields it does not know
+(the other ``Summary.Value`` kinds, ``Event.log_message`` ...), as protobuf does, and accepts
+unpacked repeated doubles too.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import attrs
+
+_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
+_F64, _F32 = struct.Struct("<d"), struct.Struct("<f")
+
+
+# -- wire primitives --------------------------------------------------------------------------
+
+
+def varint(value: int) -> bytes:
+    """Base-128 varint of a non-negative int, or of a negative int64 as its 10-byte two's
+    complement (as protobuf encodes negative int64 fields)."""
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        bits = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(bits | 0x80)
+        else:
+            out.append(bits)
+            return bytes(out)
+
+
+def _key(number: int, wire_type: int) -> bytes:
+    return varint(number << 3 | wire_type)
+
+
+def double_field(number: int, value: float) -> bytes:
+    return _key(number, _FIXED64) + _F64.pack(value) if value else b""
+
+
+def float_field(number: int, value: float) -> bytes:
+    return _key(number, _FIXED32) + _F32.pack(value) if value else b""
+
+
+def int64_field(number: int, value: int) -> bytes:
+    return _key(number, _VARINT) + varint(value) if value else b""
+
+
+def bytes_field(number: int, value: bytes, always: bool = False) -> bytes:
+    """A length-delimited field (string, bytes or an embedded message); empty values are
+    written only if `always` (an embedded message that is set, even if empty)."""
+    return _key(number, _BYTES) + varint(len(value)) + value if value or always else b""
+
+
+def packed_doubles(number: int, values: tuple[float, ...]) -> bytes:
+    return bytes_field(number, struct.pack(f"<{len(values)}d", *values))
+
+
+def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        if pos >= len(data) or shift > 63:
+            raise ValueError("Malformed protocol buffer: truncated or overlong varint")
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            return result & ((1 << 64) - 1), pos
+
+
+def fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
+    """``(field number, wire type, value)`` of each field of a serialized message: an int for
+    varints, raw `bytes` for the fixed and length-delimited types."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == _VARINT:
+            value, pos = _read_varint(data, pos)
+        elif wire_type in (_FIXED64, _FIXED32):
+            size = 8 if wire_type == _FIXED64 else 4
+            value, pos = data[pos:pos + size], pos + size
+        elif wire_type == _BYTES:
+            size, pos = _read_varint(data, pos)
+            value, pos = data[pos:pos + size], pos + size
+        else:
+            raise ValueError(f"Malformed protocol buffer: wire type {wire_type}")
+        if pos > len(data) or number == 0:
+            raise ValueError("Malformed protocol buffer: truncated field")
+        yield number, wire_type, value
+
+
+def _double(wire_type: int, raw: bytes) -> float:
+    if wire_type != _FIXED64:
+        raise ValueError("Malformed protocol buffer: a double field is not 64-bit")
+    return _F64.unpack(raw)[0]
+
+
+def _doubles(wire_type: int, raw: bytes) -> tuple[float, ...]:
+    if wire_type == _FIXED64:
+        return (_F64.unpack(raw)[0],)
+    if wire_type != _BYTES or len(raw) % 8:
+        raise ValueError("Malformed protocol buffer: bad packed doubles")
+    return struct.unpack(f"<{len(raw) // 8}d", raw)
+
+
+def _int64(raw: int) -> int:
+    return raw - (1 << 64) if raw >= 1 << 63 else raw
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class HistogramProto:
+    min: float = 0.0
+    max: float = 0.0
+    num: float = 0.0
+    sum: float = 0.0
+    sum_squares: float = 0.0
+    bucket_limit: tuple[float, ...] = attrs.field(default=(), converter=tuple)
+    bucket: tuple[float, ...] = attrs.field(default=(), converter=tuple)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+        return b"".join((
+            double_field(1, self.min), double_field(2, self.max), double_field(3, self.num),
+            double_field(4, self.sum), double_field(5, self.sum_squares),
+            packed_doubles(6, self.bucket_limit), packed_doubles(7, self.bucket),
+        ))
+
+    @classmethod
+    def FromString(cls, data: bytes) -> HistogramProto:  # noqa: N802
+        scalars: dict[str, float] = {}
+        lists: dict[int, list[float]] = {6: [], 7: []}
+        names = {1: "min", 2: "max", 3: "num", 4: "sum", 5: "sum_squares"}
+        for number, wire_type, raw in fields(data):
+            if number in names:
+                scalars[names[number]] = _double(wire_type, raw)
+            elif number in lists:
+                lists[number].extend(_doubles(wire_type, raw))
+        return cls(**scalars, bucket_limit=lists[6], bucket=lists[7])
+
+
+@attrs.frozen
+class SummaryValue:
+    """``Summary.Value``: a tag and one of `simple_value` or `histo` (None: not a scalar or
+    histogram; such values keep only their tag here)."""
+
+    tag: str
+    simple_value: float | None = None
+    histo: HistogramProto | None = None
+
+    def SerializeToString(self) -> bytes:  # noqa: N802
+        out = bytes_field(1, self.tag.encode())
+        if self.simple_value is not None:  # a oneof member is written even when 0
+            out += _key(2, _FIXED32) + _F32.pack(self.simple_value)
+        if self.histo is not None:
+            out += bytes_field(5, self.histo.SerializeToString(), always=True)
+        return out
+
+    @classmethod
+    def FromString(cls, data: bytes) -> SummaryValue:  # noqa: N802
+        tag, simple, histo = "", None, None
+        for number, wire_type, raw in fields(data):
+            if number == 1 and wire_type == _BYTES:
+                tag = raw.decode("utf-8")
+            elif number == 2 and wire_type == _FIXED32:
+                simple = _F32.unpack(raw)[0]
+            elif number == 5 and wire_type == _BYTES:
+                histo = HistogramProto.FromString(raw)
+        return cls(tag, simple, histo)
+
+
+@attrs.frozen
+class Summary:
+    value: tuple[SummaryValue, ...] = attrs.field(default=(), converter=tuple)
+
+    Value = SummaryValue  # TF's nested name: tf.Summary.Value(tag=..., simple_value=...)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802
+        return b"".join(bytes_field(1, v.SerializeToString(), always=True) for v in self.value)
+
+    @classmethod
+    def FromString(cls, data: bytes) -> Summary:  # noqa: N802
+        return cls(tuple(SummaryValue.FromString(raw) for number, wire_type, raw in fields(data)
+                         if number == 1 and wire_type == _BYTES))
+
+
+@attrs.frozen
+class Event:
+    """One record of an event file. `summary` is a serialized `Summary` (None: not set)."""
+
+    wall_time: float = 0.0
+    step: int = 0
+    file_version: str | None = None
+    graph_def: bytes | None = None
+    summary: bytes | None = None
+
+    def SerializeToString(self) -> bytes:  # noqa: N802
+        out = double_field(1, self.wall_time) + int64_field(2, self.step)
+        if self.file_version is not None:
+            out += bytes_field(3, self.file_version.encode(), always=True)
+        if self.graph_def is not None:
+            out += bytes_field(4, self.graph_def, always=True)
+        if self.summary is not None:
+            out += bytes_field(5, self.summary, always=True)
+        return out
+
+    @classmethod
+    def FromString(cls, data: bytes) -> Event:  # noqa: N802
+        found: dict[str, Any] = {}
+        for number, wire_type, raw in fields(data):
+            if number == 1:
+                found["wall_time"] = _double(wire_type, raw)
+            elif number == 2 and wire_type == _VARINT:
+                found["step"] = _int64(raw)
+            elif number == 3 and wire_type == _BYTES:
+                found["file_version"] = raw.decode("utf-8")
+            elif number == 4 and wire_type == _BYTES:
+                found["graph_def"] = bytes(raw)
+            elif number == 5 and wire_type == _BYTES:
+                found["summary"] = bytes(raw)
+        return cls(**found)
+
+
+def serialize_graph_def(nodes: Iterable[Any]) -> bytes:
+    """A ``GraphDef`` of `nodes` (objects with ``name``, ``op``, ``input`` and ``device``, such
+    as `NodeDef`), without attrs: enough for TensorBoard to draw the graph's structure."""
+    out = []
+    for node in nodes:
+        node_def = b"".join((
+            bytes_field(1, node.name.encode()), bytes_field(2, node.op.encode()),
+            *(bytes_field(3, i.encode(), always=True) for i in node.input),
+            bytes_field(4, node.device.encode()),
+        ))
+        out.append(bytes_field(1, node_def, always=True))
+    return b"".join(out)

@@ -1,0 +1,33 @@
+"""OpDefs of the TF1 summary ops, as TF's ``logging_ops.cc``.
+
+Contract: each op outputs a scalar `string`, a serialized ``Summary`` protocol buffer.
+``ScalarSummary(tags, values)`` makes one simple value per element (tags and values must have
+the same shape, checked at run time as in TF); ``HistogramSummary(tag,
+values)`` one histogram of all elements; ``MergeSummary(inputs)`` the union of its inputs'
+values (a duplicate tag is a run-time error). Their kernels run on the host only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import dtypes
+from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.shape_fns import fixed, with_rank
+from tensorweave.tensor_shape import TensorShape
+
+_REAL = frozenset(dtypes.NUMERIC)
+
+
+def _histogram_summary(ctx: InferContext) -> list[TensorSpec]:
+    with_rank(ctx, 0, 0)
+    return [TensorSpec(dtypes.string, TensorShape([]))]
+
+
+def register(registry: Any) -> None:
+    registry.op("ScalarSummary", ["tags:string", "values:T"], fixed((dtypes.string, [])),
+                attrs={"T": REQUIRED}, type_constraints={"T": _REAL})
+    registry.op("HistogramSummary", ["tag:string", "values:T"], _histogram_summary,
+                attrs={"T": dtypes.float32}, type_constraints={"T": _REAL})
+    registry.op("MergeSummary", ["inputs:*string"], fixed((dtypes.string, [])),
+                attrs={"N": REQUIRED})

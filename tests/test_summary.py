@@ -1,0 +1,142 @@
+"""`tw.summary.FileWriter` and a TF1-style training script that writes summaries."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorweave as tw
+from tensorweave.event_file import read_events
+from tensorweave.summary_proto import Event, Summary, SummaryValue
+
+
+def event_files(logdir: Path) -> list[Path]:
+    return sorted(logdir.glob("events.out.tfevents.*"))
+
+
+def test_writer_starts_with_the_file_version_event(tmp_path: Path) -> None:
+    before = time.time()
+    writer = tw.summary.FileWriter(str(tmp_path / "new" / "dir"), filename_suffix=".x")
+    assert writer.get_logdir() == str(tmp_path / "new" / "dir")
+    writer.close()
+    (path,) = event_files(tmp_path / "new" / "dir")
+    assert path.name.endswith(".x") and writer.event_file_path == str(path)
+    (first,) = read_events(str(path))
+    assert first.file_version == "brain.Event:2" and first.step == 0
+    assert before <= first.wall_time <= time.time()
+
+
+def test_add_summary_bytes_and_objects_with_steps(tmp_path: Path) -> None:
+    summary = Summary((SummaryValue("a", 1.5),))
+    with tw.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_summary(summary.SerializeToString(), 3)
+        writer.add_summary(summary)
+        writer.add_event(Event(wall_time=5.0, step=9))
+        with pytest.raises(TypeError, match="serialized Summary"):
+            writer.add_summary(1.5)
+    events = read_events(str(event_files(tmp_path)[0]))
+    assert [e.step for e in events] == [0, 3, 0, 9]
+    assert Summary.FromString(events[1].summary) == summary == Summary.FromString(
+        events[2].summary)
+    assert events[3] == Event(wall_time=5.0, step=9)
+    writer.add_summary(summary, 4)  # ignored after close, as in TF
+    assert len(read_events(str(event_files(tmp_path)[0]))) == 4
+
+
+def test_flush_rules(tmp_path: Path) -> None:
+    writer = tw.summary.FileWriter(str(tmp_path), max_queue=3, flush_secs=3600)
+    path = writer.event_file_path
+    writer.add_event(Event(step=1))
+    assert len(read_events(path)) <= 2  # may still sit in the file buffer
+    writer.add_event(Event(step=2))  # the third record: the queue is full, so it is flushed
+    assert [e.step for e in read_events(path)] == [0, 1, 2]
+    writer.add_event(Event(step=3))
+    writer.flush()
+    assert [e.step for e in read_events(path)] == [0, 1, 2, 3]
+    writer.close()
+
+
+def test_periodic_flush(tmp_path: Path) -> None:
+    writer = tw.summary.FileWriter(str(tmp_path), max_queue=100, flush_secs=0.05)
+    writer.add_event(Event(step=1))
+    deadline = time.time() + 5
+    while len(read_events(writer.event_file_path)) < 2 and time.time() < deadline:
+        time.sleep(0.02)
+    assert [e.step for e in read_events(writer.event_file_path)] == [0, 1]
+    writer.close()
+
+
+def test_reopen_starts_a_new_file(tmp_path: Path) -> None:
+    writer = tw.summary.FileWriter(str(tmp_path), filename_suffix=".a")
+    first = writer.event_file_path
+    writer.add_event(Event(step=5))
+    writer.reopen()  # no-op while open
+    writer.close()
+    writer.reopen()  # (likely within the same second: the new name gets a serial number)
+    writer.add_event(Event(step=7))
+    writer.close()
+    assert writer.event_file_path != first and writer.event_file_path.endswith(".a")
+    assert [e.step for e in read_events(writer.event_file_path)] == [0, 7]
+    assert [e.step for e in read_events(first)] == [0, 5]
+
+
+def test_two_writers_in_one_second_do_not_clobber(tmp_path: Path) -> None:
+    writers = [tw.summary.FileWriter(str(tmp_path)) for _ in range(3)]
+    for step, writer in enumerate(writers):
+        writer.add_event(Event(step=step + 1))
+        writer.close()
+    assert len(event_files(tmp_path)) == 3
+    assert [read_events(w.event_file_path)[1].step for w in writers] == [1, 2, 3]
+
+
+def test_session_argument_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(NotImplementedError):
+        tw.summary.FileWriter(str(tmp_path), session=object())
+
+
+def test_tf1_training_script_writes_scalars_histograms_and_graph(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(64, 3)).astype(np.float32)
+    targets = features @ np.array([1.0, -2.0, 0.5], np.float32)
+
+    x = tw.placeholder(tw.float32, [None, 3], name="x")
+    y = tw.placeholder(tw.float32, [None], name="y")
+    w = tw.Variable(tw.zeros([3]), name="w")
+    loss = tw.reduce_mean(tw.square(tw.reduce_sum(x * w, 1) - y))
+    train_op = tw.train.GradientDescentOptimizer(0.1).minimize(loss)
+    with tw.name_scope("metrics"):
+        tw.summary.scalar("loss", loss)
+    tw.summary.histogram("weights", w)
+    merged = tw.summary.merge_all()
+
+    losses, weights = {}, {}
+    with tw.Session() as sess:
+        sess.run(tw.global_variables_initializer())
+        writer = tw.summary.FileWriter(str(tmp_path), sess.graph)
+        for step in range(12):
+            if step % 4 == 0:
+                summary, losses[step], weights[step] = sess.run(
+                    [merged, loss, w], {x: features, y: targets})
+                writer.add_summary(summary, step)
+            sess.run(train_op, {x: features, y: targets})
+        writer.close()
+
+    (path,) = event_files(tmp_path)
+    events = read_events(str(path))
+    assert events[0].file_version == "brain.Event:2"
+    assert events[1].graph_def and b"GradientDescent" in events[1].graph_def
+    written = [(e.step, Summary.FromString(e.summary)) for e in events if e.summary is not None]
+    assert [step for step, _ in written] == [0, 4, 8]
+    for step, summary in written:
+        scalar, histo = summary.value
+        assert scalar.tag == "metrics/loss" and histo.tag == "weights"
+        assert scalar.simple_value == pytest.approx(losses[step], rel=1e-6)
+        assert histo.histo.num == 3
+        assert (histo.histo.min, histo.histo.max) == pytest.approx(
+            (weights[step].min(), weights[step].max()))
+    assert written[-1][1].value[0].simple_value < written[0][1].value[0].simple_value
+    assert os.path.getsize(path) > 0

@@ -1,0 +1,154 @@
+"""Summary ops (``tw.summary.scalar/histogram/merge/merge_all``) and their host kernels."""
+
+from __future__ import annotations
+
+import bisect
+import sys
+
+import numpy as np
+import pytest
+
+import tensorweave as tw
+from tensorweave import errors
+from tensorweave.plugins.kernels.summary import DEFAULT_BUCKET_LIMITS, make_histogram
+from tensorweave.summary_proto import Summary
+
+
+def run(tensor: tw.Tensor, feed: dict | None = None) -> Summary:
+    with tw.Session() as sess:
+        data = sess.run(tensor, feed)
+    assert type(data) is bytes
+    return Summary.FromString(data)
+
+
+def test_scalar_tags_follow_name_scopes_and_families() -> None:
+    x = tw.constant(3.5)
+    a = tw.summary.scalar("loss", x)
+    b = tw.summary.scalar("loss", x * 2)
+    with tw.name_scope("train"):
+        c = tw.summary.scalar("acc:1", tw.constant(7, tw.int64), family="fam")
+    assert (a.op.name, b.op.name, c.op.name) == ("loss", "loss_1", "train/fam/acc_1")
+    assert a.dtype == tw.string and a.shape.as_list() == []
+    assert [(v.tag, v.simple_value) for v in run(a).value] == [("loss", 3.5)]
+    assert [(v.tag, v.simple_value) for v in run(b).value] == [("loss_1", 7.0)]
+    assert [(v.tag, v.simple_value) for v in run(c).value] == [("fam/train/fam/acc_1", 7.0)]
+    assert tw.get_collection(tw.GraphKeys.SUMMARIES) == [a, b, c]
+
+
+def test_scalar_value_is_stored_as_float32() -> None:
+    value = run(tw.summary.scalar("p", tw.constant(0.1, tw.float64))).value[0].simple_value
+    assert value == float(np.float32(0.1)) != 0.1
+
+
+def test_collections_argument_replaces_the_default() -> None:
+    s = tw.summary.scalar("x", 1.0, collections=["mine"])
+    assert tw.get_collection("mine") == [s]
+    assert tw.get_collection(tw.GraphKeys.SUMMARIES) == []
+    assert tw.summary.merge_all() is None
+
+
+def test_scalar_of_a_non_scalar_fails_at_run_time_as_in_tf() -> None:
+    s = tw.summary.scalar("v", tw.constant([1.0, 2.0]))
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"tags and values not the same shape: \[\] != \[2\]"):
+        run(s)
+
+
+def test_summary_of_strings_is_a_type_error() -> None:
+    with pytest.raises(TypeError):
+        tw.summary.scalar("s", tw.constant("text"))
+
+
+def tf_histogram(values: list[float]) -> tuple[list[float], list[float]]:
+    """TF's histogram.cc, literally: Add each value, then EncodeToProto dropping zero runs."""
+    limits = list(DEFAULT_BUCKET_LIMITS)
+    counts = [0.0] * len(limits)
+    for v in values:
+        counts[min(bisect.bisect_right(limits, v), len(limits) - 1)] += 1
+    out_limits, out_counts, i = [], [], 0
+    while i < len(counts):
+        end, count = limits[i], counts[i]
+        i += 1
+        if count <= 0:
+            while i < len(counts) and counts[i] <= 0:
+                end, count = limits[i], counts[i]
+                i += 1
+        out_limits.append(end)
+        out_counts.append(count)
+    return out_limits, out_counts
+
+
+def test_default_bucket_limits_are_tfs() -> None:
+    limits = DEFAULT_BUCKET_LIMITS
+    half = (len(limits) - 1) // 2
+    assert limits[half] == 0.0 and limits[half + 1] == 1e-12
+    assert limits[-1] == sys.float_info.max and limits[0] == -sys.float_info.max
+    assert np.all(np.diff(limits) > 0) and limits[-2] < 1e20 <= limits[-2] * 1.1
+    np.testing.assert_allclose(limits[half + 2] / limits[half + 1], 1.1)
+
+
+def test_histogram_matches_tfs_algorithm() -> None:
+    values = np.random.default_rng(0).normal(size=200) * 10.0
+    values[:5] = [0.0, 0.0, -1e-13, 1e25, 1e-12]
+    histo = make_histogram(values)
+    limits, counts = tf_histogram(values.tolist())
+    assert list(histo.bucket_limit) == limits and list(histo.bucket) == counts
+    assert (histo.min, histo.max, histo.num) == (values.min(), values.max(), 200.0)
+    np.testing.assert_allclose([histo.sum, histo.sum_squares],
+                               [values.sum(), (values ** 2).sum()])
+    empty = make_histogram(np.array([]))
+    assert (empty.min, empty.max) == (sys.float_info.max, -sys.float_info.max)
+    assert list(empty.bucket) == [0.0] and list(empty.bucket_limit) == [sys.float_info.max]
+
+
+def test_histogram_summary_op() -> None:
+    values = tw.placeholder(tw.float32, [None])
+    h = tw.summary.histogram("weights", values)
+    assert h.op.type == "HistogramSummary" and h.op.get_attr("T") == tw.float32
+    data = np.array([1.0, 2.0, 3.0, -1.0], np.float32)
+    (value,) = run(h, {values: data}).value
+    assert value.tag == "weights" and value.simple_value is None
+    assert value.histo == make_histogram(data.astype(np.float64))
+    for bad, word in ((np.nan, "Nan"), (np.inf, "Infinity")):
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=f"{word} in summary histogram for: weights"):
+            run(h, {values: [1.0, bad]})
+
+
+def test_merge_keeps_every_value_in_order() -> None:
+    a = tw.summary.scalar("a", 1.0)
+    h = tw.summary.histogram("h", [1.0, 2.0])
+    b = tw.summary.scalar("b", 2.0)
+    merged = tw.summary.merge_all()
+    assert merged.op.name == "Merge/MergeSummary" and merged.op.type == "MergeSummary"
+    assert [v.tag for v in run(merged).value] == ["a", "h", "b"]
+    named = tw.summary.merge([a, b], collections=["merged"], name="pair")
+    # (TF names the op inside the scope it opens with the same name)
+    assert named.op.name == "pair/pair" and tw.get_collection("merged") == [named]
+    assert [v.tag for v in run(named).value] == ["a", "b"]
+    assert [v.tag for v in run(tw.summary.merge_all(scope="h")).value] == ["h"]
+    assert run(tw.summary.merge([named, h])).value[2].histo is not None
+
+
+def test_merge_refuses_duplicate_tags_and_garbage() -> None:
+    a = tw.summary.scalar("a", 1.0)
+    with pytest.raises(errors.InvalidArgumentError, match="Duplicate tag a found"):
+        run(tw.summary.merge([a, a]))
+    with pytest.raises(errors.InvalidArgumentError, match="Could not parse"):
+        run(tw.summary.merge([a, tw.constant(b"\x0a\x05ab")]))
+    with pytest.raises(TypeError):
+        tw.summary.merge([tw.constant(1.0)])
+
+
+def test_summaries_run_on_the_host_even_under_a_gpu_scope() -> None:
+    from tensorweave.plugin_manager import get_registries
+
+    kernels = get_registries().kernels
+    for op in ("ScalarSummary", "HistogramSummary", "MergeSummary"):
+        assert kernels.lookup(op, "CPU", tw.float32 if op != "MergeSummary" else None)
+        assert kernels.lookup(op, "GPU", tw.float32) is None
+    config = tw.ConfigProto(allow_soft_placement=True)
+    with tw.device("/gpu:0"):
+        s = tw.summary.scalar("x", tw.constant(2.0))
+    with tw.Session(config=config) as sess:
+        assert Summary.FromString(sess.run(s)).value[0].simple_value == 2.0
