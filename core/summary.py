@@ -9,6 +9,8 @@ structure (nodes' names, ops, inputs and devices; attrs are not written). Record
 in order; the file is flushed once `max_queue` records are pending, every `flush_secs` seconds
 (by a daemon thread), on `flush` and on `close`. After `close`, adds are ignored until `reopen`,
 which starts a new file, as in TF. A `session` (TF2's summary-writer bridge) is not supported.
+`FileWriterCache` (TF's ``SummaryWriterCache``) hands out one writer per directory, created with
+the default graph of its first `get`, so that hooks writing to one directory share a file.
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from tensorweave.api.summary_ops import histogram, merge, merge_all, scalar
 from tensorweave.event_file import FILE_VERSION, create_event_file, encode_record
-from tensorweave.framework.graph import Graph
+from tensorweave.framework.graph import Graph, get_default_graph
 from tensorweave.summary_proto import Event, HistogramProto, Summary, serialize_graph_def
 
-__all__ = ["Event", "FileWriter", "HistogramProto", "Summary", "histogram", "merge",
-           "merge_all", "scalar"]
+__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "Summary", "histogram",
+           "merge", "merge_all", "scalar"]
 
 
 class FileWriter:
@@ -128,3 +130,27 @@ class FileWriter:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class FileWriterCache:
+    """One `FileWriter` per log directory, shared by everything that writes there."""
+
+    _cache: ClassVar[dict[str, FileWriter]] = {}
+    _lock: ClassVar[threading.RLock] = threading.RLock()
+
+    @staticmethod
+    def get(logdir: str) -> FileWriter:
+        """The writer of `logdir`, created (with the default graph) on first use."""
+        with FileWriterCache._lock:
+            logdir = str(logdir)
+            if logdir not in FileWriterCache._cache:
+                FileWriterCache._cache[logdir] = FileWriter(logdir, graph=get_default_graph())
+            return FileWriterCache._cache[logdir]
+
+    @staticmethod
+    def clear() -> None:
+        """Close every cached writer and forget them."""
+        with FileWriterCache._lock:
+            for writer in FileWriterCache._cache.values():
+                writer.close()
+            FileWriterCache._cache = {}

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.event_file import read_events
+from tensorweave.summary import FileWriterCache
+from tensorweave.summary_proto import Summary
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
@@ -22,6 +27,8 @@ from tensorweave.train.basic_session_run_hooks import (
     SecondOrStepTimer,
     StepCounterHook,
     StopAtStepHook,
+    SummarySaverHook,
+    SummaryWriterCache,
 )
 
 HOOKS_LOGGER = "tensorweave.train.basic_session_run_hooks"
@@ -35,6 +42,23 @@ def model(learning_rate: float = 0.1) -> dict[str, Any]:
     train = tf.train.GradientDescentOptimizer(learning_rate).minimize(
         loss, global_step=global_step)
     return {"global_step": global_step, "w": w, "loss": loss, "train": train}
+
+
+@pytest.fixture(autouse=True)
+def closed_writer_cache() -> Iterator[None]:
+    """Hooks given an output_dir open cached writers: close them after each test."""
+    yield
+    FileWriterCache.clear()
+
+
+def summary_values(logdir: Path | str) -> list[tuple[int, str, float]]:
+    """``(step, tag, simple_value)`` of every scalar summary in the one event file of
+    `logdir`."""
+    files = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
+    assert len(files) == 1, files
+    return [(event.step, value.tag, value.simple_value)
+            for event in read_events(files[0]) if event.summary is not None
+            for value in Summary.FromString(event.summary).value]
 
 
 def train_until_stopped(sess: Any, train: Any, limit: int = 1000) -> int:
@@ -269,8 +293,20 @@ def test_step_counter_hook_logs_steps_per_second(caplog: pytest.LogCaptureFixtur
     assert all(float(line.split(": ")[1]) > 0 for line in rates)
     with pytest.raises(ValueError, match="exactly one of every_n_steps and every_n_secs"):
         StepCounterHook(every_n_steps=None)
-    with pytest.raises(ValueError, match="no summaries"):
-        StepCounterHook(summary_writer=object())
+
+
+def test_step_counter_hook_records_steps_per_second_summaries(tmp_path: Path) -> None:
+    m = model()
+    writer = tf.summary.FileWriter(str(tmp_path))
+    hooks = [StepCounterHook(every_n_steps=2, summary_writer=writer),
+             StopAtStepHook(last_step=5)]
+    with tf.train.MonitoredSession(hooks=hooks) as sess:
+        train_until_stopped(sess, m["train"])
+    writer.close()
+    rates = summary_values(tmp_path)
+    assert [(step, tag) for step, tag, _ in rates] == [(3, "global_step/sec"),
+                                                       (5, "global_step/sec")]
+    assert all(rate > 0 for _, _, rate in rates)
 
 
 def test_step_counter_warns_when_the_global_step_does_not_move(
@@ -304,3 +340,84 @@ def test_feed_fn_hook_feeds_every_run() -> None:
         with pytest.raises(RuntimeError, match="Same tensor is fed by a SessionRunHook and "
                                                "user"):
             sess.run(x, {x: 1.0})
+
+
+# -- SummarySaverHook and the writer cache ----------------------------------------------------
+
+def test_summary_saver_writes_at_the_first_step_then_every_n_steps(tmp_path: Path) -> None:
+    m = model()
+    summary = tf.summary.scalar("objective", m["loss"])
+    hooks = [SummarySaverHook(save_steps=2, output_dir=str(tmp_path), summary_op=summary),
+             StopAtStepHook(last_step=6)]
+    with tf.train.MonitoredSession(hooks=hooks) as sess:
+        train_until_stopped(sess, m["train"])
+    # Each run's loss is that of the weight before its update: w = 5 * 0.8**run.
+    expected = [(step, "objective", (5.0 * 0.8 ** (step - 1)) ** 2) for step in (1, 3, 5)]
+    got = summary_values(tmp_path)  # ended by `end`'s flush, the writer still open
+    assert [(step, tag) for step, tag, _ in got] == [(step, tag) for step, tag, _ in expected]
+    np.testing.assert_allclose([v for *_, v in got], [v for *_, v in expected], rtol=1e-6)
+
+
+def test_summary_saver_by_seconds_takes_the_scaffolds_op_and_lists(tmp_path: Path) -> None:
+    m = model()
+    loss_summary = tf.summary.scalar("objective", m["loss"])
+    w_summary = tf.summary.scalar("weight", m["w"])
+    scaffold = tf.train.Scaffold(summary_op=loss_summary)
+    writer = tf.summary.FileWriter(str(tmp_path / "a"))
+    hooks = [SummarySaverHook(save_secs=3600, summary_writer=writer, scaffold=scaffold),
+             SummarySaverHook(save_steps=1, output_dir=str(tmp_path / "b"),
+                              summary_op=[loss_summary, w_summary]),
+             StopAtStepHook(last_step=3)]
+    with tf.train.MonitoredSession(hooks=hooks,
+                                   session_creator=tf.train.ChiefSessionCreator(scaffold)) \
+            as sess:
+        train_until_stopped(sess, m["train"])
+    assert summary_values(tmp_path / "a") == [(1, "objective", 25.0)]  # the hour never passes
+    got = summary_values(tmp_path / "b")
+    assert [(step, tag) for step, tag, _ in got] == \
+        [(s, t) for s in (1, 2, 3) for t in ("objective", "weight")]
+    np.testing.assert_allclose([v for *_, v in got],
+                               [25.0, 5.0, 16.0, 4.0, 10.24, 3.2], rtol=1e-6)
+
+
+def test_summary_saver_arguments_and_missing_global_step(tmp_path: Path) -> None:
+    op = tf.summary.scalar("c", tf.constant(1.0))
+    with pytest.raises(ValueError, match="Exactly one of scaffold or summary_op"):
+        SummarySaverHook(save_steps=1)
+    with pytest.raises(ValueError, match="Exactly one of scaffold or summary_op"):
+        SummarySaverHook(save_steps=1, summary_op=op, scaffold=tf.train.Scaffold())
+    with pytest.raises(ValueError, match="Either every_secs or every_steps"):
+        SummarySaverHook(summary_op=op)
+    with pytest.raises(ValueError, match="Can not provide both"):
+        SummarySaverHook(save_steps=1, save_secs=1, summary_op=op)
+    with pytest.raises(RuntimeError, match="Global step should be created to use "
+                                           "SummarySaverHook"):
+        SummarySaverHook(save_steps=1, output_dir=str(tmp_path), summary_op=op).begin()
+
+
+def test_hooks_sharing_a_directory_share_its_cached_writer(tmp_path: Path) -> None:
+    m = model()
+    summary = tf.summary.scalar("objective", m["loss"])
+    hooks = [SummarySaverHook(save_steps=2, output_dir=str(tmp_path), summary_op=summary),
+             StepCounterHook(every_n_steps=2, output_dir=str(tmp_path)),
+             StopAtStepHook(last_step=3)]
+    with tf.train.MonitoredSession(hooks=hooks) as sess:
+        train_until_stopped(sess, m["train"])
+    assert [(step, tag) for step, tag, _ in summary_values(tmp_path)] == \
+        [(1, "objective"), (3, "objective"), (3, "global_step/sec")]
+    events = read_events(FileWriterCache.get(str(tmp_path)).event_file_path)
+    assert events[0].file_version == "brain.Event:2"
+    assert events[1].graph_def  # the cache's writer starts with the default graph
+
+
+def test_file_writer_cache_gives_one_writer_per_directory_until_cleared(
+        tmp_path: Path) -> None:
+    assert SummaryWriterCache is FileWriterCache is tf.summary.FileWriterCache
+    first = FileWriterCache.get(str(tmp_path / "a"))
+    assert FileWriterCache.get(str(tmp_path / "a")) is first
+    assert FileWriterCache.get(str(tmp_path / "b")) is not first
+    FileWriterCache.clear()
+    first.add_summary(Summary(value=[Summary.Value(tag="late", simple_value=1.0)]), 1)
+    assert summary_values(tmp_path / "a") == []  # closed by clear: the add is ignored
+    second = FileWriterCache.get(str(tmp_path / "a"))
+    assert second is not first and second.event_file_path != first.event_file_path

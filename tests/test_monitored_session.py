@@ -3,10 +3,12 @@ sessions and checkpoint files; the last tests train on a real local ps/worker cl
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,9 @@ import pytest
 
 import tensorweave as tf
 from tensorweave import errors
+from tensorweave.event_file import read_events
+from tensorweave.summary import FileWriterCache
+from tensorweave.summary_proto import Summary
 from tensorweave.train import monitored_session
 from tensorweave.train.local_cluster import LocalCluster, free_ports
 from tensorweave.train.monitored_session import (
@@ -40,6 +45,23 @@ def model(learning_rate: float = 0.1) -> dict[str, Any]:
     train = tf.train.GradientDescentOptimizer(learning_rate).minimize(
         loss, global_step=global_step)
     return {"global_step": global_step, "w": w, "loss": loss, "train": train}
+
+
+@pytest.fixture(autouse=True)
+def closed_writer_cache() -> Iterator[None]:
+    """Training sessions with a summary directory open cached writers: close them."""
+    yield
+    FileWriterCache.clear()
+
+
+def scalar_summaries(logdir: Path) -> list[tuple[int, str, float]]:
+    """``(step, tag, simple_value)`` of every scalar summary in the one event file of
+    `logdir`."""
+    files = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
+    assert len(files) == 1, files
+    return [(event.step, value.tag, value.simple_value)
+            for event in read_events(files[0]) if event.summary is not None
+            for value in Summary.FromString(event.summary).value]
 
 
 def train_until_stopped(sess: Any, fetches: Any, limit: int = 1000) -> list[Any]:
@@ -87,6 +109,20 @@ def test_scaffold_builds_defaults_into_collections_and_finalizes_the_graph() -> 
     with pytest.raises(RuntimeError, match="Graph is finalized and cannot be modified."):
         tf.constant(1.0)
     assert Scaffold().finalize().saver is scaffold.saver  # taken from the collections
+    assert scaffold.summary_op is None  # merge_all() of no summaries
+
+
+def test_scaffold_summary_op_defaults_to_merge_all() -> None:
+    m = model()
+    tf.summary.scalar("objective", m["loss"])
+    tf.summary.histogram("weight", m["w"])
+    scaffold = Scaffold().finalize()
+    assert scaffold.summary_op.op.type == "MergeSummary"
+    assert [t.op.name for t in scaffold.summary_op.op.inputs] == ["objective", "weight"]
+    assert tf.get_collection(tf.GraphKeys.SUMMARY_OP) == [scaffold.summary_op]
+    assert Scaffold().finalize().summary_op is scaffold.summary_op
+    given = tf.get_collection(tf.GraphKeys.SUMMARIES)[0]
+    assert Scaffold(summary_op=given).finalize().summary_op is given
 
 
 def test_scaffold_takes_given_ops_and_copies() -> None:
@@ -191,6 +227,47 @@ def test_training_session_defaults_checkpoint_every_600_secs(tmp_path: Path) -> 
         train_until_stopped(sess, m["train"])
     names = sorted(n for n in os.listdir(tmp_path) if n.startswith("model.ckpt-"))
     assert names == ["model.ckpt-0", "model.ckpt-3"]  # at creation and at the end
+
+
+def test_training_session_writes_summaries_and_steps_per_second(tmp_path: Path) -> None:
+    m = model()
+    tf.summary.scalar("objective", m["loss"])
+    with MonitoredTrainingSession(checkpoint_dir=str(tmp_path), save_summaries_steps=2,
+                                  log_step_count_steps=2,
+                                  hooks=[tf.train.StopAtStepHook(last_step=5)]) as sess:
+        train_until_stopped(sess, m["train"])
+    got = scalar_summaries(tmp_path)  # one event file: both hooks use the cached writer
+    objective = [(step, value) for step, tag, value in got if tag == "objective"]
+    assert [step for step, _ in objective] == [1, 3, 5]
+    np.testing.assert_allclose([value for _, value in objective],
+                               [25.0, 25.0 * 0.8 ** 4, 25.0 * 0.8 ** 8], rtol=1e-6)
+    rates = [(step, value) for step, tag, value in got if tag == "global_step/sec"]
+    assert [step for step, _ in rates] == [3, 5] and all(value > 0 for _, value in rates)
+
+
+def test_training_session_summary_defaults_and_switches(tmp_path: Path) -> None:
+    m = model()
+    tf.summary.scalar("objective", m["loss"])
+    summaries, checkpoints = tmp_path / "summaries", tmp_path / "checkpoints"
+    # By default: summaries every 100 steps (so only at the first one here), to summary_dir.
+    with MonitoredTrainingSession(checkpoint_dir=str(checkpoints), summary_dir=str(summaries),
+                                  hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+        train_until_stopped(sess, m["train"])
+    assert scalar_summaries(summaries) == [(1, "objective", 25.0)]
+    assert not glob.glob(str(checkpoints / "events.*"))
+    # save_summaries_secs alone replaces the step default (each session here starts at step
+    # 0: there is no checkpoint); both None and no step counting write nothing.
+    quiet = tmp_path / "quiet"
+    with MonitoredTrainingSession(summary_dir=str(tmp_path / "hourly"),
+                                  save_summaries_secs=3600, log_step_count_steps=None,
+                                  hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+        train_until_stopped(sess, m["train"])
+    assert [step for step, *_ in scalar_summaries(tmp_path / "hourly")] == [1]
+    with MonitoredTrainingSession(summary_dir=str(quiet), save_summaries_steps=None,
+                                  save_summaries_secs=None, log_step_count_steps=None,
+                                  hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
+        train_until_stopped(sess, m["train"])
+    assert not quiet.exists()
 
 
 def test_chief_only_hooks_run_first_and_only_on_the_chief(

@@ -219,6 +219,7 @@ class GraphKeys:
     READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
     LOCAL_INIT_OP = "local_init_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    SUMMARY_OP = "summary_op"
 
 
 class Graph:

@@ -6,8 +6,12 @@ then every `save_secs` or `save_steps` global steps and at `end`; `LoggingTensor
 `StepCounterHook` and `NanTensorHook` log through Python's ``logging`` at INFO (TF's
 ``tf.logging``). Hooks that watch the global step fetch its read with each run and, since that
 read may come before or after the step's own update, read it again before acting, as TF does.
-tensorweave has no summaries: `StepCounterHook` only logs ``global_step/sec``, its `output_dir`
-names no event file, and it refuses a `summary_writer`.
+`SummarySaverHook` runs its summary op (its own, else the scaffold's) with the first run and then
+every `save_steps` global steps or `save_secs` seconds, and adds the result at the global step;
+`StepCounterHook` also records ``global_step/sec`` as a scalar summary when it has a
+`summary_writer` or an `output_dir`. A hook given only an `output_dir` writes through
+`FileWriterCache`, so hooks sharing a directory share its event file. Unlike TF, no
+``SessionLog.START`` event is written when a session starts.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.summary import FileWriter, FileWriterCache
+from tensorweave.summary_proto import Summary, SummaryValue
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -34,8 +40,11 @@ from tensorweave.variables import Variable
 __all__ = [
     "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",
     "LoggingTensorHook", "NanLossDuringTrainingError", "NanTensorHook", "SecondOrStepTimer",
-    "StepCounterHook", "StopAtStepHook",
+    "StepCounterHook", "StopAtStepHook", "SummarySaverHook", "SummaryWriterCache",
 ]
+
+# ``tf.compat.v1.train.SummaryWriterCache`` is ``tf.compat.v1.summary.FileWriterCache``.
+SummaryWriterCache = FileWriterCache
 
 _log = logging.getLogger(__name__)
 
@@ -323,26 +332,36 @@ class CheckpointSaverHook(SessionRunHook):
 
 class StepCounterHook(SessionRunHook):
     """Logs ``global_step/sec`` every `every_n_steps` global steps or `every_n_secs` seconds
-    (exactly one)."""
+    (exactly one), and adds it as a scalar summary to `summary_writer` (else the cached writer
+    of `output_dir`, if given)."""
 
     def __init__(self, every_n_steps: int | None = 100, every_n_secs: float | None = None,
-                 output_dir: str | None = None, summary_writer: Any = None) -> None:
+                 output_dir: str | None = None, summary_writer: FileWriter | None = None
+                 ) -> None:
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("exactly one of every_n_steps and every_n_secs should be provided.")
-        if summary_writer is not None:
-            raise ValueError("tensorweave has no summaries: StepCounterHook takes no "
-                             "summary_writer.")
         self._timer = SecondOrStepTimer(every_steps=every_n_steps, every_secs=every_n_secs)
         self._output_dir = output_dir
+        self._summary_writer = summary_writer
         self._last_global_step: int | None = None
         self._warnings_left = 5
 
     def begin(self) -> None:
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
         self._global_step_tensor = _required_global_step_read("StepCounterHook")
         self._summary_tag = get_global_step().op.name + "/sec"
 
     def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
         return SessionRunArgs(self._global_step_tensor)
+
+    def _log_and_record(self, elapsed_steps: int, elapsed_time: float, global_step: int) -> None:
+        steps_per_sec = elapsed_steps / max(elapsed_time, 1e-9)
+        if self._summary_writer is not None:
+            summary = Summary(value=[SummaryValue(tag=self._summary_tag,
+                                                  simple_value=steps_per_sec)])
+            self._summary_writer.add_summary(summary, global_step)
+        _log.info("%s: %g", self._summary_tag, steps_per_sec)
 
     def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
         stale_global_step = int(run_values.results)
@@ -351,8 +370,7 @@ class StepCounterHook(SessionRunHook):
             if self._timer.should_trigger_for_step(global_step):
                 elapsed_time, elapsed_steps = self._timer.update_last_triggered_step(global_step)
                 if elapsed_time is not None and elapsed_steps is not None:
-                    _log.info("%s: %g", self._summary_tag,
-                              elapsed_steps / max(elapsed_time, 1e-9))
+                    self._log_and_record(elapsed_steps, elapsed_time, global_step)
         if stale_global_step == self._last_global_step and self._warnings_left > 0:
             self._warnings_left -= 1
             _log.warning(
@@ -362,6 +380,64 @@ class StepCounterHook(SessionRunHook):
                 "Optimizer.apply_gradients or Optimizer.minimize.", stale_global_step,
                 self._last_global_step)
         self._last_global_step = stale_global_step
+
+
+class SummarySaverHook(SessionRunHook):
+    """Adds the value of a summary op to `summary_writer` (else the cached writer of
+    `output_dir`) at the first run, then every `save_steps` global steps or `save_secs` seconds
+    (exactly one). The op is `summary_op` (a tensor or a list of them) or, evaluated at each
+    run, `scaffold.summary_op` (exactly one of `summary_op` and `scaffold`); when it is None,
+    nothing is written."""
+
+    def __init__(self, save_steps: int | None = None, save_secs: float | None = None,
+                 output_dir: str | None = None, summary_writer: FileWriter | None = None,
+                 scaffold: Any = None, summary_op: Any = None) -> None:
+        if (scaffold is None) == (summary_op is None):
+            raise ValueError("Exactly one of scaffold or summary_op must be provided.")
+        self._summary_op = summary_op
+        self._summary_writer = summary_writer
+        self._output_dir = output_dir
+        self._scaffold = scaffold
+        self._timer = SecondOrStepTimer(every_secs=save_secs, every_steps=save_steps)
+
+    def begin(self) -> None:
+        if self._summary_writer is None and self._output_dir:
+            self._summary_writer = FileWriterCache.get(self._output_dir)
+        self._next_step: int | None = None
+        self._global_step_tensor = _required_global_step_read("SummarySaverHook")
+
+    def _get_summary_op(self) -> list[Any] | None:
+        summary_op = self._summary_op if self._summary_op is not None \
+            else self._scaffold.summary_op
+        if summary_op is None:
+            return None
+        return summary_op if isinstance(summary_op, list) else [summary_op]
+
+    def before_run(self, run_context: SessionRunContext) -> SessionRunArgs:
+        # The global step after this run is only known afterwards: trigger on the expected one.
+        self._request_summary = (self._next_step is None
+                                 or self._timer.should_trigger_for_step(self._next_step))
+        requests: dict[str, Any] = {"global_step": self._global_step_tensor}
+        summary_op = self._get_summary_op() if self._request_summary else None
+        if summary_op is not None:
+            requests["summary"] = summary_op
+        return SessionRunArgs(requests)
+
+    def after_run(self, run_context: SessionRunContext, run_values: SessionRunValues) -> None:
+        if self._summary_writer is None:
+            return
+        global_step = int(run_values.results["global_step"]) + 1
+        if self._next_step is None or self._request_summary:
+            global_step = int(run_context.session.run(self._global_step_tensor))
+        if self._request_summary:
+            self._timer.update_last_triggered_step(global_step)
+            for summary in run_values.results.get("summary", ()):
+                self._summary_writer.add_summary(summary, global_step)
+        self._next_step = global_step + 1
+
+    def end(self, session: Any) -> None:
+        if self._summary_writer is not None:
+            self._summary_writer.flush()
 
 
 class NanLossDuringTrainingError(RuntimeError):

@@ -2,10 +2,10 @@
 the model, runs hooks around every step and recovers from lost tasks, as ``tf.compat.v1.train``.
 
 Contract: a `Scaffold` holds what a session needs (init op, readiness reports, local init op,
-saver); `finalize` builds the missing ones from the graph's collections or defaults, then
-finalizes the graph. A `SessionManager` makes sessions: `prepare_session` (the chief) restores the
-newest checkpoint of `checkpoint_dir`, or runs the init op, then the local init op, and checks
-the model is ready; `wait_for_session` (other workers) polls, with a fresh session every
+summary op, saver); `finalize` builds the missing ones from the graph's collections or defaults,
+then finalizes the graph. A `SessionManager` makes sessions: `prepare_session` (the chief)
+restores the newest checkpoint of `checkpoint_dir`, or runs the init op, then the local init op,
+and checks the model is ready; `wait_for_session` (other workers) polls, with a fresh session every
 `recovery_wait_secs`, until the chief has initialized the model, or raises
 `DeadlineExceededError`. The model is ready when its ready op returns an empty tensor.
 
@@ -20,9 +20,13 @@ un-finalizes the graph if it was not finalized before. A `MonitoredSession` (not
 (a ps task restarted, a worker lost), it closes the session and creates a new one, which restores
 the last checkpoint, then runs the step again.
 
-Deviations from TF: no summaries are written (`save_summaries_*` and `summary_op` are accepted
-and unused; `summary_dir` only decides whether a `StepCounterHook` is added), and the readiness
-reports list variable positions, not names (see `report_uninitialized_variables`).
+`MonitoredTrainingSession` on the chief writes summaries to `summary_dir` (default
+`checkpoint_dir`): a `StepCounterHook` records ``global_step/sec`` every `log_step_count_steps`,
+and a `SummarySaverHook` the scaffold's summary op (by default ``merge_all()``) every
+`save_summaries_steps` (default 100) or `save_summaries_secs`.
+
+Deviation from TF: the readiness reports list variable positions, not names (see
+`report_uninitialized_variables`).
 """
 
 from __future__ import annotations
@@ -37,10 +41,15 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.api.control_flow_ops import group
+from tensorweave.api.summary_ops import merge_all
 from tensorweave.client.config import RunMetadata, RunOptions
 from tensorweave.client.session import Session
 from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
-from tensorweave.train.basic_session_run_hooks import CheckpointSaverHook, StepCounterHook
+from tensorweave.train.basic_session_run_hooks import (
+    CheckpointSaverHook,
+    StepCounterHook,
+    SummarySaverHook,
+)
 from tensorweave.train.checkpoint_management import get_checkpoint_state
 from tensorweave.train.coordinator import Coordinator
 from tensorweave.train.saver import Saver
@@ -133,6 +142,9 @@ class Scaffold:
             if self._local_init_op is None:
                 self._local_init_op = Scaffold.get_or_default(
                     "local_init_op", GraphKeys.LOCAL_INIT_OP, Scaffold.default_local_init_op)
+            if self._summary_op is None:
+                self._summary_op = Scaffold.get_or_default("summary_op", GraphKeys.SUMMARY_OP,
+                                                           merge_all)
             if self._saver is None:
                 self._saver = _get_saver_or_default()
             self._saver.build()
@@ -402,6 +414,14 @@ class SessionCreator:
         raise NotImplementedError(f"create_session is not implemented for {self}.")
 
 
+def _session_manager(scaffold: Scaffold) -> SessionManager:
+    """The `SessionManager` of a finalized `scaffold`'s ops, in the default graph."""
+    return SessionManager(
+        local_init_op=scaffold.local_init_op, local_init_feed_dict=scaffold.local_init_feed_dict,
+        ready_op=scaffold.ready_op, ready_for_local_init_op=scaffold.ready_for_local_init_op,
+        graph=get_default_graph(), recovery_wait_secs=RECOVERY_WAIT_SECS)
+
+
 class ChiefSessionCreator(SessionCreator):
     """The chief's session: restored from `checkpoint_dir` (or the given checkpoint file), or
     initialized."""
@@ -412,23 +432,12 @@ class ChiefSessionCreator(SessionCreator):
         self._checkpoint_dir = checkpoint_dir
         self._checkpoint_filename_with_path = checkpoint_filename_with_path
         self._scaffold = scaffold or Scaffold()
-        self._session_manager: SessionManager | None = None
         self._master = master
         self._config = config
 
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=get_default_graph(), recovery_wait_secs=RECOVERY_WAIT_SECS)
-        return self._session_manager
-
     def create_session(self) -> Session:
         self._scaffold.finalize()
-        return self._get_session_manager().prepare_session(
+        return _session_manager(self._scaffold).prepare_session(
             self._master, saver=self._scaffold.saver, checkpoint_dir=self._checkpoint_dir,
             checkpoint_filename_with_path=self._checkpoint_filename_with_path,
             config=self._config, init_op=self._scaffold.init_op,
@@ -442,24 +451,13 @@ class WorkerSessionCreator(SessionCreator):
     def __init__(self, scaffold: Scaffold | None = None, master: str = "", config: Any = None,
                  max_wait_secs: float = 30 * 60) -> None:
         self._scaffold = scaffold or Scaffold()
-        self._session_manager: SessionManager | None = None
         self._master = master
         self._config = config
         self._max_wait_secs = max_wait_secs
 
-    def _get_session_manager(self) -> SessionManager:
-        if self._session_manager is None:
-            self._session_manager = SessionManager(
-                local_init_op=self._scaffold.local_init_op,
-                local_init_feed_dict=self._scaffold.local_init_feed_dict,
-                ready_op=self._scaffold.ready_op,
-                ready_for_local_init_op=self._scaffold.ready_for_local_init_op,
-                graph=get_default_graph(), recovery_wait_secs=RECOVERY_WAIT_SECS)
-        return self._session_manager
-
     def create_session(self) -> Session:
         self._scaffold.finalize()
-        return self._get_session_manager().wait_for_session(
+        return _session_manager(self._scaffold).wait_for_session(
             self._master, config=self._config, max_wait_secs=self._max_wait_secs)
 
 
@@ -859,11 +857,19 @@ def MonitoredTrainingSession(
         stop_grace_period_secs: float = 120, log_step_count_steps: int | None = 100,
         max_wait_secs: float = 7200, save_checkpoint_steps: Any = USE_DEFAULT,
         summary_dir: str | None = None) -> MonitoredSession:
-    """A `MonitoredSession` for training: the chief restores or initializes the model, counts
-    steps (with a `summary_dir`, else `checkpoint_dir`) and checkpoints to `checkpoint_dir`
-    every 600 seconds by default (`save_checkpoint_secs`/`save_checkpoint_steps`) and at the
-    end; other workers wait at most `max_wait_secs` for the chief. `chief_only_hooks` run on the
-    chief only, before `hooks`."""
+    """A `MonitoredSession` for training: the chief restores or initializes the model; writes
+    ``global_step/sec`` every `log_step_count_steps` and the scaffold's summaries every 100
+    global steps by default (`save_summaries_steps`/`save_summaries_secs`) to `summary_dir`
+    (default `checkpoint_dir`); and checkpoints to `checkpoint_dir` every 600 seconds by
+    default (`save_checkpoint_secs`/`save_checkpoint_steps`) and at the end. Other workers
+    wait at most `max_wait_secs` for the chief. `chief_only_hooks` run on the chief only,
+    before `hooks`."""
+    if save_summaries_steps is USE_DEFAULT and save_summaries_secs is USE_DEFAULT:
+        save_summaries_steps, save_summaries_secs = 100, None
+    elif save_summaries_secs is USE_DEFAULT:
+        save_summaries_secs = None
+    elif save_summaries_steps is USE_DEFAULT:
+        save_summaries_steps = None
     if save_checkpoint_steps is USE_DEFAULT and save_checkpoint_secs is USE_DEFAULT:
         save_checkpoint_steps, save_checkpoint_secs = None, 600
     elif save_checkpoint_secs is USE_DEFAULT:
@@ -880,9 +886,15 @@ def MonitoredTrainingSession(
     chief_creator = ChiefSessionCreator(scaffold=scaffold, checkpoint_dir=checkpoint_dir,
                                         master=master, config=config)
     summary_dir = summary_dir or checkpoint_dir
-    if summary_dir and log_step_count_steps and log_step_count_steps > 0:
-        all_hooks.append(StepCounterHook(output_dir=summary_dir,
-                                         every_n_steps=log_step_count_steps))
+    if summary_dir:
+        if log_step_count_steps and log_step_count_steps > 0:
+            all_hooks.append(StepCounterHook(output_dir=summary_dir,
+                                             every_n_steps=log_step_count_steps))
+        if ((save_summaries_steps and save_summaries_steps > 0)
+                or (save_summaries_secs and save_summaries_secs > 0)):
+            all_hooks.append(SummarySaverHook(scaffold=scaffold, save_steps=save_summaries_steps,
+                                              save_secs=save_summaries_secs,
+                                              output_dir=summary_dir))
     if checkpoint_dir and ((save_checkpoint_secs and save_checkpoint_secs > 0)
                            or (save_checkpoint_steps and save_checkpoint_steps > 0)):
         all_hooks.append(CheckpointSaverHook(checkpoint_dir, save_steps=save_checkpoint_steps,
