@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import logging
 import os
 from collections.abc import Iterator
@@ -30,18 +29,9 @@ from tensorweave.train.basic_session_run_hooks import (
     SummarySaverHook,
     SummaryWriterCache,
 )
+from tests.training import model, scalar_summaries, train_until_stopped
 
 HOOKS_LOGGER = "tensorweave.train.basic_session_run_hooks"
-
-
-def model(learning_rate: float = 0.1) -> dict[str, Any]:
-    """Minimize w**2 from w = 5, counting global steps."""
-    global_step = tf.train.get_or_create_global_step()
-    w = tf.Variable(5.0, name="w")
-    loss = tf.square(w, name="loss")
-    train = tf.train.GradientDescentOptimizer(learning_rate).minimize(
-        loss, global_step=global_step)
-    return {"global_step": global_step, "w": w, "loss": loss, "train": train}
 
 
 @pytest.fixture(autouse=True)
@@ -49,25 +39,6 @@ def closed_writer_cache() -> Iterator[None]:
     """Hooks given an output_dir open cached writers: close them after each test."""
     yield
     FileWriterCache.clear()
-
-
-def summary_values(logdir: Path | str) -> list[tuple[int, str, float]]:
-    """``(step, tag, simple_value)`` of every scalar summary in the one event file of
-    `logdir`."""
-    files = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
-    assert len(files) == 1, files
-    return [(event.step, value.tag, value.simple_value)
-            for event in read_events(files[0]) if event.summary is not None
-            for value in Summary.FromString(event.summary).value]
-
-
-def train_until_stopped(sess: Any, train: Any, limit: int = 1000) -> int:
-    runs = 0
-    while not sess.should_stop():
-        sess.run(train)
-        runs += 1
-        assert runs < limit
-    return runs
 
 
 # -- SecondOrStepTimer ------------------------------------------------------------------------
@@ -105,7 +76,7 @@ def test_timer_by_seconds_and_bad_arguments() -> None:
 def test_stop_at_step_stops_exactly_at_last_step() -> None:
     m = model()
     with tf.train.SingularMonitoredSession(hooks=[StopAtStepHook(last_step=7)]) as sess:
-        assert train_until_stopped(sess, m["train"]) == 7
+        assert len(train_until_stopped(sess, m["train"])) == 7
         assert sess.raw_session().run(m["global_step"]) == 7
 
 
@@ -118,7 +89,7 @@ def test_stop_at_step_num_steps_counts_from_the_session_start(tmp_path: Path) ->
         path = saver.save(sess, str(tmp_path / "model.ckpt"), global_step=m["global_step"])
     with tf.train.SingularMonitoredSession(hooks=[StopAtStepHook(num_steps=4)],
                                            checkpoint_filename_with_path=path) as sess:
-        assert train_until_stopped(sess, m["train"]) == 4
+        assert len(train_until_stopped(sess, m["train"])) == 4
         assert sess.raw_session().run(m["global_step"]) == 14
 
 
@@ -191,7 +162,7 @@ def test_a_listener_can_stop_training(tmp_path: Path) -> None:
     hooks = [CheckpointSaverHook(str(tmp_path), save_steps=2,
                                  listeners=[RecordingListener(stop_at=4)])]
     with tf.train.MonitoredSession(hooks=hooks) as sess:
-        assert train_until_stopped(sess, m["train"]) == 4
+        assert len(train_until_stopped(sess, m["train"])) == 4
 
 
 def test_checkpoint_saver_finds_its_saver(tmp_path: Path) -> None:
@@ -303,7 +274,7 @@ def test_step_counter_hook_records_steps_per_second_summaries(tmp_path: Path) ->
     with tf.train.MonitoredSession(hooks=hooks) as sess:
         train_until_stopped(sess, m["train"])
     writer.close()
-    rates = summary_values(tmp_path)
+    rates = scalar_summaries(tmp_path)
     assert [(step, tag) for step, tag, _ in rates] == [(3, "global_step/sec"),
                                                        (5, "global_step/sec")]
     assert all(rate > 0 for _, _, rate in rates)
@@ -353,7 +324,7 @@ def test_summary_saver_writes_at_the_first_step_then_every_n_steps(tmp_path: Pat
         train_until_stopped(sess, m["train"])
     # Each run's loss is that of the weight before its update: w = 5 * 0.8**run.
     expected = [(step, "objective", (5.0 * 0.8 ** (step - 1)) ** 2) for step in (1, 3, 5)]
-    got = summary_values(tmp_path)  # ended by `end`'s flush, the writer still open
+    got = scalar_summaries(tmp_path)  # ended by `end`'s flush, the writer still open
     assert [(step, tag) for step, tag, _ in got] == [(step, tag) for step, tag, _ in expected]
     np.testing.assert_allclose([v for *_, v in got], [v for *_, v in expected], rtol=1e-6)
 
@@ -372,8 +343,8 @@ def test_summary_saver_by_seconds_takes_the_scaffolds_op_and_lists(tmp_path: Pat
                                    session_creator=tf.train.ChiefSessionCreator(scaffold)) \
             as sess:
         train_until_stopped(sess, m["train"])
-    assert summary_values(tmp_path / "a") == [(1, "objective", 25.0)]  # the hour never passes
-    got = summary_values(tmp_path / "b")
+    assert scalar_summaries(tmp_path / "a") == [(1, "objective", 25.0)]  # the hour never passes
+    got = scalar_summaries(tmp_path / "b")
     assert [(step, tag) for step, tag, _ in got] == \
         [(s, t) for s in (1, 2, 3) for t in ("objective", "weight")]
     np.testing.assert_allclose([v for *_, v in got],
@@ -403,7 +374,7 @@ def test_hooks_sharing_a_directory_share_its_cached_writer(tmp_path: Path) -> No
              StopAtStepHook(last_step=3)]
     with tf.train.MonitoredSession(hooks=hooks) as sess:
         train_until_stopped(sess, m["train"])
-    assert [(step, tag) for step, tag, _ in summary_values(tmp_path)] == \
+    assert [(step, tag) for step, tag, _ in scalar_summaries(tmp_path)] == \
         [(1, "objective"), (3, "objective"), (3, "global_step/sec")]
     events = read_events(FileWriterCache.get(str(tmp_path)).event_file_path)
     assert events[0].file_version == "brain.Event:2"
@@ -418,6 +389,6 @@ def test_file_writer_cache_gives_one_writer_per_directory_until_cleared(
     assert FileWriterCache.get(str(tmp_path / "b")) is not first
     FileWriterCache.clear()
     first.add_summary(Summary(value=[Summary.Value(tag="late", simple_value=1.0)]), 1)
-    assert summary_values(tmp_path / "a") == []  # closed by clear: the add is ignored
+    assert scalar_summaries(tmp_path / "a") == []  # closed by clear: the add is ignored
     second = FileWriterCache.get(str(tmp_path / "a"))
     assert second is not first and second.event_file_path != first.event_file_path

@@ -17,9 +17,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave import errors
-from tensorweave.event_file import read_events
 from tensorweave.summary import FileWriterCache
-from tensorweave.summary_proto import Summary
 from tensorweave.train import monitored_session
 from tensorweave.train.local_cluster import LocalCluster, free_ports
 from tensorweave.train.monitored_session import (
@@ -33,18 +31,9 @@ from tensorweave.train.monitored_session import (
 )
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
 from tensorweave.variables import uninitialized_variable_names
+from tests.training import model, scalar_summaries, train_until_stopped
 
 FEATURES = 4
-
-
-def model(learning_rate: float = 0.1) -> dict[str, Any]:
-    """Minimize w**2 from w = 5, counting global steps."""
-    global_step = tf.train.get_or_create_global_step()
-    w = tf.Variable(5.0, name="w")
-    loss = tf.square(w, name="loss")
-    train = tf.train.GradientDescentOptimizer(learning_rate).minimize(
-        loss, global_step=global_step)
-    return {"global_step": global_step, "w": w, "loss": loss, "train": train}
 
 
 @pytest.fixture(autouse=True)
@@ -52,24 +41,6 @@ def closed_writer_cache() -> Iterator[None]:
     """Training sessions with a summary directory open cached writers: close them."""
     yield
     FileWriterCache.clear()
-
-
-def scalar_summaries(logdir: Path) -> list[tuple[int, str, float]]:
-    """``(step, tag, simple_value)`` of every scalar summary in the one event file of
-    `logdir`."""
-    files = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
-    assert len(files) == 1, files
-    return [(event.step, value.tag, value.simple_value)
-            for event in read_events(files[0]) if event.summary is not None
-            for value in Summary.FromString(event.summary).value]
-
-
-def train_until_stopped(sess: Any, fetches: Any, limit: int = 1000) -> list[Any]:
-    results = []
-    while not sess.should_stop():
-        results.append(sess.run(fetches))
-        assert len(results) < limit
-    return results
 
 
 # -- readiness and the scaffold ---------------------------------------------------------------
