@@ -1,6 +1,6 @@
-"""Gradients through ``cond`` (an ``If`` over gradient branches) and ``while_loop``
-(recomputation), against analytic and numeric references, and a model trained through a
-``cond``."""
+"""Gradients through ``cond`` (an ``If`` over gradient branches) and ``while_loop`` (more in
+tests/test_while_grad.py), against analytic and numeric references, and a model trained
+through a ``cond``."""
 
 from __future__ import annotations
 

@@ -35,6 +35,7 @@ from tensorweave.plugins.standard_ops import (
     state,
     summary,
     training,
+    while_grad,
 )
 
 MODULES = (
@@ -43,7 +44,7 @@ MODULES = (
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,
-    conv_grad, image_grad,
+    conv_grad, image_grad, while_grad,
 )
 
 

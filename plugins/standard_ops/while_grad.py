@@ -1,0 +1,289 @@
+"""Gradient of the functional ``While`` op: the loop is run again to record what the backward
+pass needs of each iteration, then a backward loop pulls the gradient through one iteration at
+a time. It costs O(n) body evaluations for n iterations.
+
+Contract:
+
+- One backward step is built once, in a scratch graph: the body's forward ops (copied from its
+  forward graph) on placeholders for the loop state, and ``tw.gradients`` of the body's floating
+  results on placeholders for their incoming gradients. The ops that depend on those incoming
+  gradients form the backward part; every other tensor the backward part reads (an activation,
+  a shape, a mask) is *cut*.
+- A cut tensor that depends only on loop-invariant values (captured tensors, and loop variables
+  the body passes through unchanged) and on no stateful op is computed once, before the
+  backward loop. Every other cut tensor is recorded: a second forward loop runs the forward
+  part needed by the loop state and the cut, and appends each iteration's cut tensors,
+  flattened, to one 1-D buffer per dtype, with their dynamic shapes (when not static) in an
+  int64 buffer and each iteration's offsets into both in a third. Appending copies the buffer,
+  so recording costs O(n^2) element copies (no body evaluation); memory is O(n) times the cut.
+- The backward loop counts ``k = n-1 .. 0``, reads iteration k's cut tensors back (sliced and
+  reshaped) and runs the backward part on them and on the carried gradients.
+- Captured tensors (the op's inputs after the loop variables) receive the sum over all
+  iterations. Stateful ops of the body (an assign, a random op) run once more in the recording
+  loop, so a random op draws new values there: differentiate such loops only where that is
+  what is wanted (TF records them instead).
+- Functions whose forward graph is not at hand (a function that came over the wire) have no
+  gradient: `LookupError` naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import attrs
+
+from tensorweave import dtypes
+from tensorweave.api import array_ops, math_ops
+from tensorweave.api.control_flow_ops import while_loop
+from tensorweave.api.gradients import gradients
+from tensorweave.framework.constant_op import constant
+from tensorweave.framework.func_graph import (
+    RETVAL_OP,
+    FuncGraph,
+    FunctionDef,
+    unique_function_name,
+)
+from tensorweave.framework.graph import Operation, Tensor, get_default_graph
+from tensorweave.framework.graph_def import parse_input
+from tensorweave.plugins.standard_ops.control_flow_grad import args_and_results, forward_graph
+from tensorweave.tensor_shape import TensorShape
+
+
+def _grouped(op: Operation, inputs: list[Tensor]) -> list[Any]:
+    """`inputs` (flat) grouped as `Graph.create_op` takes them: one list per list argument,
+    which holds the rest (or ``N`` each when the op has several)."""
+    args = op.op_def.args
+    lists = sum(a.is_list for a in args)
+    each = len(inputs) - (len(args) - lists) if lists == 1 else op.attrs.get("N", 0)
+    grouped: list[Any] = []
+    position = 0
+    for arg in args:
+        if arg.is_list:
+            grouped.append(inputs[position:position + each])
+            position += each
+        else:
+            grouped.append(inputs[position])
+            position += 1
+    return grouped
+
+
+def _needed(targets: Iterable[Tensor], stop: set[Tensor]) -> set[Operation]:
+    """The ops `targets` depend on (data and control inputs), not looking past `stop`."""
+    needed: set[Operation] = set()
+    stack = [t.op for t in targets if t not in stop]
+    while stack:
+        node = stack.pop()
+        if node not in needed:
+            needed.add(node)
+            stack.extend(t.op for t in node.inputs if t not in stop)
+            stack.extend(node.control_inputs)
+    return needed
+
+
+def _copy(ops: list[Operation], mapping: dict[Tensor, Tensor]) -> None:
+    """Copy `ops` (in graph order) into the default graph, their inputs looked up in `mapping`,
+    which receives their outputs. Control inputs on ops not copied are dropped. A copy's outputs
+    keep the static shapes of the originals, which may know more (a shape read from a
+    recorded buffer is not a constant)."""
+    graph = get_default_graph()
+    copied: dict[Operation, Operation] = {}
+    for node in ops:
+        attrs_ = {k: v for k, v in node.attrs.items() if k != "_class"}
+        control = [copied[c] for c in node.control_inputs if c in copied]
+        with graph.control_dependencies(control):
+            new = graph.create_op(node.type, _grouped(node, [mapping[t] for t in node.inputs]),
+                                  attrs_, node.name.rsplit("/", 1)[-1])
+        copied[node] = new
+        for old, out in zip(node.outputs, new.outputs):
+            out.set_shape(old.shape)
+            mapping[old] = out
+
+
+def replay(op: Operation, fn: FunctionDef, args: list[Tensor]) -> list[Tensor]:
+    """`fn`'s results on `args`, computed by copies of its forward graph's ops made in the
+    default graph."""
+    placeholders, results = args_and_results(fn, forward_graph(op, fn))
+    mapping: dict[Tensor, Tensor] = dict(zip(placeholders, args))
+    needed = _needed(results, set(mapping))
+    _copy([n for n in forward_graph(op, fn).get_operations() if n in needed], mapping)
+    return [mapping[t] for t in results]
+
+
+def _passed_through(body: FunctionDef) -> set[int]:
+    """The loop variables `body` returns unchanged."""
+    args = {n.name: n.attr["index"] for n in body.nodes if n.op == "_Arg"}
+    same = set()
+    for node in body.nodes:
+        if node.op == RETVAL_OP:
+            src, index = parse_input(node.input[0])
+            if index == 0 and args.get(src) == node.attr["index"]:
+                same.add(node.attr["index"])
+    return same
+
+
+@attrs.frozen
+class _Step:
+    """One backward step of the loop, built in a scratch graph (see the module docstring)."""
+
+    state: list[Tensor]  # placeholders for the loop state
+    incoming: list[Tensor]  # placeholders for the gradients of the body's results `wrt`
+    outgoing: list[Tensor]  # the gradients with respect to the state `wrt`
+    results: list[Tensor]  # the body's results: the next state
+    forward: list[Operation]  # the forward part, in graph order
+    backward: list[Operation]  # the backward part, in graph order
+    recorded: list[Tensor]  # cut tensors recorded per iteration
+    invariant: list[Tensor]  # cut tensors computed once
+    passed: set[int]  # loop variables the body passes through unchanged
+
+
+def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape]) -> _Step:
+    body = op.get_attr("body")
+    scratch = FuncGraph(unique_function_name("while_grad_step"), get_default_graph())
+    state = [scratch.add_input(t.dtype, s, "state") for t, s in zip(op.inputs, shapes)]
+    incoming = [scratch.add_input(state[i].dtype, shapes[i], "grad") for i in wrt]
+    with scratch.as_default():
+        results = replay(op, body, state)
+        pulled = gradients([results[i] for i in wrt], [state[i] for i in wrt],
+                           grad_ys=incoming)
+        outgoing = []
+        for i, dy, g in zip(wrt, incoming, pulled):
+            if g is None:  # zeros, from the backward side where the shape allows
+                g = array_ops.zeros_like(dy if shapes[i].is_fully_defined() else state[i])
+            outgoing.append(g)
+    ops = scratch.get_operations()
+    backward: set[Operation] = {t.op for t in incoming}
+    for node in ops:  # graph order is topological
+        if any(t.op in backward for t in node.inputs) or \
+                any(c in backward for c in node.control_inputs):
+            backward.add(node)
+    cut = dict.fromkeys(t for node in ops if node in backward for t in node.inputs
+                        if t.op not in backward)
+    cut.update(dict.fromkeys(g for g in outgoing if g.op not in backward))
+    passed = _passed_through(body)
+    invariant_ops = {state[j].op for j in passed}
+    for node in ops:
+        if node.type != "Placeholder" and not node.op_def.stateful and node not in backward \
+                and all(t.op in invariant_ops for t in node.inputs) \
+                and all(c in invariant_ops for c in node.control_inputs):
+            invariant_ops.add(node)
+    forward = _needed([*results, *cut], set(state))
+    return _Step(state, incoming, outgoing, results,
+                 forward=[n for n in ops if n in forward and n not in backward],
+                 backward=[n for n in ops if n in backward and n.type != "Placeholder"],
+                 recorded=[t for t in cut if t.op not in invariant_ops],
+                 invariant=[t for t in cut if t.op in invariant_ops], passed=passed)
+
+
+def _groups(recorded: list[Tensor]) -> list[dtypes.DType]:
+    return list(dict.fromkeys(t.dtype for t in recorded))
+
+
+def _shape_record(t: Tensor) -> list[Tensor]:
+    """What the shape buffer holds for `t`: nothing when static, else its shape, preceded by
+    its rank when that is not static either."""
+    if t.shape.is_fully_defined():
+        return []
+    shape = array_ops.shape(t, out_type=dtypes.int64)
+    if t.shape.ndims is None:
+        return [array_ops.reshape(math_ops.cast(array_ops.rank(t), dtypes.int64), [1]), shape]
+    return [shape]
+
+
+def _record(op: Operation, step: _Step, shapes: list[TensorShape]) -> tuple[Tensor, list[Tensor]]:
+    """Run the loop again from the op's inputs, recording `step.recorded` every iteration;
+    the iteration count and the buffers ``[offsets, shapes, values per dtype...]``."""
+    cond = op.get_attr("cond")
+    groups = _groups(step.recorded)
+    n = len(step.state)
+
+    def body(i: Tensor, *carried: Tensor) -> list[Tensor]:
+        state, (offsets, shape_buf, *values) = list(carried[:n]), carried[n:]
+        mapping = dict(zip(step.state, state))
+        _copy(step.forward, mapping)
+        now = [array_ops.size(shape_buf, out_type=dtypes.int64)]
+        now += [array_ops.size(v, out_type=dtypes.int64) for v in values]
+        recorded = [mapping[t] for t in step.recorded]
+        new_shapes = [shape_buf, *(s for t in recorded for s in _shape_record(t))]
+        new_values = [array_ops.concat([v, *(array_ops.reshape(t, [-1]) for t in recorded
+                                             if t.dtype == dtype)], 0)
+                      for v, dtype in zip(values, groups)]
+        return [i + 1, *(mapping[t] for t in step.results),
+                array_ops.concat([offsets, array_ops.stack(now)], 0),
+                array_ops.concat(new_shapes, 0), *new_values]
+
+    empty = [array_ops.zeros([0], dtype) for dtype in (dtypes.int64, dtypes.int64, *groups)]
+    out = while_loop(lambda i, *carried: replay(op, cond, list(carried[:n]))[0], body,
+                     [constant(0), *op.inputs, *empty],
+                     shape_invariants=[TensorShape([]), *shapes,
+                                       *(TensorShape([None]) for _ in empty)],
+                     return_same_structure=True, name="record")
+    return out[0], list(out[1 + n:])
+
+
+def _read_back(step: _Step, k: Tensor, buffers: list[Tensor]) -> list[Tensor]:
+    """Iteration `k`'s recorded tensors, from `_record`'s buffers."""
+    offsets, shape_buf, *values = buffers
+    groups = _groups(step.recorded)
+    stride = 1 + len(groups)
+    k = math_ops.cast(k, dtypes.int64)
+    starts = array_ops.slice(offsets, array_ops.reshape(k * stride, [1]), [stride])
+    at = starts[0]
+    value_at = {dtype: starts[1 + g] for g, dtype in enumerate(groups)}
+    out = []
+    for t in step.recorded:
+        if t.shape.is_fully_defined():
+            shape = constant(t.shape.as_list(), dtypes.int64)
+            size: Any = constant(t.shape.num_elements(), dtypes.int64)
+        else:
+            rank: Any = t.shape.ndims
+            if rank is None:
+                rank = array_ops.slice(shape_buf, array_ops.reshape(at, [1]), [1])[0]
+                at = at + 1
+            shape = array_ops.slice(shape_buf, array_ops.reshape(at, [1]),
+                                    array_ops.reshape(math_ops.cast(rank, dtypes.int64), [1]))
+            at = at + rank
+            size = math_ops.reduce_prod(shape)
+        flat = array_ops.slice(values[groups.index(t.dtype)],
+                               array_ops.reshape(value_at[t.dtype], [1]),
+                               array_ops.reshape(size, [1]))
+        value_at[t.dtype] = value_at[t.dtype] + size
+        value = array_ops.reshape(flat, shape)
+        value.set_shape(t.shape)
+        out.append(value)
+    return out
+
+
+def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
+    inputs = list(op.inputs)
+    wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
+    if not wrt or all(grads[i] is None for i in wrt):
+        return [None] * len(inputs)
+    shapes = [t.shape for t in op.outputs]
+    step = _build_step(op, wrt, shapes)
+    count, buffers = _record(op, step, shapes)
+    fixed: dict[Tensor, Tensor] = {step.state[j]: inputs[j] for j in step.passed}
+    _copy([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
+    invariant = {t: fixed[t] for t in step.invariant}
+
+    def back(k: Tensor, *g: Tensor) -> list[Tensor]:
+        mapping = dict(zip(step.recorded, _read_back(step, k, buffers)))
+        mapping.update(invariant)
+        mapping.update(zip(step.incoming, g))
+        _copy(step.backward, mapping)
+        return [k - 1, *(mapping[t] for t in step.outgoing)]
+
+    start = [grads[i] if grads[i] is not None else array_ops.zeros_like(op.outputs[i])
+             for i in wrt]
+    result = while_loop(lambda k, *g: k >= 0, back, [count - 1, *start],
+                        shape_invariants=[TensorShape([]), *(shapes[i] for i in wrt)],
+                        return_same_structure=True, name="while_grad")
+    out: list[Tensor | None] = [None] * len(inputs)
+    for i, g in zip(wrt, result[1:]):
+        out[i] = g
+    return out
+
+
+def register(registry: Any) -> None:
+    registry.add("While", _while_grad)
+    registry.add("StatelessWhile", _while_grad)

@@ -1,0 +1,149 @@
+"""The ``While`` gradient: against numeric differences (shapes that vary across iterations,
+unknown ranks, nested loops, several dtypes recorded), the number of body runs it costs, and
+what it records."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tw
+from tensorweave.plugins.standard_ops import while_grad
+
+
+def numeric_grad(f: object, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
+    out = np.zeros_like(x, dtype=np.float64)
+    for index in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[index] = eps
+        out[index] = (f(x + d) - f(x - d)) / (2 * eps)
+    return out
+
+
+def test_the_body_runs_twice_per_iteration_whatever_the_length() -> None:
+    x = tw.placeholder(tw.float64, [])
+    n = tw.placeholder(tw.int32, [])
+    runs = tw.Variable(0, name="runs")
+
+    def body(i: tw.Tensor, y: tw.Tensor) -> tuple[tw.Tensor, tw.Tensor]:
+        with tw.control_dependencies([tw.assign_add(runs, 1)]):
+            return i + 1, tw.sin(y) * x
+
+    _, y = tw.while_loop(lambda i, y: i < n, body, [0, tw.constant(0.5, tw.float64)])
+    (g,) = tw.gradients(y, [x])
+    with tw.Session() as sess:
+        for steps in (0, 3, 12):
+            sess.run(runs.initializer)
+            _, got = sess.run([y, g], {x: 1.3, n: steps})
+            # the forward loop and the recording loop; the backward loop runs no body
+            assert sess.run(runs) == 2 * steps
+
+            def f(xv: float, steps: int = steps) -> float:
+                yv = 0.5
+                for _ in range(steps):
+                    yv = np.sin(yv) * xv
+                return yv
+
+            assert got == pytest.approx(numeric_grad(f, np.float64(1.3)), rel=1e-6, abs=1e-9)
+
+
+def test_loop_variables_whose_shape_grows() -> None:
+    w = tw.placeholder(tw.float64, [])
+    x0 = tw.placeholder(tw.float64, [2])
+    _, x = tw.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, tw.concat([x, tw.sin(x) * w], 0)),
+                         [0, x0], shape_invariants=[tw.TensorShape([]), tw.TensorShape([None])])
+    loss = tw.reduce_sum(x * tw.cast(tw.range(1, tw.size(x) + 1), tw.float64))
+    gw, gx = tw.gradients(loss, [w, x0])
+    w_value, x_value = 0.8, np.array([0.3, -1.1])
+
+    def f(wv: float, xv: np.ndarray) -> float:
+        for _ in range(3):
+            xv = np.concatenate([xv, np.sin(xv) * wv])
+        return float((xv * np.arange(1, xv.size + 1)).sum())
+
+    with tw.Session() as sess:
+        got_w, got_x = sess.run([gw, gx], {w: w_value, x0: x_value})
+    assert got_x.shape == (2,)
+    assert got_w == pytest.approx(numeric_grad(lambda v: f(v, x_value), np.float64(w_value)))
+    np.testing.assert_allclose(got_x, numeric_grad(lambda v: f(w_value, v), x_value), rtol=1e-6)
+
+
+def test_a_loop_variable_of_unknown_rank() -> None:
+    x0 = tw.placeholder(tw.float32)  # no static shape at all
+    s = tw.placeholder(tw.float32, [])
+    _, y = tw.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, tw.tanh(y * s) + y),
+                         [0, x0], shape_invariants=[tw.TensorShape([]), tw.TensorShape(None)])
+    gx, gs = tw.gradients(tw.reduce_sum(y), [x0, s])
+    x_value = np.array([[0.1, -0.4, 0.9]], np.float64)
+
+    def f(xv: np.ndarray, sv: float) -> float:
+        for _ in range(4):
+            xv = np.tanh(xv * sv) + xv
+        return float(xv.sum())
+
+    with tw.Session() as sess:
+        got_x, got_s = sess.run([gx, gs], {x0: x_value, s: 0.7})
+    assert got_x.shape == (1, 3) and got_x.dtype == np.float32
+    np.testing.assert_allclose(got_x, numeric_grad(lambda v: f(v, 0.7), x_value), rtol=1e-4)
+    assert got_s == pytest.approx(numeric_grad(lambda v: f(x_value, v), np.float64(0.7)),
+                                  rel=1e-4)
+
+
+def test_nested_loops_and_a_gather_by_the_loop_counter() -> None:
+    table = tw.placeholder(tw.float64, [3, 2])
+    h0 = tw.placeholder(tw.float64, [2])
+
+    def inner(h: tw.Tensor, row: tw.Tensor) -> tw.Tensor:
+        _, h = tw.while_loop(lambda j, h: j < 2, lambda j, h: (j + 1, tw.sin(h * row) + h),
+                             [0, h])
+        return h
+
+    _, h = tw.while_loop(lambda i, h: i < 3,
+                         lambda i, h: (i + 1, inner(h, tw.gather(table, i))), [0, h0])
+    gt, gh = tw.gradients(tw.reduce_sum(h * h), [table, h0])
+    t_value = np.array([[0.5, -0.2], [1.1, 0.4], [-0.7, 0.9]])
+    h_value = np.array([0.3, -0.6])
+
+    def f(tv: np.ndarray, hv: np.ndarray) -> float:
+        for i in range(3):
+            for _ in range(2):
+                hv = np.sin(hv * tv[i]) + hv
+        return float((hv * hv).sum())
+
+    with tw.Session() as sess:
+        got_t, got_h = sess.run([gt, gh], {table: t_value, h0: h_value})
+    np.testing.assert_allclose(got_t, numeric_grad(lambda v: f(v, h_value), t_value), rtol=1e-6)
+    np.testing.assert_allclose(got_h, numeric_grad(lambda v: f(t_value, v), h_value), rtol=1e-6)
+
+
+def test_a_tensor_array_buffer_is_not_recorded() -> None:
+    inputs = tw.placeholder(tw.float32, [5, 4, 3])
+    cell = tw.nn.rnn_cell.BasicRNNCell(3)
+    outputs, _ = tw.nn.dynamic_rnn(cell, inputs, dtype=tw.float32, time_major=True)
+    loop = next(op for op in tw.get_default_graph().get_operations()
+                if op.type in ("While", "StatelessWhile"))
+    wrt = [i for i, t in enumerate(loop.inputs) if t.dtype.is_floating]
+    with tw.get_default_graph().as_default():
+        step = while_grad._build_step(loop, wrt, [t.shape for t in loop.outputs])
+    # per iteration: activations, the write mask and an index, never a [time, ...] buffer
+    assert step.recorded
+    assert not any(t.shape.is_compatible_with([5, 4, 3]) for t in step.recorded)
+    assert {t.op.type for t in step.recorded} >= {"Tanh", "ConcatV2"}
+    # and the gradient is right: against the unrolled RNN
+    (g,) = tw.gradients(tw.reduce_sum(tw.square(outputs)), [inputs])
+    x_value = np.random.default_rng(0).standard_normal((5, 4, 3)).astype(np.float32)
+    with tw.Session() as sess:
+        sess.run(tw.global_variables_initializer())
+        kernel, bias = sess.run(tw.trainable_variables())
+        got = sess.run(g, {inputs: x_value})
+
+    def f(xv: np.ndarray) -> float:
+        h = np.zeros((4, 3))
+        total = 0.0
+        for t in range(5):
+            h = np.tanh(np.concatenate([xv[t], h], 1) @ kernel + bias)
+            total += float((h * h).sum())
+        return total
+
+    np.testing.assert_allclose(got, numeric_grad(f, x_value.astype(np.float64), 1e-4),
+                               rtol=2e-3, atol=2e-4)
