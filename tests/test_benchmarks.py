@@ -15,6 +15,7 @@ FIGURES = [
     "elementwise chain (tiny ops)",
     "first run, ",
     "8 matmuls of 128x128 float32",
+    "LSTM training step, dynamic_rnn, 10 steps",
     "memory: step peak",
     "memory: RSS growth",
     "distributed small step (ps + worker)",

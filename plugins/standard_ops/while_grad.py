@@ -37,7 +37,7 @@ from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import while_loop
 from tensorweave.api.gradients import gradients
-from tensorweave.framework.constant_op import constant
+from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.func_graph import (
     RETVAL_OP,
     FuncGraph,
@@ -175,8 +175,13 @@ def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape]) -> _St
                  invariant=[t for t in cut if t.op in invariant_ops], passed=passed)
 
 
-def _groups(recorded: list[Tensor]) -> list[dtypes.DType]:
-    return list(dict.fromkeys(t.dtype for t in recorded))
+def _groups(recorded: list[Tensor]) -> dict[dtypes.DType, list[Tensor]]:
+    """The recorded tensors per dtype, in buffer order: those of static shape first, so each
+    iteration's static part is one block that a single slice reads back."""
+    groups: dict[dtypes.DType, list[Tensor]] = {}
+    for t in sorted(recorded, key=lambda t: not t.shape.is_fully_defined()):
+        groups.setdefault(t.dtype, []).append(t)
+    return groups
 
 
 def _shape_record(t: Tensor) -> list[Tensor]:
@@ -203,11 +208,10 @@ def _record(op: Operation, step: _Step, shapes: list[TensorShape]) -> tuple[Tens
         _copy(step.forward, mapping)
         now = [array_ops.size(shape_buf, out_type=dtypes.int64)]
         now += [array_ops.size(v, out_type=dtypes.int64) for v in values]
-        recorded = [mapping[t] for t in step.recorded]
-        new_shapes = [shape_buf, *(s for t in recorded for s in _shape_record(t))]
-        new_values = [array_ops.concat([v, *(array_ops.reshape(t, [-1]) for t in recorded
-                                             if t.dtype == dtype)], 0)
-                      for v, dtype in zip(values, groups)]
+        ordered = [t for group in groups.values() for t in group]
+        new_shapes = [shape_buf, *(s for t in ordered for s in _shape_record(mapping[t]))]
+        new_values = [array_ops.concat([v, *(array_ops.reshape(mapping[t], [-1]) for t in group)],
+                                       0) for v, group in zip(values, groups.values())]
         return [i + 1, *(mapping[t] for t in step.results),
                 array_ops.concat([offsets, array_ops.stack(now)], 0),
                 array_ops.concat(new_shapes, 0), *new_values]
@@ -221,36 +225,42 @@ def _record(op: Operation, step: _Step, shapes: list[TensorShape]) -> tuple[Tens
     return out[0], list(out[1 + n:])
 
 
-def _read_back(step: _Step, k: Tensor, buffers: list[Tensor]) -> list[Tensor]:
+def _slice(buffer: Tensor, begin: Any, size: Any) -> Tensor:
+    """``buffer[begin:begin + size]``, for int64 tensors or Python ints."""
+    begin, size = (array_ops.reshape(convert_to_tensor(x, dtypes.int64), [1])
+                   for x in (begin, size))
+    return array_ops.slice(buffer, begin, size)
+
+
+def _read_back(step: _Step, k: Tensor, buffers: list[Tensor]) -> dict[Tensor, Tensor]:
     """Iteration `k`'s recorded tensors, from `_record`'s buffers."""
     offsets, shape_buf, *values = buffers
     groups = _groups(step.recorded)
-    stride = 1 + len(groups)
-    k = math_ops.cast(k, dtypes.int64)
-    starts = array_ops.slice(offsets, array_ops.reshape(k * stride, [1]), [stride])
+    starts = _slice(offsets, math_ops.cast(k, dtypes.int64) * (1 + len(groups)),
+                    1 + len(groups))
     at = starts[0]
-    value_at = {dtype: starts[1 + g] for g, dtype in enumerate(groups)}
-    out = []
-    for t in step.recorded:
-        if t.shape.is_fully_defined():
-            shape = constant(t.shape.as_list(), dtypes.int64)
-            size: Any = constant(t.shape.num_elements(), dtypes.int64)
-        else:
+    out = {}
+    for g, (buffer, group) in enumerate(zip(values, groups.values())):
+        static = [t for t in group if t.shape.is_fully_defined()]
+        sizes = [t.shape.num_elements() for t in static]
+        begin: Any = starts[1 + g]
+        if static:
+            block = _slice(buffer, begin, sum(sizes))
+            parts = array_ops.split(block, sizes) if len(static) > 1 else [block]
+            out.update((t, array_ops.reshape(p, t.shape.as_list())) for t, p in zip(static, parts))
+            begin = begin + sum(sizes)
+        for t in group[len(static):]:
             rank: Any = t.shape.ndims
             if rank is None:
-                rank = array_ops.slice(shape_buf, array_ops.reshape(at, [1]), [1])[0]
+                rank = _slice(shape_buf, at, 1)[0]
                 at = at + 1
-            shape = array_ops.slice(shape_buf, array_ops.reshape(at, [1]),
-                                    array_ops.reshape(math_ops.cast(rank, dtypes.int64), [1]))
+            shape = _slice(shape_buf, at, math_ops.cast(rank, dtypes.int64))
             at = at + rank
             size = math_ops.reduce_prod(shape)
-        flat = array_ops.slice(values[groups.index(t.dtype)],
-                               array_ops.reshape(value_at[t.dtype], [1]),
-                               array_ops.reshape(size, [1]))
-        value_at[t.dtype] = value_at[t.dtype] + size
-        value = array_ops.reshape(flat, shape)
-        value.set_shape(t.shape)
-        out.append(value)
+            value = array_ops.reshape(_slice(buffer, begin, size), shape)
+            value.set_shape(t.shape)
+            out[t] = value
+            begin = begin + size
     return out
 
 
@@ -267,7 +277,7 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     invariant = {t: fixed[t] for t in step.invariant}
 
     def back(k: Tensor, *g: Tensor) -> list[Tensor]:
-        mapping = dict(zip(step.recorded, _read_back(step, k, buffers)))
+        mapping = _read_back(step, k, buffers)
         mapping.update(invariant)
         mapping.update(zip(step.incoming, g))
         _copy(step.backward, mapping)
