@@ -23,9 +23,10 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops
+from tensorweave.api.base_layer import Layer
 from tensorweave.api.control_flow_ops import _flatten, _pack_as
 from tensorweave.api.scopes import name_scope
-from tensorweave.api.variable_scope import VariableScope, get_variable, variable_scope
+from tensorweave.api.variable_scope import variable_scope
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor, constant_value
 from tensorweave.tensor_shape import TensorShape
@@ -49,29 +50,20 @@ class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):
         return c.dtype
 
 
-def _snake_case(name: str) -> str:
-    """TF's layer base names: ``BasicLSTMCell`` -> ``basic_lstm_cell``."""
-    out = []
-    for i, ch in enumerate(name):
-        if ch.isupper() and i and (name[i - 1].islower()
-                                   or i + 1 < len(name) and name[i + 1].islower()):
-            out.append("_")
-        out.append(ch.lower())
-    return "".join(out)
+def _input_depth(inputs_shape: Any) -> int:
+    depth = TensorShape(inputs_shape)
+    if depth.ndims is None or depth[-1] is None:
+        raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {depth}")
+    return depth[-1]
 
 
-class RNNCell:
-    """The base class: subclasses define `state_size`, `output_size` and
-    ``call(inputs, state)``; `build(input_depth)` creates their variables on the first call."""
+class RNNCell(Layer):
+    """The base class, a `Layer`: subclasses define `state_size`, `output_size` and
+    ``call(inputs, state)``; `build(inputs_shape)` creates their variables on the first call."""
 
     def __init__(self, trainable: bool = True, name: str | None = None,
-                 dtype: Any = None) -> None:
-        self._name = name
-        self._base_name = name or _snake_case(type(self).__name__)
-        self._dtype = None if dtype is None else dtypes.as_dtype(dtype)
-        self._trainable = trainable
-        self._scope: VariableScope | None = None
-        self.built = False
+                 dtype: Any = None, **kwargs: Any) -> None:
+        super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
 
     @property
     def state_size(self) -> Any:
@@ -82,35 +74,19 @@ class RNNCell:
     def output_size(self) -> Any:
         raise NotImplementedError(f"{type(self).__name__} must define output_size")
 
-    def build(self, input_depth: int) -> None:
-        """Create the variables for inputs of `input_depth` features."""
-        self.built = True
-
     def call(self, inputs: Any, state: Any) -> tuple[Any, Any]:
         raise NotImplementedError(f"{type(self).__name__} must define call")
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> tuple[Any, Any]:
         """``(output, new_state)`` for one step; variables are created on the first call."""
-        if self._scope is None:
-            with variable_scope(scope, default_name=self._base_name) as captured:
-                self._scope = captured
-                return self._call_built(inputs, state)
-        with variable_scope(self._scope, reuse=True):
+        with self._scoped(scope, inputs):
             return self._call_built(inputs, state)
 
     def _call_built(self, inputs: Any, state: Any) -> tuple[Any, Any]:
         if not self.built:
-            depth = convert_to_tensor(_flatten(inputs)[0]).shape
-            if depth.ndims is None or depth[-1] is None:
-                raise ValueError(f"Expected inputs.shape[-1] to be known, saw shape: {depth}")
-            self.build(depth[-1])
+            self.build(convert_to_tensor(_flatten(inputs)[0]).shape)
             self.built = True
         return self.call(inputs, state)
-
-    def add_variable(self, name: str, shape: Any, initializer: Any = None,
-                     dtype: Any = None) -> Any:
-        return get_variable(name, shape, dtype=dtype or self._dtype or dtypes.float32,
-                            initializer=initializer, trainable=self._trainable)
 
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         """Zeros shaped like `state_size`, with a leading `batch_size` dimension."""
@@ -152,7 +128,8 @@ class BasicRNNCell(RNNCell):
     def output_size(self) -> int:
         return self._num_units
 
-    def build(self, input_depth: int) -> None:
+    def build(self, inputs_shape: Any) -> None:
+        input_depth = _input_depth(inputs_shape)
         self._kernel = self.add_variable("kernel", [input_depth + self._num_units,
                                                     self._num_units])
         self._bias = self.add_variable("bias", [self._num_units],
@@ -185,8 +162,8 @@ class GRUCell(RNNCell):
     def output_size(self) -> int:
         return self._num_units
 
-    def build(self, input_depth: int) -> None:
-        n = self._num_units
+    def build(self, inputs_shape: Any) -> None:
+        input_depth, n = _input_depth(inputs_shape), self._num_units
         self._gate_kernel = self.add_variable("gates/kernel", [input_depth + n, 2 * n],
                                               initializer=self._kernel_initializer)
         self._gate_bias = self.add_variable(
@@ -236,8 +213,8 @@ class BasicLSTMCell(RNNCell):
     def output_size(self) -> int:
         return self._num_units
 
-    def build(self, input_depth: int) -> None:
-        n = self._num_units
+    def build(self, inputs_shape: Any) -> None:
+        input_depth, n = _input_depth(inputs_shape), self._num_units
         self._kernel = self.add_variable("kernel", [input_depth + n, 4 * n])
         self._bias = self.add_variable("bias", [4 * n], initializer=init_ops.zeros_initializer())
 
@@ -287,7 +264,8 @@ class LSTMCell(RNNCell):
     def output_size(self) -> int:
         return self._num_proj or self._num_units
 
-    def build(self, input_depth: int) -> None:
+    def build(self, inputs_shape: Any) -> None:
+        input_depth = _input_depth(inputs_shape)
         n, m = self._num_units, self._num_proj or self._num_units
         self._kernel = self.add_variable("kernel", [input_depth + m, 4 * n],
                                          initializer=self._initializer)
@@ -382,6 +360,14 @@ class _Wrapper(RNNCell):
     @property
     def wrapped_cell(self) -> RNNCell:
         return self._cell
+
+    @property
+    def trainable_weights(self) -> list[Any]:
+        return self._cell.trainable_weights
+
+    @property
+    def non_trainable_weights(self) -> list[Any]:
+        return self._cell.non_trainable_weights
 
     @property
     def state_size(self) -> Any:
