@@ -22,6 +22,8 @@ from tensorweave import (  # noqa: E402
     nn,
     random,
     raw_ops,
+    sparse,
+    strings,
     summary,
     test,
     train,
@@ -37,8 +39,11 @@ from tensorweave.api.logging_ops import *  # noqa: F403
 from tensorweave.api.math_ops import *  # noqa: F403
 from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
+from tensorweave.api.script_ops import *  # noqa: F403
 from tensorweave.api.segment_ops import *  # noqa: F403
+from tensorweave.api.sparse_ops import *  # noqa: F403
 from tensorweave.api.state_ops import *  # noqa: F403
+from tensorweave.api.string_ops import *  # noqa: F403
 from tensorweave.api.tensor_array import *  # noqa: F403
 from tensorweave.api.variable_scope import *  # noqa: F403
 from tensorweave.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions

@@ -1,7 +1,8 @@
 """Fetch structures: flattening what `Session.run` is asked for, and rebuilding the answer.
 
 Contract: `FetchMapper(graph, fetches)` accepts a `Tensor`, an `Operation`, a name (``"x:0"``,
-``"op"``), anything with ``_as_graph_element`` (variables), and lists, tuples, namedtuples and
+``"op"``), anything with ``_as_graph_element`` (variables), a `SparseTensor` (fetched as its
+three component tensors, rebuilt as a `SparseTensorValue`), and lists, tuples, namedtuples and
 dicts of these, nested. `tensor_names` lists each fetched tensor once; `target_names` the ops
 run for effect. `build(values)` returns the same structure with each tensor replaced by its value
 and each operation by ``None``. A bad fetch raises `TypeError` or `ValueError`, as TF does.
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
 
 class FetchMapper:
@@ -27,6 +29,9 @@ class FetchMapper:
     def _map(self, fetch: Any) -> Callable[[list[Any]], Any]:
         if fetch is None:
             raise TypeError(f"Fetch argument None has invalid type {type(None)}")
+        if isinstance(fetch, SparseTensor):
+            parts = [self._map(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
+            return lambda values: SparseTensorValue(*(b(values) for b in parts))
         if isinstance(fetch, (list, tuple)):
             builders = [self._map(f) for f in fetch]
             if hasattr(fetch, "_fields"):  # namedtuple

@@ -4,9 +4,10 @@ Contract: ``Session(target="")`` runs a master and one local worker in this proc
 directly with no serialization; ``Session("grpc://host:port")`` reaches a remote master through
 the transport registered for the scheme. `run` accepts any fetch structure (see `FetchMapper`),
 feeds for any feedable tensor (values converted to the tensor's dtype, shapes checked against its
-static shape, `ValueError` otherwise), and fills `RunMetadata` when asked. New graph ops are sent
-to the master before each run (TF's ExtendSession). Errors are the typed `OpError`s; the session
-stays usable after one.
+static shape, `ValueError` otherwise; a `SparseTensor` key takes a `SparseTensorValue` or an
+``(indices, values, dense_shape)`` triple, fed as its three component tensors), and fills
+`RunMetadata` when asked. New graph ops are sent to the master before each run (TF's
+ExtendSession). Errors are the typed `OpError`s; the session stays usable after one.
 
 Per step, the Python around the master is kept small: the `FetchMapper` of a fetch structure
 made of tensors, operations, names and variables (in lists, tuples and dicts) is built once and
@@ -36,6 +37,7 @@ from tensorweave.client.config import (
 from tensorweave.client.fetches import FetchMapper
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.sparse_tensor import SparseTensor, sparse_feed_items
 from tensorweave.framework.string_array import to_string_array
 from tensorweave.plugin_manager import get_registries
 from tensorweave.runtime.device import TaskSpec
@@ -150,6 +152,9 @@ class Session:
     def _feeds(self, feed_dict: dict[Any, Any] | None) -> dict[str, np.ndarray]:
         feeds: dict[str, np.ndarray] = {}
         for key, value in (feed_dict or {}).items():
+            if isinstance(key, SparseTensor):
+                feeds.update(self._feeds(dict(sparse_feed_items(key, value))))
+                continue
             target = self._feed_target(key)
             if target is not None:
                 feeds[target.name] = target.convert(value)
@@ -366,7 +371,7 @@ def structure_key(fetches: Any) -> Any:
         except TypeError:
             return None
         return None if any(k is None for _, k in keys) else (kind, keys)
-    if kind is str or isinstance(fetches, (Tensor, Operation)) \
+    if kind is str or isinstance(fetches, (Tensor, Operation, SparseTensor)) \
             or hasattr(fetches, "_as_graph_element"):
         try:
             hash(fetches)

@@ -23,8 +23,11 @@ from tensorweave.plugins.kernels import (
     nn,
     random,
     scatter,
+    script_ops,
     segment,
+    sparse_ops,
     state,
+    string_ops,
     summary,
     training,
 )
@@ -32,11 +35,11 @@ from tensorweave.runtime.device import Device, TaskSpec
 
 KERNEL_MODULES = (
     state, math, array, nn, random, training, grad, scatter, segment, control_flow, depthwise,
-    image,
+    image, sparse_ops,
 )
 # host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
-# summaries, Assert and Print
-HOST_KERNEL_MODULES = (dataset, summary, logging_ops)
+# summaries, Assert and Print, py_func, string ops
+HOST_KERNEL_MODULES = (dataset, summary, logging_ops, script_ops, string_ops)
 
 
 @hookimpl

@@ -41,6 +41,10 @@ GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
     "SegmentMax": _ATOMIC_MAX,  # maximum.at
     "SegmentMin": _ATOMIC_MAX,  # minimum.at
     "UnsortedSegmentMin": _ATOMIC_MAX,  # minimum.at
+    "SparseTensorDenseMatMul": _ATOMIC_ADD,  # add.at
+    "SparseReduceSum": _ATOMIC_ADD,  # add.at
+    "SparseTensorDenseAdd": _ATOMIC_ADD,  # add.at
+    "SparseAdd": _ATOMIC_ADD,  # add.at
 }
 
 # every dtype with a fixed-size representation: `dtypes.string` is deliberately absent

@@ -30,9 +30,14 @@ from tensorweave.plugins.standard_ops import (
     random,
     scatter,
     scatter_grad,
+    script_ops,
+    script_ops_grad,
     segment,
     segment_grad,
+    sparse_grad,
+    sparse_ops,
     state,
+    string_ops,
     summary,
     training,
     while_grad,
@@ -40,11 +45,13 @@ from tensorweave.plugins.standard_ops import (
 
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
-    depthwise, image, dataset, summary,
+    depthwise, image, dataset, summary, script_ops, string_ops,
+    sparse_ops,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,
-    conv_grad, image_grad, while_grad,
+    conv_grad, image_grad, while_grad, script_ops_grad,
+    sparse_grad,
 )
 
 

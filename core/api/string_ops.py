@@ -1,0 +1,150 @@
+"""Dense string ops under ``tf.compat.v1``'s top-level names (``string_join``, ``substr``,
+``regex_replace``, ``string_to_number``, ``as_string``, ``reduce_join``,
+``string_to_hash_bucket_fast``, ...); `tensorweave.strings` gives them their ``tf.strings``
+names.
+
+Contract: each function builds one op (``reduce_join`` with ``axis=None`` adds the constant, or
+``Range``/``Rank``, of all axes from last to first, as TF1 does) and returns its output. Python
+strings convert to ``string`` tensors; a non-string tensor where a string is expected raises
+`TypeError` at construction, as does an ``out_type``/dtype outside TF's list. ``regex_replace``
+and ``regex_full_match`` build TF's ``StaticRegex*`` ops when the pattern (and rewrite) are
+Python strings, as TF does. Regexes run on Python's `re`, not RE2: see
+``tensorweave.plugins.kernels.string_ops`` for the differences. ``string_split`` (a
+``SparseTensor``) is not provided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorweave import dtypes
+from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.framework.graph import Tensor
+from tensorweave.framework.op_builder import apply
+
+__all__ = [
+    "as_string", "decode_base64", "encode_base64", "reduce_join", "regex_replace",
+    "string_join", "string_strip", "string_to_hash_bucket_fast", "string_to_hash_bucket_strong",
+    "string_to_number", "substr",
+]
+
+
+def string_join(inputs: Sequence[Any], separator: str = "", name: str | None = None) -> Tensor:
+    """Elementwise concatenation of `inputs` (scalars broadcast), joined by `separator`."""
+    return apply("StringJoin", [list(inputs)], {"separator": separator},
+                 name=name or "StringJoin")
+
+
+def string_length(input: Any, name: str | None = None,  # noqa: A002 - TF's name
+                  unit: str = "BYTE") -> Tensor:
+    """Length of each string in bytes, or in UTF-8 characters for ``unit="UTF8_CHAR"``."""
+    return apply("StringLength", [input], {"unit": unit}, name=name or "StringLength")
+
+
+def substr(input: Any, pos: Any, len: Any, name: str | None = None,  # noqa: A002
+           unit: str = "BYTE") -> Tensor:
+    """``len`` bytes (or characters) of each string from ``pos`` (negative: from the end)."""
+    return apply("Substr", [input, pos, len], {"unit": unit}, name=name or "Substr")
+
+
+def string_upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+    return apply("StringUpper", [input], {"encoding": encoding}, name=name or "StringUpper")
+
+
+def string_lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
+    return apply("StringLower", [input], {"encoding": encoding}, name=name or "StringLower")
+
+
+def string_strip(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Each string without its leading and trailing ASCII whitespace."""
+    return apply("StringStrip", [input], name=name or "StringStrip")
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, (str, bytes))
+
+
+def regex_replace(input: Any, pattern: Any, rewrite: Any,  # noqa: A002
+                  replace_global: bool = True, name: str | None = None) -> Tensor:
+    """Each string with the matches of `pattern` replaced by `rewrite` (``\\1`` names a group,
+    ``\\0`` the whole match), all of them or only the first."""
+    if _is_text(pattern) and _is_text(rewrite):
+        return apply("StaticRegexReplace", [input],
+                     {"pattern": pattern, "rewrite": rewrite, "replace_global": replace_global},
+                     name=name or "StaticRegexReplace")
+    return apply("RegexReplace", [input, pattern, rewrite], {"replace_global": replace_global},
+                 name=name or "RegexReplace")
+
+
+def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Whether each whole string matches `pattern`."""
+    if _is_text(pattern):
+        return apply("StaticRegexFullMatch", [input], {"pattern": pattern},
+                     name=name or "StaticRegexFullMatch")
+    return apply("RegexFullMatch", [input, pattern], name=name or "RegexFullMatch")
+
+
+def string_to_number(string_tensor: Any, out_type: Any = dtypes.float32,
+                     name: str | None = None) -> Tensor:
+    """Each string parsed as `out_type` (float32, float64, int32 or int64)."""
+    return apply("StringToNumber", [string_tensor], {"out_type": out_type},
+                 name=name or "StringToNumber")
+
+
+def as_string(input: Any, precision: int = -1, scientific: bool = False,  # noqa: A002
+              shortest: bool = False, width: int = -1, fill: str = "",
+              name: str | None = None) -> Tensor:
+    """Each number or bool as a string, formatted as C's printf with TF's attrs."""
+    return apply("AsString", [input],
+                 {"precision": precision, "scientific": scientific, "shortest": shortest,
+                  "width": width, "fill": fill}, name=name or "AsString")
+
+
+def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
+                separator: str = "", name: str | None = None, reduction_indices: Any = None,
+                keepdims: bool | None = None) -> Tensor:
+    """The strings joined across `axis` (all axes, last to first, when None)."""
+    axis = deprecated_argument_lookup("axis", axis, "reduction_indices", reduction_indices)
+    keepdims = deprecated_argument_lookup("keepdims", keepdims, "keep_dims", keep_dims)
+    x = convert_to_tensor(inputs)
+    if axis is None:
+        rank = x.shape.ndims
+        if rank is not None:
+            axis = np.arange(rank - 1, -1, -1, dtype=np.int32)
+        else:
+            with x.graph.as_default():
+                last = apply("Sub", [apply("Rank", [x]), 1], name="sub")
+                axis = apply("Range", [last, -1, -1], name="range")
+    elif not is_tensor_like(axis):
+        axis = np.asarray(axis, dtype=np.int32)
+    return apply("ReduceJoin", [x, axis], {"keep_dims": bool(keepdims), "separator": separator},
+                 name=name or "ReduceJoin")
+
+
+def string_to_hash_bucket_fast(input: Any, num_buckets: int,  # noqa: A002
+                               name: str | None = None) -> Tensor:
+    """``Fingerprint64(s) % num_buckets`` for each string (farmhash, as TF)."""
+    return apply("StringToHashBucketFast", [input], {"num_buckets": num_buckets},
+                 name=name or "StringToHashBucketFast")
+
+
+def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int],  # noqa: A002
+                                 name: str | None = None) -> Tensor:
+    """``SipHash-2-4(key, s) % num_buckets`` for each string; `key` is two ints."""
+    return apply("StringToHashBucketStrong", [input],
+                 {"num_buckets": num_buckets, "key": list(key)},
+                 name=name or "StringToHashBucketStrong")
+
+
+def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
+    """Web-safe base64 (``-`` and ``_``) of each string, ``=``-padded only when `pad`."""
+    return apply("EncodeBase64", [input], {"pad": pad}, name=name or "EncodeBase64")
+
+
+def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
+    """Each web-safe base64 string decoded, padded or not."""
+    return apply("DecodeBase64", [input], name=name or "DecodeBase64")

@@ -1,0 +1,27 @@
+"""``tw.strings``: the dense string ops under ``tf.compat.v1.strings``' names (``join``,
+``length``, ``substr``, ``upper``, ``lower``, ``strip``, ``regex_replace``, ``regex_full_match``,
+``to_number``, ``as_string``, ``reduce_join``, ``to_hash_bucket_fast``,
+``to_hash_bucket_strong``), all from `tensorweave.api.string_ops`. ``split`` (which returns a
+``SparseTensor`` in TF1) and the unicode/ragged ops are not provided.
+"""
+
+from tensorweave.api.string_ops import (
+    as_string,
+    reduce_join,
+    regex_full_match,
+    regex_replace,
+    substr,
+)
+from tensorweave.api.string_ops import string_join as join
+from tensorweave.api.string_ops import string_length as length
+from tensorweave.api.string_ops import string_lower as lower
+from tensorweave.api.string_ops import string_strip as strip
+from tensorweave.api.string_ops import string_to_hash_bucket_fast as to_hash_bucket_fast
+from tensorweave.api.string_ops import string_to_hash_bucket_strong as to_hash_bucket_strong
+from tensorweave.api.string_ops import string_to_number as to_number
+from tensorweave.api.string_ops import string_upper as upper
+
+__all__ = [
+    "as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace",
+    "strip", "substr", "to_hash_bucket_fast", "to_hash_bucket_strong", "to_number", "upper",
+]

@@ -1,0 +1,367 @@
+"""Dense string ops (`tw.strings`, `tw.string_join`, `tw.substr`, `tw.reduce_join`, ...)
+against Python references and TF's documented results."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensorweave as tw
+from tensorweave import errors
+from tensorweave.plugin_manager import get_registries
+
+WORDS = ["hello", "  Wörld\t", "", "ünï cödé", "abc\n"]
+
+
+def _run(fetches: Any, feed: dict | None = None) -> Any:
+    with tw.Session() as sess:
+        return sess.run(fetches, feed)
+
+
+def _bytes(values: list[str]) -> list[bytes]:
+    return [v.encode() for v in values]
+
+
+# --- StringJoin ------------------------------------------------------------------------------
+
+def test_string_join_broadcasts_scalars_and_joins_with_the_separator() -> None:
+    a = tw.constant([["a", "b"], ["c", "d"]])
+    out = tw.strings.join([a, "-", tw.constant([["1", "2"], ["3", "4"]])], separator="|")
+    assert out.dtype == tw.string and out.shape.as_list() == [2, 2]
+    assert out.op.type == "StringJoin" and out.op.get_attr("N") == 3
+    assert _run(out).tolist() == [[b"a|-|1", b"b|-|2"], [b"c|-|3", b"d|-|4"]]
+    scalar = tw.string_join(["x", "y"])
+    assert scalar.shape.as_list() == [] and _run(scalar) == b"xy"
+
+
+def test_string_join_refuses_mismatched_shapes_and_non_strings() -> None:
+    with pytest.raises(ValueError, match="Dimension 0 in both shapes must be equal"):
+        tw.strings.join([tw.constant(["a", "b"]), tw.constant(["a", "b", "c"])])
+    with pytest.raises(ValueError, match="Shapes must be equal rank"):
+        tw.strings.join([tw.constant(["a"]), tw.constant([["a"]])])
+    with pytest.raises(TypeError):
+        tw.strings.join([tw.constant(["a"]), tw.constant([1])])
+    p, q = tw.placeholder(tw.string), tw.placeholder(tw.string, [None])
+    out = tw.strings.join([p, q], name="joined")
+    assert out.shape.as_list() == [None]  # p's unknown rank may be a scalar
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"Input shapes do not match: \[2\] vs. \[3\]") as info:
+        _run(out, {p: ["a", "b"], q: ["a", "b", "c"]})
+    assert info.value.node_def == "joined"
+
+
+# --- StringLength, upper/lower, strip --------------------------------------------------------
+
+def test_string_length_counts_bytes_or_utf8_characters() -> None:
+    words = tw.constant(WORDS)
+    byte_len = tw.strings.length(words)
+    char_len = tw.strings.length(words, unit="UTF8_CHAR")
+    assert byte_len.dtype == char_len.dtype == tw.int32
+    got_bytes, got_chars = _run([byte_len, char_len])
+    assert got_bytes.dtype == np.int32 and got_bytes.tolist() == [len(w.encode()) for w in WORDS]
+    assert got_chars.tolist() == [len(w) for w in WORDS]
+    with pytest.raises(ValueError, match="Attr 'unit'"):
+        tw.strings.length(words, unit="UTF16_CHAR")
+
+
+def test_upper_lower_are_ascii_only_unless_utf8_and_strip_takes_ascii_space() -> None:
+    words = tw.constant(WORDS)
+    outs = [tw.strings.upper(words), tw.strings.lower(words),
+            tw.strings.upper(words, encoding="utf-8"), tw.strings.strip(words),
+            tw.string_strip(words)]
+    upper, lower, utf8_upper, stripped, stripped_alias = _run(outs)
+    raw = _bytes(WORDS)
+    assert upper.tolist() == [w.upper() for w in raw]  # bytes.upper: ASCII letters only
+    assert b"\xc3\xb6" in upper.tolist()[1]  # the ö is left alone
+    assert lower.tolist() == [w.lower() for w in raw]
+    assert utf8_upper.tolist() == _bytes([w.upper() for w in WORDS])
+    assert stripped.tolist() == stripped_alias.tolist() == [w.strip() for w in raw]
+    bad = tw.strings.upper(words, encoding="latin-1")
+    with pytest.raises(errors.InvalidArgumentError, match="only utf-8"):
+        _run(bad)
+
+
+# --- Substr ----------------------------------------------------------------------------------
+
+def test_substr_in_bytes_with_negative_pos_and_len() -> None:
+    words = tw.constant(["Hello", "World!"])
+    outs = [tw.substr(words, 1, 3), tw.strings.substr(words, -3, 2),
+            tw.substr(words, 2, -1), tw.substr(words, [0, 5], [2, 9]),
+            tw.substr(words, tw.constant(5, tw.int64), tw.constant(1, tw.int64))]
+    assert all(o.shape.as_list() == [2] for o in outs)
+    got = [v.tolist() for v in _run(outs)]
+    assert got == [[b"ell", b"orl"], [b"ll", b"ld"], [b"llo", b"rld!"], [b"He", b"!"],
+                   [b"", b"!"]]
+
+
+def test_substr_in_utf8_characters() -> None:
+    text = ["ünï cödé", "añb"]
+    outs = [tw.strings.substr(text, 1, 3, unit="UTF8_CHAR"),
+            tw.strings.substr(text, -2, 5, unit="UTF8_CHAR"),
+            tw.strings.substr(text, 0, -1, unit="UTF8_CHAR")]
+    got = [v.tolist() for v in _run(outs)]
+    assert got == [_bytes([t[1:4] for t in text]), _bytes([t[-2:] for t in text]), [b"", b""]]
+    with pytest.raises(errors.InvalidArgumentError, match="pos 4 out of range for string at "
+                                                          "index 1"):
+        _run(tw.strings.substr(text, 4, 1, unit="UTF8_CHAR"))
+
+
+def test_substr_broadcasts_pos_and_len_over_the_input() -> None:
+    words = tw.constant([["abcd", "efgh"], ["ijkl", "mnop"]])
+    out = tw.substr(words, [0, 2], [1, 2])
+    assert out.shape.as_list() == [2, 2]
+    assert _run(out).tolist() == [[b"a", b"gh"], [b"i", b"op"]]
+    with pytest.raises(ValueError, match="pos and len shapes must match"):
+        tw.substr(words, [0, 1], [1])
+    with pytest.raises(ValueError, match="Dimensions must be equal"):
+        tw.substr(words, [0, 1, 2], [1, 1, 1])
+    with pytest.raises(TypeError):
+        tw.substr(words, 0.5, 1.0)
+    with pytest.raises(TypeError):
+        tw.substr(tw.constant([1, 2]), 0, 1)
+
+
+def test_substr_out_of_range_is_tf_error_naming_the_node() -> None:
+    p = tw.placeholder(tw.string, [None])
+    out = tw.substr(p, 4, 1, name="cut")
+    assert _run(out, {p: ["abcd"]}).tolist() == [b""]  # pos == length is allowed
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"pos 4 out of range for string b'abc' at index 1") as info:
+        _run(out, {p: ["abcd", "abc"]})
+    assert info.value.node_def == "cut" and info.value.op == "Substr"
+    with pytest.raises(errors.InvalidArgumentError, match="pos -5 out of range"):
+        _run(tw.substr(p, -5, 1), {p: ["abcd"]})
+
+
+# --- regexes ---------------------------------------------------------------------------------
+
+def test_regex_replace_global_first_and_groups() -> None:
+    text = tw.constant(["aaa bbb", "abab", "none"])
+    static = tw.regex_replace(text, "(a)(b)?", r"<\2\1\0>")
+    first = tw.strings.regex_replace(text, "a", "X", replace_global=False)
+    dynamic = tw.strings.regex_replace(text, tw.constant("b+"), tw.constant("B"))
+    assert static.op.type == "StaticRegexReplace" and dynamic.op.type == "RegexReplace"
+    got = [v.tolist() for v in _run([static, first, dynamic])]
+    assert got[0] == [b"<aa><aa><aa> bbb", b"<baab><baab>", b"none"]
+    assert got[1] == [b"Xaa bbb", b"Xbab", b"none"]
+    assert got[2] == [b"aaa B", b"aBaB", b"none"]
+
+
+def test_regex_replace_follows_re2_on_empty_matches_escapes_and_unicode() -> None:
+    text = tw.constant(["abxd", "é1ü22", "a\\b"])
+    outs = [tw.regex_replace(text, "x*", "-"),  # RE2 skips the empty match right after "x"
+            tw.regex_replace(text, r"\d", "#"),
+            tw.regex_replace(text, ".", "."),  # one match per UTF-8 character
+            tw.regex_replace(text, r"\\", r"\\\\"),
+            tw.regex_replace(text, "b", r"\9")]  # a group the pattern lacks: no change
+    got = [v.tolist() for v in _run(outs)]
+    assert got[0][0] == b"-a-b-d-"
+    assert got[1][1] == "é#ü##".encode()
+    assert got[2] == [b"....", b".....", b"..."]
+    assert got[3][2] == b"a\\\\b"
+    assert got[4] == _bytes(["abxd", "é1ü22", "a\\b"])
+
+
+def test_regex_full_match_and_pattern_errors() -> None:
+    text = tw.constant(["abc", "ab1", ""])
+    outs = [tw.strings.regex_full_match(text, "[a-z]*"),
+            tw.strings.regex_full_match(text, tw.constant("ab.?"))]
+    assert outs[0].dtype == tw.bool and outs[1].op.type == "RegexFullMatch"
+    got = [v.tolist() for v in _run(outs)]
+    assert got == [[True, False, True], [True, True, False]]
+    with pytest.raises(ValueError, match="Shape must be rank 0"):
+        tw.strings.regex_full_match(text, tw.constant(["a", "b", "c"]))
+    with pytest.raises(ValueError, match="Shape must be rank 0"):
+        tw.strings.regex_replace(text, "a", tw.constant(["x"]))
+    p = tw.placeholder(tw.string, [])
+    with pytest.raises(errors.InvalidArgumentError, match=r"Invalid pattern: a\(, error"):
+        _run(tw.strings.regex_replace(text, p, "x"), {p: "a("})
+    with pytest.raises(errors.InvalidArgumentError, match=r"Invalid pattern: \[, error"):
+        _run(tw.strings.regex_full_match(text, "["))
+
+
+# --- numbers ---------------------------------------------------------------------------------
+
+def test_string_to_number_parses_as_tf() -> None:
+    floats = tw.string_to_number(["1.5", " -2e3 ", "0x1F", "INF", ".5", "+7"])
+    doubles = tw.strings.to_number(["0.1", "1e300"], out_type=tw.float64)
+    ints = tw.strings.to_number([" 42", "-2147483648", "007"], out_type=tw.int32)
+    longs = tw.strings.to_number(["9223372036854775807"], out_type="int64")
+    assert [o.dtype for o in (floats, doubles, ints, longs)] == [
+        tw.float32, tw.float64, tw.int32, tw.int64]
+    got = _run([floats, doubles, ints, longs])
+    assert got[0].dtype == np.float32
+    assert got[0].tolist() == [1.5, -2000.0, 31.0, float("inf"), 0.5, 7.0]
+    assert got[1].tolist() == [0.1, 1e300]
+    assert got[2].dtype == np.int32 and got[2].tolist() == [42, -2147483648, 7]
+    assert got[3].tolist() == [2**63 - 1]
+    with pytest.raises(TypeError):
+        tw.strings.to_number(["1"], out_type=tw.uint8)
+
+
+@pytest.mark.parametrize("text, out_type", [
+    ("abc", tw.float32), ("1.5", tw.int32), ("+1", tw.int32), ("2147483648", tw.int32),
+    ("1e", tw.float32), ("infinity", tw.float64), ("1" * 32, tw.float32), ("", tw.float32),
+    ("1_000", tw.int64),
+])
+def test_string_to_number_refuses_what_tf_refuses(text: str, out_type: tw.DType) -> None:
+    p = tw.placeholder(tw.string, [None])
+    out = tw.strings.to_number(p, out_type=out_type, name="num")
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="StringToNumberOp could not correctly convert string") as info:
+        _run(out, {p: ["1", text]})
+    assert info.value.node_def == "num"
+
+
+def test_as_string_formats_as_printf() -> None:
+    ints = tw.constant([3, -12], tw.int64)
+    floats = tw.constant([1.5, 1234.5678, -0.000125])
+    outs = [tw.as_string(ints), tw.as_string(ints, width=5, fill="0"),
+            tw.strings.as_string(ints, width=4, fill="-"), tw.as_string(floats),
+            tw.as_string(floats, precision=2), tw.as_string(floats, scientific=True),
+            tw.as_string(floats, shortest=True), tw.as_string(tw.constant([True, False])),
+            tw.as_string(tw.constant(7, tw.int8), width=3)]
+    got = [np.asarray(v).tolist() for v in _run(outs)]
+    assert got[0] == [b"3", b"-12"]
+    assert got[1] == [b"00003", b"-0012"]
+    assert got[2] == [b"3   ", b"-12 "]
+    assert got[3] == [b"1.500000", b"1234.567749", b"-0.000125"]  # float32 values, as C's
+    assert got[4] == [b"1.50", b"1234.57", b"-0.00"]
+    assert got[5] == [b"1.500000e+00", b"1.234568e+03", b"-1.250000e-04"]
+    assert got[6] == [b"1.5", b"1234.57", b"-0.000125"]
+    assert got[7] == [b"true", b"false"]
+    assert got[8] == b"  7"
+
+
+def test_as_string_refuses_bad_attrs_and_dtypes() -> None:
+    ints, floats = tw.constant([1]), tw.constant([1.0])
+    for out, message in [(tw.as_string(ints, precision=2), "precision not supported"),
+                         (tw.as_string(ints, scientific=True), "scientific and shortest"),
+                         (tw.as_string(floats, scientific=True, shortest=True),
+                          "Cannot select both"),
+                         (tw.as_string(floats, fill="ab"), "one or fewer characters"),
+                         (tw.as_string(floats, fill="x"), "Fill argument not supported")]:
+        with pytest.raises(errors.InvalidArgumentError, match=message):
+            _run(out)
+    with pytest.raises(TypeError):
+        tw.as_string(tw.constant(["a"]))
+    with pytest.raises(TypeError):
+        tw.as_string(tw.constant([1], tw.uint8))  # not in TF1's list
+
+
+# --- ReduceJoin ------------------------------------------------------------------------------
+
+def test_reduce_join_matches_tf_documentation() -> None:
+    a = [["a", "b"], ["c", "d"]]
+    cases = {
+        (0,): [b"ac", b"bd"], (1,): [b"ab", b"cd"], (-2,): [b"ac", b"bd"],
+        (-1,): [b"ab", b"cd"], ((0, 1),): b"acbd", ((1, 0),): b"abcd",
+        ((),): [[b"a", b"b"], [b"c", b"d"]],
+    }
+    outs = {k: tw.reduce_join(a, *k) for k in cases}
+    outs["all"] = tw.strings.reduce_join(a)
+    outs["keep0"] = tw.reduce_join(a, 0, keep_dims=True)
+    outs["keep1"] = tw.reduce_join(a, 1, keepdims=True)
+    outs["sep"] = tw.reduce_join(a, 0, separator=".")
+    assert outs["all"].shape.as_list() == [] and outs["keep0"].shape.as_list() == [1, 2]
+    got = _run(outs)
+    for key, want in cases.items():
+        assert np.asarray(got[key]).tolist() == want, key
+    assert got["all"] == b"abcd"
+    assert got["keep0"].tolist() == [[b"ac", b"bd"]]
+    assert got["keep1"].tolist() == [[b"ab"], [b"cd"]]
+    assert got["sep"].tolist() == [b"a.c", b"b.d"]
+
+
+def test_reduce_join_of_unknown_rank_and_bad_axes() -> None:
+    p = tw.placeholder(tw.string)
+    everything = tw.reduce_join(p, separator=" ")
+    cube = np.array([[["a", "b"], ["c", "d"]], [["e", "f"], ["g", "h"]]])
+    assert _run(everything, {p: cube}) == b"a b c d e f g h"
+    with pytest.raises(ValueError, match="Invalid reduction dimension 2"):
+        tw.reduce_join(tw.constant([["a"]]), 2)
+    with pytest.raises(ValueError, match="Cannot specify both"):
+        tw.reduce_join(p, 0, reduction_indices=0)
+    axes = tw.placeholder(tw.int32, [None])
+    out = tw.reduce_join(p, axes, name="rj")
+    assert out.shape.ndims is None
+    with pytest.raises(errors.OutOfRangeError, match="Invalid reduction dimension 3 for input "
+                                                     "with 3 dimension"):
+        _run(out, {p: cube, axes: [3]})
+    with pytest.raises(errors.InvalidArgumentError, match="Duplicate reduction dimension -3"):
+        _run(out, {p: cube, axes: [0, -3]})
+    rows = tw.placeholder(tw.string, [2, None])
+    assert _run(tw.reduce_join(rows, 1), {rows: np.empty((2, 0), object)}).tolist() == [b"", b""]
+
+
+# --- hash buckets and base64 -----------------------------------------------------------------
+
+def test_hash_buckets_match_tf() -> None:
+    words = tw.constant(["a", "b", "c", "d"])
+    fast = tw.strings.to_hash_bucket_fast(words, 10)
+    one = tw.string_to_hash_bucket_fast(words, 1)
+    strong = tw.strings.to_hash_bucket_strong(words[:3], 10, key=[98765, 132])
+    assert fast.dtype == strong.dtype == tw.int64
+    got = _run([fast, one, strong])
+    assert got[0].dtype == np.int64 and got[0].tolist() == [9, 2, 2, 5]
+    assert got[1].tolist() == [0, 0, 0, 0]
+    assert got[2].tolist() == [4, 2, 8]
+    with pytest.raises(ValueError, match="num_buckets"):
+        tw.strings.to_hash_bucket_fast(words, 0)
+    with pytest.raises(errors.InvalidArgumentError, match="Key must have 2 elements"):
+        _run(tw.string_to_hash_bucket_strong(words, 10, key=[98765]))
+
+
+def test_base64_is_web_safe_and_round_trips() -> None:
+    data = [b"hello?", b"\xff\xfe", b""]
+    encoded = tw.encode_base64(tw.constant(data))
+    padded = tw.encode_base64(tw.constant(data), pad=True)
+    got = _run([encoded, padded, tw.decode_base64(encoded), tw.decode_base64(padded)])
+    assert got[0].tolist() == [base64.urlsafe_b64encode(d).rstrip(b"=") for d in data]
+    assert got[1].tolist() == [base64.urlsafe_b64encode(d) for d in data]
+    assert got[2].tolist() == got[3].tolist() == data
+    with pytest.raises(errors.InvalidArgumentError, match="Invalid character found in base64"):
+        _run(tw.decode_base64(["a+b/"]))
+
+
+# --- placement and registration --------------------------------------------------------------
+
+STRING_OPS = ("StringJoin", "StringLength", "Substr", "StringUpper", "StringLower",
+              "StringStrip", "RegexReplace", "StaticRegexReplace", "RegexFullMatch",
+              "StaticRegexFullMatch", "StringToNumber", "AsString", "ReduceJoin",
+              "StringToHashBucketFast", "StringToHashBucketStrong", "EncodeBase64",
+              "DecodeBase64")
+
+
+def test_string_kernels_are_host_only_and_have_no_gradient() -> None:
+    from tensorweave.plugins.gpu import kernels
+    from tensorweave.registry import KernelRegistry
+
+    registries = get_registries()
+    gpu = KernelRegistry()
+    kernels.register_kernels(gpu.bind("gpu"))
+    gpu.freeze()
+    for op in STRING_OPS:
+        assert registries.ops.get(op).grad is None, op
+        assert registries.kernels.lookup(op, "CPU", None) is not None, op
+        assert gpu.lookup(op, "GPU", None) is None, op
+        assert hasattr(tw.raw_ops, op), op
+
+
+def test_string_op_runs_on_a_worker_of_a_local_cluster() -> None:
+    from tensorweave.train.local_cluster import LocalCluster
+
+    with LocalCluster({"worker": 2}) as cluster:
+        with tw.device("/job:worker/task:1"):
+            p = tw.placeholder(tw.string, [None], name="p")
+            shouted = tw.strings.upper(tw.string_join([p, "!"]))
+            counts = tw.strings.to_number(tw.regex_replace(p, "[^0-9]", ""), out_type=tw.int32)
+        with tw.device("/job:worker/task:0"):
+            joined = tw.reduce_join(shouted, separator=" ")
+        with tw.Session(cluster.target("worker", 0)) as sess:
+            got_joined, got_counts = sess.run([joined, counts], {p: ["ab1", "c\u00e92"]})
+    assert got_joined == "AB1! C\u00e92!".encode()
+    assert got_counts.tolist() == [1, 2]
