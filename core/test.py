@@ -116,12 +116,10 @@ def compute_gradient_error(x: Any, x_shape: Any, y: Tensor, y_shape: Sequence[in
                            x_init_value: Any = None, delta: float = 1e-3,
                            init_targets: Any = None,
                            extra_feed_dict: dict | None = None) -> float:
-    """The largest absolute difference between theoretical and numerical Jacobians."""
+    """The largest absolute difference between theoretical and numerical Jacobians; NaN if
+    either has a NaN (Python's `max` would skip it and report agreement)."""
     result = compute_gradient(x, x_shape, y, y_shape, x_init_value, delta, init_targets,
                               extra_feed_dict)
     pairs = result if isinstance(result, list) else [result]
-    error = 0.0
-    for theoretical, numerical in pairs:
-        if theoretical.size:
-            error = max(error, float(np.max(np.abs(theoretical - numerical))))
-    return error
+    differences = [np.abs(t - n).ravel() for t, n in pairs]
+    return float(np.max(np.concatenate([[0.0], *differences])))

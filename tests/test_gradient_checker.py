@@ -39,6 +39,12 @@ def test_a_wrong_gradient_is_detected() -> None:
     assert tf.test.compute_gradient_error(x, [3], x * x, [3], x_init_value=init) < 1e-6
 
 
+def test_a_nan_jacobian_is_an_error_of_nan() -> None:
+    x = tf.placeholder(tf.float64, [2])
+    init = np.array([0.0, 4.0])
+    assert np.isnan(tf.test.compute_gradient_error(x, [2], tf.sqrt(x), [2], x_init_value=init))
+
+
 def test_unconnected_input_has_a_zero_theoretical_jacobian() -> None:
     x, y = tf.placeholder(tf.float64, [2]), tf.placeholder(tf.float64, [2])
     theoretical, numerical = tf.test.compute_gradient(x, [2], y * 2.0, [2],
