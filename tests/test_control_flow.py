@@ -174,9 +174,26 @@ def test_case_picks_the_first_true_predicate_else_the_default() -> None:
     by_dict = tw.case({x < 5: lambda: x * 10}, default=lambda: x, exclusive=True)
     with tw.Session() as sess:
         assert [sess.run(out, {x: v}) for v in (-5, 3, 50, 500)] == [-1, 1, 2, 3]
-        # without a default the last pair's fn serves as it
-        assert [sess.run(last, {x: v}) for v in (-5, 3, 50)] == [-1, 1, 1]
+        # without a default the last pair's fn serves as it, when its predicate holds
+        assert [sess.run(last, {x: v}) for v in (-5, 3)] == [-1, 1]
+        with pytest.raises(tw.errors.InvalidArgumentError,
+                           match="Input error: None of conditions evaluated as True"):
+            sess.run(last, {x: 50})
         assert [sess.run(by_dict, {x: v}) for v in (2, 7)] == [20, 7]
+
+
+def test_exclusive_case_fails_when_two_predicates_hold() -> None:
+    x = tw.placeholder(tw.int32, [])
+    pairs = [(x < 10, lambda: tw.constant(1)), (x > 5, lambda: tw.constant(2))]
+    exclusive = tw.case(pairs, default=lambda: tw.constant(0), exclusive=True)
+    first = tw.case(pairs, default=lambda: tw.constant(0))
+    with tw.Session() as sess:
+        assert [sess.run(exclusive, {x: v}) for v in (2, 20)] == [1, 2]
+        assert sess.run(first, {x: 7}) == 1
+        with pytest.raises(tw.errors.InvalidArgumentError,
+                           match=r"exclusive=True: more than 1 conditions \(Less:0, Greater:0\)"):
+            sess.run(exclusive, {x: 7})
+        assert sess.run(exclusive, {x: 3}) == 1  # the session keeps working
 
 
 @pytest.mark.parametrize("pairs, message", [

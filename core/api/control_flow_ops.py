@@ -17,6 +17,7 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.api import math_ops
+from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.func_graph import (
@@ -276,8 +277,9 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
          strict: bool = False, name: str = "case") -> Any:
     """The result of the fn of the first true predicate of `pred_fn_pairs` (a list of
     ``(pred, fn)`` pairs, or a dict), else of `default`, as nested `cond`s. Without `default`
-    the last pair's fn serves as it. `exclusive` is accepted for TF compatibility; the
-    predicates are evaluated in order either way."""
+    the last pair's fn serves as it, and a run where no predicate is true fails with
+    `InvalidArgumentError` ("Input error: None of conditions evaluated as True"); with
+    `exclusive`, so does a run where more than one is, as TF's ``Assert``s check."""
     if not isinstance(pred_fn_pairs, (list, _tuple, dict)):
         raise TypeError("fns must be a list, tuple, or dict")
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else \
@@ -294,16 +296,41 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
             raise TypeError(f"fn for pred {pred.name} must be callable.")
     if default is not None and not callable(default):
         raise TypeError("default must be callable.")
-    if default is None:
-        if not pairs:
-            raise ValueError("case() needs at least one (pred, fn) pair or a default.")
-        default = pairs.pop()[1]
-    graph = _scope_graph([p for p, _ in pairs])
+    if default is None and not pairs:
+        raise ValueError("case() needs at least one (pred, fn) pair or a default.")
+    preds = [p for p, _ in pairs]
+    graph = _scope_graph(preds)
     with graph.as_default(), graph.name_scope(name):
+        checks = []
+        if exclusive and len(preds) > 1:
+            checks.append(_assert_at_most_one_true(preds))
+        if default is None:
+            default = pairs.pop()[1]
+            stacked = _stack(preds)
+            checks.append(Assert(math_ops.reduce_any(stacked), [
+                "Input error: None of conditions evaluated as True:", stacked],
+                summarize=len(preds)))
         fn = default
         for pred, action in reversed(pairs):
             fn = functools.partial(cond, pred, action, fn, strict)
-        return fn()
+        result = fn()
+        if not checks:
+            return result
+        with graph.control_dependencies(checks):
+            return _pack_as(result, [identity(t) for t in _flatten(result)])
+
+
+def _stack(preds: list[Tensor]) -> Tensor:
+    return apply("Pack", [list(preds)], {"axis": 0}, name="preds_c")
+
+
+def _assert_at_most_one_true(preds: list[Tensor]) -> Operation:
+    stacked = _stack(preds)
+    count = math_ops.reduce_sum(math_ops.cast(stacked, dtypes.int32))
+    names = ", ".join(p.name for p in preds)
+    return Assert(math_ops.less_equal(count, 1), [
+        f"Input error: exclusive=True: more than 1 conditions ({names}) evaluated as True:",
+        stacked], summarize=len(preds))
 
 
 def _shape_less_than_or_equal(shape: TensorShape, invariant: TensorShape) -> bool:
