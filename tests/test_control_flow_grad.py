@@ -9,15 +9,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.framework.func_graph import FunctionDef
-
-
-def numeric_grad(f: object, x: np.ndarray, eps: float = 1e-5) -> np.ndarray:
-    out = np.zeros_like(x, dtype=np.float64)
-    for index in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[index] = eps
-        out[index] = (f(x + d) - f(x - d)) / (2 * eps)
-    return out
+from tests.numeric import numeric_grad
 
 
 def test_cond_gradient_follows_the_branch_taken_at_run_time() -> None:

@@ -9,15 +9,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.plugins.standard_ops import while_grad
-
-
-def numeric_grad(f: object, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x, dtype=np.float64)
-    for index in np.ndindex(x.shape):
-        d = np.zeros_like(x)
-        d[index] = eps
-        out[index] = (f(x + d) - f(x - d)) / (2 * eps)
-    return out
+from tests.numeric import numeric_grad
 
 
 def test_the_body_runs_twice_per_iteration_whatever_the_length() -> None:
