@@ -15,11 +15,14 @@ from tensorweave import (  # noqa: E402
     dtypes,
     errors,
     image,
+    io,
     layers,
     losses,
     math,
     metrics,
     nn,
+    python_io,
+    queue,
     random,
     raw_ops,
     sparse,
@@ -32,11 +35,13 @@ from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 
 from tensorweave.api.array_ops import *  # noqa: F403
 from tensorweave.api.check_ops import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
+from tensorweave.api.data_flow_ops import *  # noqa: F403
 from tensorweave.api.functional_ops import *  # noqa: F403
 from tensorweave.api.gradients import *  # noqa: F403
 from tensorweave.api.init_ops import *  # noqa: F403
 from tensorweave.api.logging_ops import *  # noqa: F403
 from tensorweave.api.math_ops import *  # noqa: F403
+from tensorweave.api.parsing_ops import *  # noqa: F403
 from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.script_ops import *  # noqa: F403

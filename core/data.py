@@ -3,7 +3,7 @@
 
 from types import SimpleNamespace
 
-from tensorweave.api.dataset_ops import AUTOTUNE, Dataset
+from tensorweave.api.dataset_ops import AUTOTUNE, Dataset, TextLineDataset, TFRecordDataset
 from tensorweave.api.iterator_ops import (
     Iterator,
     get_output_classes,
@@ -15,5 +15,6 @@ from tensorweave.api.iterator_ops import (
 
 experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE)
 
-__all__ = ["Dataset", "Iterator", "experimental", "get_output_classes", "get_output_shapes",
-           "get_output_types", "make_initializable_iterator", "make_one_shot_iterator"]
+__all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "experimental",
+           "get_output_classes", "get_output_shapes", "get_output_types",
+           "make_initializable_iterator", "make_one_shot_iterator"]

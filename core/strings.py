@@ -1,8 +1,8 @@
 """``tw.strings``: the dense string ops under ``tf.compat.v1.strings``' names (``join``,
 ``length``, ``substr``, ``upper``, ``lower``, ``strip``, ``regex_replace``, ``regex_full_match``,
 ``to_number``, ``as_string``, ``reduce_join``, ``to_hash_bucket_fast``,
-``to_hash_bucket_strong``), all from `tensorweave.api.string_ops`. ``split`` (which returns a
-``SparseTensor`` in TF1) and the unicode/ragged ops are not provided.
+``to_hash_bucket_strong``), ``format`` and ``split`` (a ``SparseTensor``, as in TF1), all from
+`tensorweave.api.string_ops`. The unicode and ragged ops are not provided.
 """
 
 from tensorweave.api.string_ops import (
@@ -12,6 +12,7 @@ from tensorweave.api.string_ops import (
     regex_replace,
     substr,
 )
+from tensorweave.api.string_ops import string_format as format  # noqa: A004 - TF's name
 from tensorweave.api.string_ops import string_join as join
 from tensorweave.api.string_ops import string_length as length
 from tensorweave.api.string_ops import string_lower as lower
@@ -20,8 +21,10 @@ from tensorweave.api.string_ops import string_to_hash_bucket_fast as to_hash_buc
 from tensorweave.api.string_ops import string_to_hash_bucket_strong as to_hash_bucket_strong
 from tensorweave.api.string_ops import string_to_number as to_number
 from tensorweave.api.string_ops import string_upper as upper
+from tensorweave.api.string_ops import strings_split as split
 
 __all__ = [
-    "as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace",
-    "strip", "substr", "to_hash_bucket_fast", "to_hash_bucket_strong", "to_number", "upper",
+    "as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
+    "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_hash_bucket_strong",
+    "to_number", "upper",
 ]

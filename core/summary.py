@@ -21,9 +21,10 @@ import time
 from typing import Any, ClassVar
 
 from tensorweave.api.summary_ops import histogram, merge, merge_all, scalar
-from tensorweave.event_file import FILE_VERSION, create_event_file, encode_record
+from tensorweave.event_file import FILE_VERSION, create_event_file
 from tensorweave.framework.graph import Graph, get_default_graph
 from tensorweave.summary_proto import Event, HistogramProto, Summary, serialize_graph_def
+from tensorweave.tf_record import encode_record
 
 __all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "Summary", "histogram",
            "merge", "merge_all", "scalar"]

@@ -25,111 +25,33 @@ unpacked repeated doubles too.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
 
-_VARINT, _FIXED64, _BYTES, _FIXED32 = 0, 1, 2, 5
-_F64, _F32 = struct.Struct("<d"), struct.Struct("<f")
-
-
-# -- wire primitives --------------------------------------------------------------------------
-
-
-def varint(value: int) -> bytes:
-    """Base-128 varint of a non-negative int, or of a negative int64 as its 10-byte two's
-    complement (as protobuf encodes negative int64 fields)."""
-    if value < 0:
-        value += 1 << 64
-    out = bytearray()
-    while True:
-        bits = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def _key(number: int, wire_type: int) -> bytes:
-    return varint(number << 3 | wire_type)
-
-
-def double_field(number: int, value: float) -> bytes:
-    return _key(number, _FIXED64) + _F64.pack(value) if value else b""
-
-
-def float_field(number: int, value: float) -> bytes:
-    return _key(number, _FIXED32) + _F32.pack(value) if value else b""
-
-
-def int64_field(number: int, value: int) -> bytes:
-    return _key(number, _VARINT) + varint(value) if value else b""
-
-
-def bytes_field(number: int, value: bytes, always: bool = False) -> bytes:
-    """A length-delimited field (string, bytes or an embedded message); empty values are
-    written only if `always` (an embedded message that is set, even if empty)."""
-    return _key(number, _BYTES) + varint(len(value)) + value if value or always else b""
-
-
-def packed_doubles(number: int, values: tuple[float, ...]) -> bytes:
-    return bytes_field(number, struct.pack(f"<{len(values)}d", *values))
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= len(data) or shift > 63:
-            raise ValueError("Malformed protocol buffer: truncated or overlong varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return result & ((1 << 64) - 1), pos
-
-
-def fields(data: bytes) -> Iterator[tuple[int, int, Any]]:
-    """``(field number, wire type, value)`` of each field of a serialized message: an int for
-    varints, raw `bytes` for the fixed and length-delimited types."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        number, wire_type = key >> 3, key & 7
-        if wire_type == _VARINT:
-            value, pos = _read_varint(data, pos)
-        elif wire_type in (_FIXED64, _FIXED32):
-            size = 8 if wire_type == _FIXED64 else 4
-            value, pos = data[pos:pos + size], pos + size
-        elif wire_type == _BYTES:
-            size, pos = _read_varint(data, pos)
-            value, pos = data[pos:pos + size], pos + size
-        else:
-            raise ValueError(f"Malformed protocol buffer: wire type {wire_type}")
-        if pos > len(data) or number == 0:
-            raise ValueError("Malformed protocol buffer: truncated field")
-        yield number, wire_type, value
+from tensorweave import proto_wire as wire
+from tensorweave.proto_wire import (
+    bytes_field,
+    double_field,
+    fields,
+    int64_field,
+    packed_doubles,
+)
 
 
 def _double(wire_type: int, raw: bytes) -> float:
-    if wire_type != _FIXED64:
+    if wire_type != wire.FIXED64:
         raise ValueError("Malformed protocol buffer: a double field is not 64-bit")
-    return _F64.unpack(raw)[0]
+    return wire.F64.unpack(raw)[0]
 
 
 def _doubles(wire_type: int, raw: bytes) -> tuple[float, ...]:
-    if wire_type == _FIXED64:
-        return (_F64.unpack(raw)[0],)
-    if wire_type != _BYTES or len(raw) % 8:
+    if wire_type == wire.FIXED64:
+        return (wire.F64.unpack(raw)[0],)
+    if wire_type != wire.BYTES or len(raw) % 8:
         raise ValueError("Malformed protocol buffer: bad packed doubles")
     return struct.unpack(f"<{len(raw) // 8}d", raw)
-
-
-def _int64(raw: int) -> int:
-    return raw - (1 << 64) if raw >= 1 << 63 else raw
 
 
 # -- messages ---------------------------------------------------------------------------------
@@ -177,7 +99,7 @@ class SummaryValue:
     def SerializeToString(self) -> bytes:  # noqa: N802
         out = bytes_field(1, self.tag.encode())
         if self.simple_value is not None:  # a oneof member is written even when 0
-            out += _key(2, _FIXED32) + _F32.pack(self.simple_value)
+            out += wire.key(2, wire.FIXED32) + wire.F32.pack(self.simple_value)
         if self.histo is not None:
             out += bytes_field(5, self.histo.SerializeToString(), always=True)
         return out
@@ -186,11 +108,11 @@ class SummaryValue:
     def FromString(cls, data: bytes) -> SummaryValue:  # noqa: N802
         tag, simple, histo = "", None, None
         for number, wire_type, raw in fields(data):
-            if number == 1 and wire_type == _BYTES:
+            if number == 1 and wire_type == wire.BYTES:
                 tag = raw.decode("utf-8")
-            elif number == 2 and wire_type == _FIXED32:
-                simple = _F32.unpack(raw)[0]
-            elif number == 5 and wire_type == _BYTES:
+            elif number == 2 and wire_type == wire.FIXED32:
+                simple = wire.F32.unpack(raw)[0]
+            elif number == 5 and wire_type == wire.BYTES:
                 histo = HistogramProto.FromString(raw)
         return cls(tag, simple, histo)
 
@@ -207,7 +129,7 @@ class Summary:
     @classmethod
     def FromString(cls, data: bytes) -> Summary:  # noqa: N802
         return cls(tuple(SummaryValue.FromString(raw) for number, wire_type, raw in fields(data)
-                         if number == 1 and wire_type == _BYTES))
+                         if number == 1 and wire_type == wire.BYTES))
 
 
 @attrs.frozen
@@ -236,13 +158,13 @@ class Event:
         for number, wire_type, raw in fields(data):
             if number == 1:
                 found["wall_time"] = _double(wire_type, raw)
-            elif number == 2 and wire_type == _VARINT:
-                found["step"] = _int64(raw)
-            elif number == 3 and wire_type == _BYTES:
+            elif number == 2 and wire_type == wire.VARINT:
+                found["step"] = wire.signed64(raw)
+            elif number == 3 and wire_type == wire.BYTES:
                 found["file_version"] = raw.decode("utf-8")
-            elif number == 4 and wire_type == _BYTES:
+            elif number == 4 and wire_type == wire.BYTES:
                 found["graph_def"] = bytes(raw)
-            elif number == 5 and wire_type == _BYTES:
+            elif number == 5 and wire_type == wire.BYTES:
                 found["summary"] = bytes(raw)
         return cls(**found)
 

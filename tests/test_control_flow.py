@@ -414,12 +414,19 @@ def test_the_kernel_compiles_each_function_once_per_node_and_only_when_taken() -
     y = tw.cond(p, lambda: x + 1.0, lambda: x - 1.0)
     ctx = _kernel_context(y.op)
     step = StepContext(7, Rendezvous(7))
-    assert if_kernel(ctx, step, np.array(True), np.float32(2.0)) == 3.0
+
+    def call(pred: bool, value: float) -> object:
+        outcome: list[object] = []
+        if_kernel(ctx, step, outcome.append, np.array(pred), np.float32(value))
+        (result,) = outcome
+        return result
+
+    assert call(True, 2.0) == 3.0
     executor = ctx.state["then_branch"][1]
     assert "else_branch" not in ctx.state
-    assert if_kernel(ctx, step, np.array(True), np.float32(5.0)) == 6.0
+    assert call(True, 5.0) == 6.0
     assert ctx.state["then_branch"][1] is executor
-    out = if_kernel(ctx, step, np.array(False), np.float32(5.0))
+    out = call(False, 5.0)
     assert out == 4.0 and out.dtype == np.float32
 
 

@@ -9,26 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-
-
-def elements(dataset: tf.data.Dataset, feed: dict | None = None) -> list:
-    """Every element of `dataset`, through an initializable iterator."""
-    it = dataset.make_initializable_iterator()
-    nxt = it.get_next()
-    out = []
-    with tf.Session() as s:
-        s.run(it.initializer, feed)
-        while True:
-            try:
-                out.append(s.run(nxt))
-            except tf.errors.OutOfRangeError:
-                return out
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    with tf.Graph().as_default() as g:
-        yield g
+from tests.datasets import elements, fresh_graph  # noqa: F401 - the fixture
 
 
 def test_from_tensor_slices_tuple_and_dict():

@@ -327,13 +327,202 @@ def test_base64_is_web_safe_and_round_trips() -> None:
         _run(tw.decode_base64(["a+b/"]))
 
 
+# --- StringSplit / StringSplitV2 ------------------------------------------------------------
+
+def _rows(value: tw.SparseTensorValue) -> list[list[bytes]]:
+    """The tokens of a fetched split, row by row, checked to be laid out as TF's kernel does."""
+    assert isinstance(value, tw.SparseTensorValue)
+    assert value.indices.dtype == np.int64 and value.dense_shape.dtype == np.int64
+    assert value.values.dtype == object and value.indices.shape == (len(value.values), 2)
+    rows: list[list[bytes]] = [[] for _ in range(int(value.dense_shape[0]))]
+    for (row, col), token in zip(value.indices.tolist(), value.values.tolist()):
+        assert col == len(rows[row])  # row-major, columns 0, 1, 2, ... within a row
+        rows[row].append(token)
+    assert value.dense_shape[1] == max((len(r) for r in rows), default=0)
+    return rows
+
+
+def test_string_split_gives_tfs_documented_sparse_tensor() -> None:
+    sp = tw.string_split(["hello world", "a b c"])
+    assert isinstance(sp, tw.SparseTensor) and sp.values.op.type == "StringSplit"
+    assert sp.dtype == tw.string and sp.indices.dtype == sp.dense_shape.dtype == tw.int64
+    assert sp.indices.shape.as_list() == [None, 2] and sp.values.shape.as_list() == [None]
+    assert sp.dense_shape.shape.as_list() == [2]
+    got = _run(sp)
+    assert got.indices.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]]
+    assert got.values.tolist() == [b"hello", b"world", b"a", b"b", b"c"]
+    assert got.dense_shape.tolist() == [2, 3]
+
+
+def test_string_split_splits_at_every_delimiter_byte_and_skips_empty_tokens() -> None:
+    source = ["a,b;;c", ",x,", "", "no-split"]
+    skip = tw.string_split(source, ",;")
+    keep = tw.string_split(source, delimiter=",;", skip_empty=False)
+    assert keep.values.op.get_attr("skip_empty") is False
+    got_skip, got_keep = _run([skip, keep])
+    assert _rows(got_skip) == [[b"a", b"b", b"c"], [b"x"], [], [b"no-split"]]
+    # an empty string has no tokens even when empty ones are kept, as TF's Split
+    assert _rows(got_keep) == [[b"a", b"b", b"", b"c"], [b"", b"x", b""], [], [b"no-split"]]
+    with pytest.raises(ValueError, match="Cannot specify both 'sep' and 'delimiter'"):
+        tw.string_split(source, ",", delimiter=";")
+
+
+def test_string_split_with_empty_delimiter_gives_single_bytes_of_utf8() -> None:
+    text = "hé 中"
+    got = _run(tw.string_split([text, "ab"], ""))
+    raw = text.encode()
+    assert _rows(got) == [[raw[i:i + 1] for i in range(len(raw))], [b"a", b"b"]]
+    assert got.dense_shape.tolist() == [2, len(raw)]
+    # a multi-byte delimiter is a set of bytes: each byte of the UTF-8 "é" splits
+    by_bytes = _run(tw.string_split(["xéy"], "é", skip_empty=False))
+    assert _rows(by_bytes) == [[b"x", b"", b"y"]]
+
+
+def test_strings_split_follows_python_bytes_split() -> None:
+    source = ["1<>2<><>3", "<>", "", "a<>b<>c<>d", "ü<>é"]
+    for maxsplit in (-1, 1, 2):
+        got = _run(tw.strings.split(source, sep="<>", maxsplit=maxsplit))
+        assert _rows(got) == [s.encode().split(b"<>", maxsplit) for s in source], maxsplit
+    doc = _run(tw.strings.split(["1<>2<><>3"], "<>"))
+    assert doc.values.tolist() == [b"1", b"2", b"", b"3"]  # TF's documented example
+    sp = tw.strings.split(source=["a b"], sep="é", maxsplit=3)
+    assert sp.values.op.type == "StringSplitV2" and sp.values.op.get_attr("maxsplit") == 3
+
+
+def test_strings_split_without_sep_splits_on_whitespace_runs() -> None:
+    sp = tw.strings.split(["hello world", "a b c"])
+    doc = _run(sp)
+    assert doc.indices.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]]
+    assert doc.values.tolist() == [b"hello", b"world", b"a", b"b", b"c"]
+    assert doc.dense_shape.tolist() == [2, 3]
+    source = ["  lead and trail \t", "", " \n\v\f\r ", "t\u00e9l\u00e9 \u00fcber"]
+    got = _run(tw.strings.split(source))
+    assert _rows(got) == [s.encode().split() for s in source]
+
+
+def test_strings_split_maxsplit_without_sep_is_tfs_splitv2() -> None:
+    source = ["a b  c d", "a ", "  x y", ""]
+    one, two, zero = _run([tw.strings.split(source, maxsplit=1),
+                           tw.strings.split(source, maxsplit=2),
+                           tw.strings.split(source, maxsplit=0)])
+    assert _rows(one) == [[b"a", b"b  c d"], [b"a", b""], [b"x", b"y"], []]
+    # the rest after the last allowed split is kept even when empty (Python drops it)
+    assert _rows(two) == [[b"a", b"b", b"c d"], [b"a"], [b"x", b"y", b""], []]
+    # maxsplit=0 keeps each string whole, leading space and empty string included
+    assert _rows(zero) == [[s.encode()] for s in source]
+
+
+def test_split_composes_with_sparse_to_dense_and_fed_inputs() -> None:
+    p = tw.placeholder(tw.string, [None])
+    sep = tw.placeholder(tw.string, [])
+    sp = tw.strings.split(p, sep)
+    dense = tw.sparse.to_dense(sp, default_value=b"")
+    assert dense.dtype == tw.string and dense.shape.as_list() == [None, None]
+    got = _run(dense, {p: ["a,b,c", "d", ""], sep: ","})
+    assert got.dtype == object
+    assert got.tolist() == [[b"a", b"b", b"c"], [b"d", b"", b""], [b"", b"", b""]]
+    words = _run(tw.sparse.to_dense(tw.string_split(p), default_value=b"-"),
+                 {p: ["one two", "three"]})
+    assert words.tolist() == [[b"one", b"two"], [b"three", b"-"]]
+    empty = _run(sp, {p: [], sep: ","})
+    assert empty.indices.shape == (0, 2) and empty.values.shape == (0,)
+    assert empty.dense_shape.tolist() == [0, 0]
+
+
+def test_split_refuses_non_vectors_ragged_results_and_non_strings() -> None:
+    with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 2"):
+        tw.string_split([["a b"], ["c"]])
+    with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 0"):
+        tw.strings.split("a b")
+    with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
+        tw.strings.split(["a b"], sep=[",", ";"])
+    with pytest.raises(ValueError, match="ragged tensors"):
+        tw.strings.split(["a b"], result_type="RaggedTensor")
+    with pytest.raises(ValueError, match="ragged tensors"):
+        tw.string_split(["a b"], result_type="RaggedTensor")
+    with pytest.raises(ValueError, match="result_type must be 'RaggedTensor' or 'SparseTensor'"):
+        tw.string_split(["a b"], result_type="Tensor")
+    with pytest.raises(TypeError):
+        tw.string_split([1, 2])
+    with pytest.raises(ValueError, match="requested dtype string for Tensor with dtype int32"):
+        tw.strings.split(tw.constant([1, 2]))
+    with pytest.raises(ValueError, match="Cannot specify both 'input' and 'source'"):
+        tw.strings.split(["a"], source=["b"])
+
+
+def test_split_checks_ranks_of_fed_inputs_at_run_time() -> None:
+    p = tw.placeholder(tw.string)
+    sep = tw.placeholder(tw.string)
+    sp = tw.strings.split(p, sep, name="splitter")
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"input must be a vector, got shape: \[2,1\]") as info:
+        _run(sp, {p: [["a"], ["b"]], sep: ","})
+    assert info.value.node_def == "splitter/StringSplitV2"
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"sep must be a scalar, got shape: \[1\]"):
+        _run(sp, {p: ["a"], sep: [","]})
+    v1 = tw.string_split(p, sep)
+    with pytest.raises(errors.InvalidArgumentError, match="delimiter must be a scalar"):
+        _run(v1, {p: ["a"], sep: [","]})
+
+
+# --- StringFormat ---------------------------------------------------------------------------
+
+def test_strings_format_gives_tfs_documented_results() -> None:
+    one = tw.strings.format("tensor: {}, suffix", tw.range(5))
+    two = tw.strings.format("a: {}, b: {}, suffix", (tw.range(2), tw.range(1, 4, 2)))
+    assert one.dtype == tw.string and one.shape.as_list() == [] and one.op.type == "StringFormat"
+    assert one.op.get_attr("placeholder") == "{}" and one.op.get_attr("summarize") == 3
+    assert _run([one, two]) == [b"tensor: [0 1 2 3 4], suffix", b"a: [0 1], b: [1 3], suffix"]
+
+
+def test_strings_format_summarizes_each_dimension_at_both_ends() -> None:
+    grid = tw.reshape(tw.range(100), [10, 10])
+    got = _run(tw.strings.format("tensor: {}, suffix", grid, summarize=3))
+    assert got == (b"tensor: [[0 1 2 ... 7 8 9]\n [10 11 12 ... 17 18 19]\n"
+                   b" [20 21 22 ... 27 28 29]\n ...\n [70 71 72 ... 77 78 79]\n"
+                   b" [80 81 82 ... 87 88 89]\n [90 91 92 ... 97 98 99]], suffix")
+    cube = tw.reshape(tw.range(8), [2, 2, 2])
+    everything, row = _run([tw.strings.format("{}", cube, summarize=-1),
+                            tw.strings.format("<>", [tw.range(9)], placeholder="<>",
+                                              summarize=1)])
+    assert everything == b"[[[0 1]\n  [2 3]]\n\n [[4 5]\n  [6 7]]]"
+    assert row == b"[0 ... 8]"
+    summarized = _run([tw.strings.format("{}", tw.range(6), summarize=n) for n in (1, 2, 3, 10)])
+    assert summarized == [b"[0 ... 5]", b"[0 1 ... 4 5]", b"[0 1 2 3 4 5]", b"[0 1 2 3 4 5]"]
+    floats = tw.constant([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    assert _run(tw.strings.format("{}", floats)) == b"[0 0.1 0.2 ... 0.5 0.6 0.7]"
+    assert _run(tw.strings.format("{}", grid, summarize=1)) == b"[[0 ... 9]\n ...\n [90 ... 99]]"
+
+
+def test_strings_format_quotes_and_escapes_strings_and_shows_other_dtypes_as_tf() -> None:
+    words = tw.constant(['say "hi"', "\u00e9\n\x01f\\"])
+    out = tw.strings.format("{} | {} | {} | {} | {}",
+                            [words, tw.constant([True, False]), tw.constant([0.1, 2.0]),
+                             tw.constant(0.1, tw.float64), tw.constant("scalar")])
+    assert _run(out).decode() == ('["say \\"hi\\"" "\u00e9\\n\\001f\\\\"] | [1 0] | '
+                                  '[0.1 2] | 0.1 | "scalar"')
+
+
+def test_strings_format_refuses_a_placeholder_count_mismatch() -> None:
+    with pytest.raises(ValueError, match=r"2 placeholder\(s\) in template does not match 1 "
+                                         r"tensor\(s\) provided as input"):
+        tw.strings.format("{} and {}", tw.constant(1))
+    assert _run(tw.strings.format("No tensor.", ())) == b"No tensor."
+    with pytest.raises(ValueError, match="must match: 0 vs. 1"):
+        tw.raw_ops.StringFormat(inputs=[tw.constant(1)], template="none", placeholder="{}")
+    raw = tw.raw_ops.StringFormat(inputs=[tw.constant(1), tw.constant([1.5, 2.0])],
+                                  template="%s and %s")
+    assert _run(raw) == b"1 and [1.5 2]"
+
+
 # --- placement and registration --------------------------------------------------------------
 
 STRING_OPS = ("StringJoin", "StringLength", "Substr", "StringUpper", "StringLower",
               "StringStrip", "RegexReplace", "StaticRegexReplace", "RegexFullMatch",
               "StaticRegexFullMatch", "StringToNumber", "AsString", "ReduceJoin",
               "StringToHashBucketFast", "StringToHashBucketStrong", "EncodeBase64",
-              "DecodeBase64")
+              "DecodeBase64", "StringSplit", "StringSplitV2", "StringFormat")
 
 
 def test_string_kernels_are_host_only_and_have_no_gradient() -> None:

@@ -8,14 +8,13 @@ import struct
 import pytest
 
 from tensorweave.framework.graph_def import NodeDef
+from tensorweave.proto_wire import fields, varint
 from tensorweave.summary_proto import (
     Event,
     HistogramProto,
     Summary,
     SummaryValue,
-    fields,
     serialize_graph_def,
-    varint,
 )
 
 

@@ -4,22 +4,30 @@ Contract: a `Dataset` is a Python value: its element structure (a nest of tuples
 leaves are `TensorSpec`s; a list given as data is one tensor, as in TF) and how to describe
 itself as plain data for an iterator's ``MakeIterator`` op (see
 `tensorweave.plugins.kernels.dataset`). Tensors a dataset needs (source data, sizes, counts)
-are made when the method is called, in the default graph; ``map``/``filter``/``flat_map``
-functions are traced once into `FunctionDef`s whose arguments are an element's tensors then the
-outer tensors they capture (a captured variable is read when the function runs). Nothing is
+are made when the method is called, in the default graph; ``map``/``filter``/``flat_map``/
+``interleave`` functions are traced once into `FunctionDef`s whose arguments are an element's
+tensors then the outer tensors they capture (a captured variable is read when the function
+runs). File sources (`TFRecordDataset`, `TextLineDataset`, ``list_files``) take their file
+names as string tensors and read when iterated; ``from_generator`` calls its generator through
+``py_func``, so only in this process. Nothing is
 computed until an iterator (`tensorweave.api.iterator_ops`) runs. Signatures, static output
 types and shapes, and construction errors follow ``tf.compat.v1``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
+import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.api.array_ops import reshape
 from tensorweave.api.random_ops import get_seed
+from tensorweave.api.script_ops import py_func
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.func_graph import (
     FuncGraph,
@@ -29,13 +37,15 @@ from tensorweave.framework.func_graph import (
     unique_function_name,
 )
 from tensorweave.framework.graph import Operation, Tensor, constant_value, get_default_graph
+from tensorweave.framework.string_array import to_string_array
 from tensorweave.op_def import TensorSpec
 from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
 from tensorweave.tensor_shape import TensorShape, as_shape
 
-__all__ = ["Dataset"]
+__all__ = ["Dataset", "TFRecordDataset", "TextLineDataset"]
 
 AUTOTUNE = -1
+_READER_BUFFER_BYTES = 256 * 1024  # TF's default buffer_size of file datasets
 
 # -- element structures ---------------------------------------------------------------------------
 
@@ -79,6 +89,18 @@ def flatten_up_to(structure: Any, value: Any, what: str) -> list[Any]:
                              f"{structure!r}")
         return [v for s, x in zip(structure, value) for v in flatten_up_to(s, x, what)]
     return [value]
+
+
+def element_structure(output_types: Any, output_shapes: Any = None) -> Any:
+    """`TensorSpec`s nested as `output_types` (dtypes), with `output_shapes` (nested the same
+    way; default: unknown shapes)."""
+    types = [dtypes.as_dtype(t) for t in flatten(output_types)]
+    if output_shapes is None:
+        shapes = [TensorShape(None)] * len(types)
+    else:
+        shapes = [as_shape(s) for s in flatten_up_to(output_types, output_shapes,
+                                                     "output_shapes")]
+    return pack_as(output_types, [TensorSpec(t, s) for t, s in zip(types, shapes)])
 
 
 def _map_structure(fn: Callable[[Any], Any], structure: Any) -> Any:
@@ -254,6 +276,55 @@ class Dataset:
                             f"`Dataset` objects, got {datasets!r}")
         return _Zip(members, pack_as(datasets, [m._structure for m in members]))
 
+    @staticmethod
+    def list_files(file_pattern: Any, shuffle: bool | None = None,
+                   seed: int | None = None) -> Dataset:
+        """The files matching `file_pattern` (a string or vector of glob patterns), globbed
+        when the iterator starts: each pattern's matches sorted, one pattern after another,
+        then shuffled (each pass anew) unless `shuffle` is False. No match at all is
+        `InvalidArgumentError` when the iterator starts."""
+        patterns = convert_to_tensor(file_pattern, dtype=dtypes.string, name="file_pattern")
+        if patterns.shape.ndims not in (None, 0, 1):
+            raise ValueError(f"file_pattern must be a scalar or a vector, got shape "
+                             f"{patterns.shape}")
+        seed1, seed2 = get_seed(seed)
+        return _Source("list_files", {"patterns": patterns},
+                       TensorSpec(dtypes.string, TensorShape([])),
+                       {"shuffle": shuffle is not False, "seed": seed1 or 0, "seed2": seed2 or 0})
+
+    @staticmethod
+    def from_generator(generator: Callable[..., Any], output_types: Any,
+                       output_shapes: Any = None, args: Any = None) -> Dataset:
+        """The elements ``generator(*args)`` yields, each converted to `output_types` (a nest
+        of dtypes) and checked against `output_shapes` (default unknown); `args` are tensors,
+        passed as numpy values. Each pass calls `generator` anew. It runs through `py_func`:
+        only in this process (elsewhere ``IteratorGetNext`` fails with
+        `InvalidArgumentError`), and an element of another structure, type or shape fails the
+        step with `InvalidArgumentError`."""
+        if not callable(generator):
+            raise TypeError("`generator` must be callable.")
+        structure = element_structure(output_types, output_shapes)
+        specs = flatten(structure)
+        types, shapes = [t.dtype for t in specs], [t.shape for t in specs]
+        state = _GeneratorState(generator, structure)
+        arg_tensors = [convert_to_tensor(a, name="args") for a in args or ()]
+
+        def start_outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            return _as_results(graph, [result])
+
+        def next_outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            for t, shape in zip(result[1:], shapes):
+                t.set_shape(shape)
+            return _as_results(graph, result)
+
+        start, _ = _trace("Dataset_from_generator_start",
+                          lambda: py_func(state.start, arg_tensors, dtypes.int64), (),
+                          start_outputs)
+        step, _ = _trace("Dataset_from_generator_next",
+                         lambda gen_id: py_func(state.next, [gen_id], [dtypes.bool_, *types]),
+                         TensorSpec(dtypes.int64, TensorShape([])), next_outputs)
+        return _Generator(start, step, structure)
+
     # -- transformations --------------------------------------------------------------------
 
     def concatenate(self, dataset: Dataset) -> Dataset:
@@ -301,7 +372,25 @@ class Dataset:
             return _as_results(graph, probe.tensors)
 
         traced, result = _trace("Dataset_flat_map", map_func, self._structure, outputs)
-        return _FlatMap(self, traced, result, result._structure)
+        return _FlatMap("flat_map", self, traced, result, result._structure)
+
+    def interleave(self, map_func: Callable[..., Any], cycle_length: Any = AUTOTUNE,
+                   block_length: Any = 1, num_parallel_calls: Any = None) -> Dataset:
+        """The elements of the datasets `map_func` makes of each element, `cycle_length` of
+        them open at once, taking `block_length` elements from each in turn (TF's order;
+        AUTOTUNE: one per CPU). ``num_parallel_calls`` is accepted; elements are computed in
+        order on demand."""
+        def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
+            if not isinstance(result, Dataset):
+                raise TypeError("`map_func` must return a `Dataset` object.")
+            probe = Description()
+            result._describe(probe)
+            return _as_results(graph, probe.tensors)
+
+        traced, result = _trace("Dataset_interleave", map_func, self._structure, outputs)
+        sizes = {"cycle_length": _scalar(cycle_length, dtypes.int64, "cycle_length"),
+                 "block_length": _scalar(block_length, dtypes.int64, "block_length")}
+        return _FlatMap("interleave", self, traced, result, result._structure, sizes)
 
     def batch(self, batch_size: Any, drop_remainder: Any = False) -> Dataset:
         """Consecutive elements stacked into batches of `batch_size` (the last one smaller
@@ -494,16 +583,168 @@ class _Functional(Dataset):
 
 
 class _FlatMap(Dataset):
-    """The inner dataset is described over the function's results: its tensors are the
-    function's outputs, in the order its description lists them."""
+    """``flat_map`` or ``interleave`` (with its scalar `sizes`). The inner dataset is described
+    over the function's results: its tensors are the function's outputs, in the order its
+    description lists them."""
 
-    def __init__(self, source: Dataset, traced: Traced, inner: Dataset, structure: Any) -> None:
+    def __init__(self, kind: str, source: Dataset, traced: Traced, inner: Dataset,
+                 structure: Any, sizes: dict[str, Tensor] | None = None) -> None:
         super().__init__(structure)
-        self._source, self._traced, self._inner = source, traced, inner
+        self._kind, self._source, self._traced, self._inner = kind, source, traced, inner
+        self._sizes = sizes or {}
 
     def _describe(self, d: Description) -> dict[str, Any]:
         fields = d.function(self._traced)
         inner = Description(d.functions)  # its functions are attrs of the same op
-        return {"kind": "flat_map", "input": self._source._describe(d),
+        return {"kind": self._kind, "input": self._source._describe(d),
                 "inner": self._inner._describe(inner),
-                **fields}
+                **{k: d.tensor(t) for k, t in self._sizes.items()}, **fields}
+
+
+class _Source(Dataset):
+    """A source of scalar tensor fields and plain fields."""
+
+    def __init__(self, kind: str, tensors: dict[str, Tensor], structure: Any,
+                 plain: dict[str, Any] | None = None) -> None:
+        super().__init__(structure)
+        self._kind, self._tensors, self._plain = kind, tensors, plain or {}
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": self._kind, **{k: d.tensor(t) for k, t in self._tensors.items()},
+                **self._plain}
+
+
+class _Generator(Dataset):
+    """``from_generator``: a ``start`` function (``py_func`` of `_GeneratorState.start`) and a
+    ``next`` function (of `_GeneratorState.next`) the kernel calls until it says done."""
+
+    def __init__(self, start: Traced, step: Traced, structure: Any) -> None:
+        super().__init__(structure)
+        self._start, self._step = start, step
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return {"kind": "generator", "start": d.function(self._start),
+                "next": d.function(self._step)}
+
+
+class _GeneratorState:
+    """The generators of one ``from_generator`` dataset, by id: one per pass, dropped when it
+    ends (a pass abandoned midway keeps its generator while the graph lives)."""
+
+    def __init__(self, generator: Callable[..., Any], structure: Any) -> None:
+        self._generator = generator
+        self._structure = structure
+        self._specs: list[TensorSpec] = flatten(structure)
+        self._running: dict[int, Iterator[Any]] = {}
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+
+    def start(self, *args: Any) -> np.ndarray:
+        iterator = iter(self._generator(*args))
+        with self._lock:
+            gen_id = next(self._ids)
+            self._running[gen_id] = iterator
+        return np.int64(gen_id)
+
+    def next(self, gen_id: Any) -> list[Any]:
+        """``[done, *element]``; when done, placeholder values of the element's dtypes."""
+        with self._lock:
+            iterator = self._running[int(gen_id)]
+        try:
+            value = next(iterator)
+        except StopIteration:
+            with self._lock:
+                del self._running[int(gen_id)]
+            return [np.bool_(True), *(_placeholder(s) for s in self._specs)]
+        try:
+            parts = flatten_up_to(self._structure, value, "element")
+        except ValueError:
+            raise TypeError(f"`generator` yielded an element that did not match the expected "
+                            f"structure. The expected structure was "
+                            f"{_map_structure(lambda s: s.dtype, self._structure)}, but the "
+                            f"yielded element was {value!r}.") from None
+        return [np.bool_(False), *(_converted(p, s) for p, s in zip(parts, self._specs))]
+
+
+def _placeholder(spec: TensorSpec) -> np.ndarray:
+    dims = [] if spec.shape.dims is None else [d or 0 for d in spec.shape.dims]
+    if spec.dtype.is_string:
+        return to_string_array(np.full(dims, b"", dtype=object))
+    return np.zeros(dims, dtype=spec.dtype.np_type)
+
+
+def _converted(value: Any, spec: TensorSpec) -> np.ndarray:
+    try:
+        array = to_string_array(value) if spec.dtype.is_string \
+            else np.asarray(value, dtype=spec.dtype.np_type, order="C")
+    except (TypeError, ValueError):
+        raise TypeError(f"`generator` yielded an element that could not be converted to the "
+                        f"expected type. The expected type was {spec.dtype.name}, but the "
+                        f"yielded element was {value!r}.") from None
+    if not TensorShape(array.shape).is_compatible_with(spec.shape):
+        raise ValueError(f"`generator` yielded an element of shape {TensorShape(array.shape)} "
+                         f"where an element of shape {spec.shape} was expected.")
+    return array
+
+
+def _filenames_dataset(filenames: Any) -> Dataset | Tensor:
+    """`filenames` as a string tensor of rank 0 or 1, or a dataset of scalar strings."""
+    if isinstance(filenames, Dataset):
+        if filenames.output_types != dtypes.string or \
+                not filenames.output_shapes.is_compatible_with(TensorShape([])):
+            raise TypeError("`filenames` must be a `tf.data.Dataset` of scalar `tf.string` "
+                            "elements.")
+        return filenames
+    t = convert_to_tensor(filenames, name="filenames")
+    if t.dtype != dtypes.string:
+        raise TypeError("`filenames` must be a `tf.Tensor` of `tf.string` elements.")
+    if t.shape.ndims not in (None, 0, 1):
+        raise ValueError("`filenames` must be a `tf.Tensor` of rank at most 1.")
+    return t
+
+
+class _FileDataset(Dataset):
+    """The lines or records of files: a file source over a filenames tensor, or, for a
+    dataset of filenames or parallel reads, its ``flat_map``/``interleave``."""
+
+    _kind = ""
+
+    def __init__(self, filenames: Any, compression_type: Any = None, buffer_size: Any = None,
+                 num_parallel_reads: Any = None) -> None:
+        super().__init__(TensorSpec(dtypes.string, TensorShape([])))
+        names = _filenames_dataset(filenames)
+        compression = _scalar("" if compression_type is None else compression_type,
+                              dtypes.string, "compression_type")
+        buffer = _scalar(_READER_BUFFER_BYTES if buffer_size is None else buffer_size,
+                         dtypes.int64, "buffer_size")
+
+        def read(files: Tensor) -> Dataset:
+            return _Source(self._kind, {"filenames": files, "compression_type": compression,
+                                        "buffer_size": buffer}, self._structure)
+
+        if isinstance(names, Tensor) and num_parallel_reads is None:
+            self._impl = read(names)
+            return
+        if isinstance(names, Tensor):
+            names = Dataset.from_tensor_slices(reshape(names, [-1]))
+        self._impl = names.flat_map(read) if num_parallel_reads is None \
+            else names.interleave(read, cycle_length=num_parallel_reads)
+
+    def _describe(self, d: Description) -> dict[str, Any]:
+        return self._impl._describe(d)
+
+
+class TFRecordDataset(_FileDataset):
+    """``tf.data.TFRecordDataset``: the records of TFRecord files (`filenames`: a string or a
+    vector of them, or a dataset of them), read in order, as scalar strings;
+    `compression_type` ``""``, ``"ZLIB"`` or ``"GZIP"``. A missing file or a damaged record
+    fails ``IteratorGetNext`` with `NotFoundError` / `DataLossError`."""
+
+    _kind = "tf_record"
+
+
+class TextLineDataset(_FileDataset):
+    """``tf.data.TextLineDataset``: the lines of text files, without their line ends, as scalar
+    strings; arguments as `TFRecordDataset`'s."""
+
+    _kind = "text_line"

@@ -9,18 +9,21 @@ raises `OutOfRangeError` when run. ``make_initializer(dataset)`` (re)starts the 
 A one-shot iterator starts itself on its first ``get_next``: its dataset may not depend on a
 placeholder (`ValueError`, as TF). An initializer takes the dataset's tensors as inputs, so a
 placeholder fed when it runs parameterizes the pipeline. ``from_string_handle`` (a string
-handle) does not exist: tensorweave has no string tensors.
+handle) is not implemented.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.api.dataset_ops import Dataset, Description, flatten, flatten_up_to, pack_as
+from tensorweave.api.dataset_ops import (
+    Dataset,
+    Description,
+    element_structure,
+    flatten,
+    pack_as,
+)
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.op_def import TensorSpec
-from tensorweave.tensor_shape import TensorShape, as_shape
 
 __all__ = ["Iterator", "get_output_classes", "get_output_shapes", "get_output_types",
            "make_initializable_iterator", "make_one_shot_iterator"]
@@ -49,15 +52,9 @@ class Iterator:
                        shared_name: str | None = None, output_classes: Any = None) -> Iterator:
         """A reinitializable iterator for elements of `output_types` (a nest of dtypes) and
         `output_shapes` (default: unknown); start it with ``make_initializer(dataset)``."""
-        types = [dtypes.as_dtype(t) for t in flatten(output_types)]
-        if output_shapes is None:
-            shapes = [TensorShape(None)] * len(types)
-        else:
-            shapes = [as_shape(s) for s in flatten_up_to(output_types, output_shapes,
-                                                         "output_shapes")]
         if output_classes is not None and any(c is not Tensor for c in flatten(output_classes)):
             raise TypeError("tensorweave iterators give dense tensors only")
-        structure = pack_as(output_types, [TensorSpec(t, s) for t, s in zip(types, shapes)])
+        structure = element_structure(output_types, output_shapes)
         graph = get_default_graph()
         return Iterator(structure, shared_name or graph.unique_name("Iterator"), graph)
 

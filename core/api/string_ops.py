@@ -9,8 +9,12 @@ strings convert to ``string`` tensors; a non-string tensor where a string is exp
 `TypeError` at construction, as does an ``out_type``/dtype outside TF's list. ``regex_replace``
 and ``regex_full_match`` build TF's ``StaticRegex*`` ops when the pattern (and rewrite) are
 Python strings, as TF does. Regexes run on Python's `re`, not RE2: see
-``tensorweave.plugins.kernels.string_ops`` for the differences. ``string_split`` (a
-``SparseTensor``) is not provided.
+``tensorweave.plugins.kernels.string_ops`` for the differences. ``string_split`` and
+``strings_split`` (``tw.strings.split``) return a `SparseTensor` of the tokens of a vector of
+strings; a source of another rank raises `ValueError` at construction (TF builds ragged tensors
+for those, and tensorweave has none), as does ``result_type="RaggedTensor"``.
+``string_format`` (``tw.strings.format``) checks its placeholder count at construction
+(`ValueError`).
 """
 
 from __future__ import annotations
@@ -22,14 +26,16 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = [
     "as_string", "decode_base64", "encode_base64", "reduce_join", "regex_replace",
-    "string_join", "string_strip", "string_to_hash_bucket_fast", "string_to_hash_bucket_strong",
-    "string_to_number", "substr",
+    "string_join", "string_split", "string_strip", "string_to_hash_bucket_fast",
+    "string_to_hash_bucket_strong", "string_to_number", "substr",
 ]
 
 
@@ -148,3 +154,58 @@ def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Ten
 def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Each web-safe base64 string decoded, padded or not."""
     return apply("DecodeBase64", [input], name=name or "DecodeBase64")
+
+
+def _check_result_type(result_type: str) -> None:
+    if result_type == "RaggedTensor":
+        raise ValueError("result_type='RaggedTensor' is not supported: tensorweave does not "
+                         "implement ragged tensors; use result_type='SparseTensor'.")
+    if result_type != "SparseTensor":
+        raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def _split(op_type: str, source: Any, sep: Any, attrs: dict[str, Any],
+           name: str | None) -> SparseTensor:
+    with name_scope(name, "StringSplit", [source]):
+        source = convert_to_tensor(source, dtypes.string, name="input")
+        sep = convert_to_tensor(sep, dtypes.string)
+        op = make_op(op_type, [source, sep], attrs, name=op_type)
+        return SparseTensor(*op.outputs)
+
+
+def string_split(source: Any, sep: Any = None, skip_empty: bool = True, delimiter: Any = None,
+                 result_type: str = "SparseTensor", name: str | None = None) -> SparseTensor:
+    """The tokens of each string of the vector `source`, split at any byte of `sep` (default
+    ``" "``; empty: into single bytes), as a `SparseTensor` of dense shape ``[len(source),
+    most tokens]``; empty tokens are dropped when `skip_empty`."""
+    _check_result_type(result_type)
+    sep = deprecated_argument_lookup("sep", sep, "delimiter", delimiter)
+    return _split("StringSplit", source, " " if sep is None else sep,
+                  {"skip_empty": bool(skip_empty)}, name)
+
+
+def strings_split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002
+                  result_type: str = "SparseTensor", source: Any = None,
+                  name: str | None = None) -> SparseTensor:
+    """``tf.compat.v1.strings.split``: the tokens of each string of the vector `input` as
+    Python's ``bytes.split(sep, maxsplit)`` gives them (``sep=None``: runs of whitespace), as a
+    `SparseTensor` of dense shape ``[len(input), most tokens]``."""
+    _check_result_type(result_type)
+    input = deprecated_argument_lookup("input", input, "source", source)  # noqa: A001
+    return _split("StringSplitV2", input, "" if sep is None else sep,
+                  {"maxsplit": int(maxsplit)}, name)
+
+
+def string_format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3,
+                  name: str | None = None) -> Tensor:
+    """`template` with each `placeholder` replaced by the summary of the next tensor of
+    `inputs` (one tensor needs no list): the first and last `summarize` entries of each
+    dimension (all when -1), as ``tf.print`` shows them."""
+    if is_tensor_like(inputs):
+        inputs = [inputs]
+    if template.count(placeholder) != len(inputs):
+        raise ValueError(f"{template.count(placeholder)} placeholder(s) in template does not "
+                         f"match {len(inputs)} tensor(s) provided as input")
+    return apply("StringFormat", [[convert_to_tensor(x) for x in inputs]],
+                 {"template": template, "placeholder": placeholder, "summarize": summarize},
+                 name=name or "StringFormat")

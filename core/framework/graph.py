@@ -220,6 +220,7 @@ class GraphKeys:
     LOCAL_INIT_OP = "local_init_op"
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     SUMMARY_OP = "summary_op"
+    QUEUE_RUNNERS = "queue_runners"
 
 
 class Graph:

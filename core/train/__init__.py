@@ -1,14 +1,18 @@
 """``tw.train``: optimizers, learning-rate schedules, checkpoints, cluster specs and servers,
-monitored sessions and their hooks, moving averages and thread coordination."""
+monitored sessions and their hooks, moving averages, thread coordination, queue runners,
+queue-based input pipelines and the ``Example`` protos."""
 
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F403
 from tensorweave.train.cluster import *  # noqa: F403
 from tensorweave.train.coordinator import *  # noqa: F403
 from tensorweave.train.device_setter import *  # noqa: F403
+from tensorweave.train.example_proto import *  # noqa: F403
+from tensorweave.train.input import *  # noqa: F403
 from tensorweave.train.learning_rate_decay import *  # noqa: F403
 from tensorweave.train.monitored_session import *  # noqa: F403
 from tensorweave.train.moving_averages import *  # noqa: F403
 from tensorweave.train.optimizers import *  # noqa: F403
+from tensorweave.train.queue_runner import *  # noqa: F403
 from tensorweave.train.saver import *  # noqa: F403
 from tensorweave.train.server_lib import *  # noqa: F403
 from tensorweave.train.session_run_hook import *  # noqa: F403

@@ -10,8 +10,9 @@ and checks the model is ready; `wait_for_session` (other workers) polls, with a 
 `DeadlineExceededError`. The model is ready when its ready op returns an empty tensor.
 
 A `MonitoredSession` calls every hook's `begin`, creates its session with a `ChiefSessionCreator`
-or `WorkerSessionCreator`, then calls `after_create_session`. Each `run` merges the hooks'
-`before_run` fetches and feeds into the caller's and hands each hook its results in `after_run`;
+or `WorkerSessionCreator`, starts the graph's queue runners (with its coordinator), then calls
+`after_create_session`. Each `run` merges the hooks' `before_run` fetches and feeds into the
+caller's and hands each hook its results in `after_run`;
 `should_stop` turns true once a hook requested a stop. Closing (or leaving the ``with`` block
 without an error; `OutOfRangeError` and `StopIteration` count as a clean end and are swallowed)
 calls the hooks' `end`, which is where `CheckpointSaverHook` writes the final checkpoint, and
@@ -52,6 +53,7 @@ from tensorweave.train.basic_session_run_hooks import (
 )
 from tensorweave.train.checkpoint_management import get_checkpoint_state
 from tensorweave.train.coordinator import Coordinator
+from tensorweave.train.queue_runner import start_queue_runners
 from tensorweave.train.saver import Saver
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,
@@ -731,6 +733,8 @@ class _CoordinatedSessionCreator(SessionCreator):
         with self._graph.as_default():
             self.tf_sess = self._session_creator.create_session()
             self.coord = Coordinator()
+            if self._graph.get_collection(GraphKeys.QUEUE_RUNNERS):
+                start_queue_runners(sess=self.tf_sess, coord=self.coord)
             for hook in self._hooks:
                 hook.after_create_session(self.tf_sess, self.coord)
         return _CoordinatedSession(_HookedSession(self.tf_sess, self._hooks), self.coord,

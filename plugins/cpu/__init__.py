@@ -14,6 +14,7 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import (
     array,
     control_flow,
+    data_flow_ops,
     dataset,
     depthwise,
     grad,
@@ -21,6 +22,7 @@ from tensorweave.plugins.kernels import (
     logging_ops,
     math,
     nn,
+    parsing,
     random,
     scatter,
     script_ops,
@@ -38,8 +40,9 @@ KERNEL_MODULES = (
     image, sparse_ops,
 )
 # host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
-# summaries, Assert and Print, py_func, string ops
-HOST_KERNEL_MODULES = (dataset, summary, logging_ops, script_ops, string_ops)
+# summaries, Assert and Print, py_func, string ops, queues, Example parsing
+HOST_KERNEL_MODULES = (dataset, summary, logging_ops, script_ops, string_ops, data_flow_ops,
+                       parsing)
 
 
 @hookimpl

@@ -6,15 +6,18 @@ Contract: a function runs as a nested partition: its `FunctionDef` is compiled o
 on the node's device, whose nodes are named ``<node>/<attr>/<inner node>`` so that stateful
 inner kernels keep their own state. Each call runs it on the calling thread with a
 `StepContext` of the same step (same step id and rendezvous: variables and every step-scoped
-resource are the outer step's), the arguments as its ``_Arg`` values. An error inside names the
-inner node, its op and the device. ``While`` is an async kernel (it calls back once the loop
-ends, on the calling thread), so its partition runs under the step's deadline; it checks the
-step's rendezvous between iterations, so an aborted step (deadline, a peer's failure) stops a
-loop that would never end.
+resource are the outer step's), the arguments as its ``_Arg`` values, and returns when the
+function has finished (an inner kernel that waits, such as a dequeue, holds the caller until it
+is satisfied or the step aborts). An error inside names the
+inner node, its op and the device. ``If`` and ``While`` are async kernels (they call back once
+the function returns, on the calling thread), so their partitions run under the step's deadline,
+which releases a wait inside; ``While`` checks the step's rendezvous between iterations, so an
+aborted step (deadline, a peer's failure) stops a loop that would never end.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -58,8 +61,17 @@ def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> 
     executor = _executor(ctx, attr)
     inner = StepContext(step.step_id, step.rendezvous, args, {}, step.stats, step.copy_tensor)
     outcome: list[BaseException | None] = []
-    executor.run_async(inner, outcome.append)
-    # Every node of a function (a nested loop too) runs inline: the call has finished here.
+    finished = threading.Event()
+
+    def done(error: BaseException | None) -> None:
+        outcome.append(error)
+        finished.set()
+
+    executor.run_async(inner, done)
+    # Nodes run inline, so the call has usually finished here. An async kernel that waits (a
+    # dequeue from an empty queue) finishes it from the thread that satisfies it, or with the
+    # step's error when the step aborts (deadline, a peer's failure, the session closing).
+    finished.wait()
     (error,) = outcome
     if error is not None:
         raise error
@@ -78,9 +90,20 @@ def _results(values: list[Any]) -> Any:
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def if_kernel(ctx: KernelContext, step: Any, pred: Any, *inputs: Any) -> Any:
+def _finish(done: Callable[[Any], None], compute: Callable[[], Any]) -> None:
+    """Report what `compute` returns, or its error, to `done`."""
+    try:
+        result = compute()
+    except Exception as exc:  # noqa: BLE001 - reported as the node's error
+        done(exc)
+        return
+    done(result)
+
+
+def if_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None], pred: Any,
+              *inputs: Any) -> None:
     attr = "then_branch" if _truthy(pred) else "else_branch"
-    return _results(call_function(ctx, step, attr, list(inputs)))
+    _finish(done, lambda: _results(call_function(ctx, step, attr, list(inputs))))
 
 
 def _loop(ctx: KernelContext, step: Any, values: list[Any]) -> Any:
@@ -100,12 +123,7 @@ def _loop(ctx: KernelContext, step: Any, values: list[Any]) -> Any:
 
 def while_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None],
                  *inputs: Any) -> None:
-    try:
-        result = _loop(ctx, step, list(inputs))
-    except Exception as exc:  # noqa: BLE001 - reported as the node's error
-        done(exc)
-        return
-    done(result)
+    _finish(done, lambda: _loop(ctx, step, list(inputs)))
 
 
 def function_retval(ctx: KernelContext, step: Any, value: Any) -> None:
@@ -114,7 +132,7 @@ def function_retval(ctx: KernelContext, step: Any, value: Any) -> None:
 
 def register(registry: Any, device_type: str) -> None:
     for name in ("If", "StatelessIf"):
-        registry.add(name, device_type, if_kernel, needs_step=True)
+        registry.add(name, device_type, if_kernel, needs_step=True, is_async=True)
     for name in ("While", "StatelessWhile"):
         registry.add(name, device_type, while_kernel, needs_step=True, is_async=True)
     registry.add(RETVAL_OP, device_type, function_retval, needs_step=True)

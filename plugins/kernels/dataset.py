@@ -9,10 +9,20 @@ function attrs. Kinds and fields:
 - sources: ``tensor_slices`` / ``tensors`` (``components``), ``range`` (``args``: start, stop,
   step); ``zip`` (``inputs``: descriptions; ends with the shortest), ``concatenate``
   (``inputs``: two descriptions).
+- file sources (`tensorweave.tf_record` reads them, lazily, so a missing file or a damaged
+  record fails ``IteratorGetNext``): ``tf_record`` / ``text_line`` (``filenames``: a string
+  scalar or vector, ``compression_type``, ``buffer_size``) give each file's records / lines in
+  turn; ``list_files`` (``patterns``; bools/ints ``shuffle``, ``seed``, ``seed2``) globs when
+  the iterator starts (each pattern's matches sorted; `InvalidArgumentError` if none match)
+  and shuffles each pass.
+- ``generator`` (``start``, ``next``: each a function field pair ``f``/``captured``): ``start``
+  gives an id for the pass, ``next(id)`` gives ``[done, *element]`` until ``done``.
 - ``map`` / ``filter`` / ``flat_map`` (``input``, ``f``, ``captured``): ``f`` takes an element's
   tensors then the captured tensors; ``map`` gives its results, ``filter`` keeps the elements
   for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
-  component ``i`` is result ``i``) and yields that dataset's elements.
+  component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
+  ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
+  interleaving order.
 - ``batch`` (``batch_size``, ``drop_remainder``), ``padded_batch`` (also ``padded_shapes``,
   ``padding_values``: one index per element tensor), ``shuffle`` (``buffer_size``; ints
   ``seed``, ``seed2``; bool ``reshuffle``), ``repeat`` / ``take`` / ``skip`` (``count``, -1:
@@ -29,6 +39,8 @@ and the inputs: a seeded shuffle restarts with the same order.
 
 from __future__ import annotations
 
+import glob
+import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -39,6 +51,7 @@ from tensorweave import errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.control_flow import call_function
 from tensorweave.tensor_shape import TensorShape
+from tensorweave.tf_record import read_lines, read_records
 
 Element = list[Any]
 Stage = Callable[[], Iterator[Element]]  # each call starts one pass over the dataset
@@ -126,6 +139,62 @@ class _Builder:
 
         return run
 
+    def _strings(self, index: int) -> list[str]:
+        return [os.fsdecode(bytes(v)) for v in np.asarray(self.components[index],
+                                                           dtype=object).reshape(-1)]
+
+    def _files(self, desc: dict[str, Any], read: Callable[..., Iterator[bytes]]) -> Stage:
+        files = self._strings(desc["filenames"])
+        if np.ndim(self.components[desc["filenames"]]) > 1:
+            raise self.error("`filenames` must be a scalar or a vector.")
+        compression = bytes(self.components[desc["compression_type"]][()]).decode()
+        if compression not in ("", "ZLIB", "GZIP"):
+            raise self.error(f"Unsupported compression_type: {compression}.")
+        if self.int_of(desc["buffer_size"]) < 0:
+            raise self.error("`buffer_size` must be >= 0 (0 == no buffering)")
+
+        def run() -> Iterator[Element]:
+            for path in files:
+                for data in read(path, compression):
+                    yield [np.array(data, dtype=object)]
+
+        return run
+
+    def _tf_record(self, desc: dict[str, Any]) -> Stage:
+        return self._files(desc, read_records)
+
+    def _text_line(self, desc: dict[str, Any]) -> Stage:
+        return self._files(desc, read_lines)
+
+    def _list_files(self, desc: dict[str, Any]) -> Stage:
+        patterns = self._strings(desc["patterns"])
+        files = [f for p in patterns for f in sorted(glob.glob(p))]
+        if not files:
+            raise self.error(f"No files matched pattern: {', '.join(patterns)}")
+        seeds = [desc["seed"], desc["seed2"]]
+        rng = np.random.default_rng(np.random.SeedSequence(None if seeds == [0, 0] else seeds))
+
+        def run() -> Iterator[Element]:
+            order = rng.permutation(len(files)) if desc["shuffle"] else range(len(files))
+            for i in order:
+                yield [np.array(files[i].encode(), dtype=object)]
+
+        return run
+
+    def _generator(self, desc: dict[str, Any]) -> Stage:
+        start, step = desc["start"], desc["next"]
+        start_captured, next_captured = self._captured(start), self._captured(step)
+
+        def run() -> Iterator[Element]:
+            (gen_id,) = self.call(start, [], start_captured)
+            while True:
+                done, *element = self.call(step, [gen_id], next_captured)
+                if bool(done):
+                    return
+                yield element
+
+        return run
+
     # -- functions ------------------------------------------------------------------------------
 
     def _captured(self, desc: dict[str, Any]) -> list[Any]:
@@ -152,6 +221,47 @@ class _Builder:
         def run() -> Iterator[Element]:
             for element in source():
                 yield from self.build(desc["inner"], self.call(desc, element, captured))()
+
+        return run
+
+    def _interleave(self, desc: dict[str, Any]) -> Stage:
+        source, captured = self.build(desc["input"]), self._captured(desc)
+        cycle, block = self.int_of(desc["cycle_length"]), self.int_of(desc["block_length"])
+        cycle = (os.cpu_count() or 1) if cycle == -1 else cycle  # AUTOTUNE
+        if cycle <= 0:
+            raise self.error("cycle_length must be greater than zero.")
+        if block <= 0:
+            raise self.error("block_length must be greater than zero.")
+
+        def run() -> Iterator[Element]:
+            # TF's InterleaveDatasetOp: a slot whose dataset ends takes the next input element
+            inputs = source()
+            slots: list[Iterator[Element] | None] = [None] * cycle
+            index = taken = live = 0
+            exhausted = False
+            while not exhausted or live:
+                current = slots[index]
+                if current is not None:
+                    element = next(current, None)
+                    if element is not None:
+                        taken += 1
+                        if taken == block:
+                            index, taken = (index + 1) % cycle, 0
+                        yield element
+                        continue
+                    slots[index] = None
+                    live -= 1
+                    index, taken = (index + 1) % cycle, 0
+                elif not exhausted:
+                    element = next(inputs, None)
+                    if element is None:
+                        exhausted = True
+                    else:
+                        outputs = self.call(desc, element, captured)
+                        slots[index] = self.build(desc["inner"], outputs)()
+                        live += 1
+                else:
+                    index, taken = (index + 1) % cycle, 0
 
         return run
 

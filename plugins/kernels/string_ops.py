@@ -6,6 +6,18 @@ returns a new array of the node's dtype and shape and never touches its inputs. 
 are TF's, as `InvalidArgumentError` (``OutOfRangeError`` for a ``ReduceJoin`` axis,
 ``UnimplementedError`` for a ``Substr`` broadcast beyond two dims) naming the node.
 
+Splits: ``StringSplit`` and ``StringSplitV2`` return a sparse tensor's indices, values and
+dense shape ``[batch, most tokens in one string]``, row by row. ``StringSplit`` treats each byte
+of its delimiter as a split point (none: every byte is a token) and gives no token for an empty
+string; ``StringSplitV2`` is TF's ``SplitV2``: Python's ``bytes.split`` except that, with no
+separator, ``maxsplit=0`` keeps the string whole and the rest after the last allowed split is
+kept even when empty.
+
+``StringFormat`` fills its template's placeholders with TF's ``SummarizeValue(summarize,
+print_v2=true)`` of each input: per dimension the first and last `summarize` entries around
+``...``, rows on new lines, strings quoted and C-escaped (UTF-8 kept), other values as
+``Print`` shows them (bools as 1/0).
+
 Regexes: TF uses RE2; these kernels use Python's `re` on the UTF-8 text (undecodable bytes kept
 as surrogate escapes, so they round-trip), compiled with ``re.ASCII`` because RE2's ``\\d``,
 ``\\w``, ``\\s`` and ``\\b`` are ASCII-only. The replacement loop and the rewrite syntax
@@ -29,7 +41,9 @@ import numpy as np
 from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt
+from tensorweave.plugins.kernels.logging_ops import _element
 from tensorweave.plugins.kernels.string_hash import fingerprint64, siphash24
+from tensorweave.plugins.standard_ops.string_ops import split_template
 
 # C's isspace in the "C" locale, which TF's number parsing and StringStrip skip.
 _SPACE = b" \t\n\v\f\r"
@@ -437,6 +451,136 @@ def decode_base64(ctx: KernelContext, x: Any) -> np.ndarray:
     return _map(x, decode)
 
 
+# --- splits ---------------------------------------------------------------------------------
+
+def _split_on_bytes(s: bytes, delimiter: bytes, skip_empty: bool) -> list[bytes]:
+    """TF's ``Split`` of ``StringSplit``: at any byte of `delimiter`."""
+    if not s:
+        return []
+    if not delimiter:
+        return [s[i:i + 1] for i in range(len(s))]
+    # every delimiter byte becomes the first one, so one bytes.split does the set
+    first = delimiter[:1]
+    tokens = s.translate(bytes.maketrans(delimiter, first * len(delimiter))).split(first)
+    return [t for t in tokens if t] if skip_empty else tokens
+
+
+def _split_v2(s: bytes, sep: bytes, maxsplit: int) -> list[bytes]:
+    """TF's ``SplitV2``."""
+    if maxsplit == 0:
+        return [s]
+    if sep:
+        return s.split(sep, maxsplit)
+    tokens: list[bytes] = []
+    rest = s.lstrip(_SPACE)
+    while rest:
+        end = next((i for i, b in enumerate(rest) if b in _SPACE), len(rest))
+        tokens.append(rest[:end])
+        rest = rest[end:].lstrip(_SPACE)
+        if len(tokens) == maxsplit:
+            tokens.append(rest)
+            break
+    return tokens
+
+
+def _sparse_tokens(ctx: KernelContext, x: Any, sep: Any, sep_name: str,
+                   split: Callable[[bytes, bytes], list[bytes]]) -> tuple[Any, ...]:
+    x = np.asarray(x, dtype=object)
+    if x.ndim != 1:
+        raise _fail(ctx, f"input must be a vector, got shape: {_fmt(x.shape)}")
+    sep = np.asarray(sep, dtype=object)
+    if sep.ndim:
+        raise _fail(ctx, f"{sep_name} must be a scalar, got shape: {_fmt(sep.shape)}")
+    rows = [split(s, sep[()]) for s in x]
+    count = sum(len(r) for r in rows)
+    indices = np.empty((count, 2), dtype=np.int64)
+    values = np.empty(count, dtype=object)
+    c = 0
+    for i, row in enumerate(rows):
+        indices[c:c + len(row), 0] = i
+        indices[c:c + len(row), 1] = np.arange(len(row))
+        values[c:c + len(row)] = row
+        c += len(row)
+    shape = np.array([len(rows), max((len(r) for r in rows), default=0)], dtype=np.int64)
+    return indices, values, shape
+
+
+def string_split(ctx: KernelContext, x: Any, delimiter: Any) -> tuple[Any, ...]:
+    skip_empty = ctx.attrs["skip_empty"]
+    return _sparse_tokens(ctx, x, delimiter, "delimiter",
+                          lambda s, d: _split_on_bytes(s, d, skip_empty))
+
+
+def string_split_v2(ctx: KernelContext, x: Any, sep: Any) -> tuple[Any, ...]:
+    maxsplit = ctx.attrs["maxsplit"]
+    return _sparse_tokens(ctx, x, sep, "sep", lambda s, d: _split_v2(s, d, maxsplit))
+
+
+# --- format ---------------------------------------------------------------------------------
+
+_ESCAPES = {ord("\n"): b"\\n", ord("\r"): b"\\r", ord("\t"): b"\\t", ord('"'): b'\\"',
+            ord("'"): b"\\'", ord("\\"): b"\\\\"}
+
+
+def _c_escape(s: bytes) -> bytes:
+    """``absl::Utf8SafeCEscape``: C escapes, octal for other control bytes, bytes from 0x80
+    kept as they are."""
+    out = bytearray()
+    for byte in s:
+        if byte in _ESCAPES:
+            out += _ESCAPES[byte]
+        elif byte < 0x20 or byte == 0x7F:
+            out += b"\\%03o" % byte
+        else:
+            out.append(byte)
+    return bytes(out)
+
+
+def _element_v2(value: Any) -> bytes:
+    """TF's ``PrintOneElement(value, print_v2=true)``: strings quoted, the rest as ``Print``
+    shows them (bools as 1/0)."""
+    if isinstance(value, bytes):
+        return b'"' + _c_escape(value) + b'"'
+    return _element(value).encode()
+
+
+def _dims_v2(flat: np.ndarray, shape: tuple[int, ...], dim: int, ends: int, start: int) -> bytes:
+    """TF's ``PrintOneDimV2``: dimension `dim` of the block at flat index `start`, showing
+    `ends` entries at each end of every dimension."""
+    if dim == len(shape):
+        return _element_v2(flat[start])
+    # between entries: a space in the last dimension, else a newline per dimension left below
+    # and an indent to this depth
+    spacing = b" " if dim == len(shape) - 1 else b"\n" * (len(shape) - dim - 1) + b" " * (dim + 1)
+    count = shape[dim]
+    step = math.prod(shape[dim + 1:])
+    head = range(min(ends, count))
+    tail = range(max(ends, count - ends), count)
+    parts = [_dims_v2(flat, shape, dim + 1, ends, start + step * i) for i in head]
+    if count > 2 * ends:
+        parts.append(b"...")
+    parts += [_dims_v2(flat, shape, dim + 1, ends, start + step * i) for i in tail]
+    return b"[" + spacing.join(parts) + b"]"
+
+
+def summarize_v2(value: np.ndarray, summarize: int) -> bytes:
+    """TF's ``Tensor::SummarizeValue(summarize, print_v2=true)``."""
+    limit = value.size if summarize < 0 else min(summarize, value.size)
+    flat = value.reshape(-1)
+    if value.ndim:
+        return _dims_v2(flat, value.shape, 0, limit, 0)
+    return b" ".join(_element_v2(v) for v in flat[:limit]) + (b"..." if value.size > limit
+                                                               else b"")
+
+
+def string_format(ctx: KernelContext, *inputs: Any) -> np.ndarray:
+    pieces = split_template(ctx.attrs["template"], ctx.attrs["placeholder"])
+    out = [pieces[0]]
+    for value, piece in zip(inputs, pieces[1:]):
+        out += [summarize_v2(np.asarray(value), ctx.attrs["summarize"]), piece]
+    return np.array(b"".join(out), dtype=object)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("StringJoin", device_type, string_join)
     registry.add("ReduceJoin", device_type, reduce_join)
@@ -455,3 +599,6 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("StringToHashBucketStrong", device_type, hash_bucket_strong)
     registry.add("EncodeBase64", device_type, encode_base64)
     registry.add("DecodeBase64", device_type, decode_base64)
+    registry.add("StringSplit", device_type, string_split)
+    registry.add("StringSplitV2", device_type, string_split_v2)
+    registry.add("StringFormat", device_type, string_format)

@@ -18,7 +18,8 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
-from tensorweave.summary_proto import HistogramProto, Summary, SummaryValue, bytes_field, fields
+from tensorweave.proto_wire import bytes_field, fields
+from tensorweave.summary_proto import HistogramProto, Summary, SummaryValue
 
 _DBL_MAX = sys.float_info.max
 

@@ -16,6 +16,7 @@ from tensorweave.plugins.standard_ops import (
     control_flow,
     control_flow_grad,
     conv_grad,
+    data_flow_ops,
     dataset,
     depthwise,
     grad_ops,
@@ -27,6 +28,7 @@ from tensorweave.plugins.standard_ops import (
     math_grad,
     nn,
     nn_grad,
+    parsing,
     random,
     scatter,
     scatter_grad,
@@ -46,7 +48,7 @@ from tensorweave.plugins.standard_ops import (
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
     depthwise, image, dataset, summary, script_ops, string_ops,
-    sparse_ops,
+    sparse_ops, data_flow_ops, parsing,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,

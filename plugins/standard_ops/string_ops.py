@@ -1,11 +1,15 @@
 """OpDefs of TF's dense string ops (``string_ops.cc``, ``regex_ops``, ``as_string``,
-``string_to_number``, ``reduce_join``, the hash-bucket and base64 ops).
+``string_to_number``, ``reduce_join``, the hash-bucket and base64 ops) and the splits into a
+sparse tensor (``StringSplit``, ``StringSplitV2``), and ``StringFormat``.
 
 Contract: every op takes and gives ``string`` tensors except where TF's signature says
 otherwise (``StringLength`` -> int32, ``RegexFullMatch`` -> bool, ``StringToNumber`` ->
 ``out_type``, ``AsString`` from numbers and bools, the hash buckets -> int64). Shape functions
 are TF's: unchanged for the elementwise ops, scalar-broadcasting merge for ``StringJoin``,
-broadcast of input and pos for ``Substr``, the reduction shape for ``ReduceJoin``. An attr
+broadcast of input and pos for ``Substr``, the reduction shape for ``ReduceJoin``; the splits
+take a vector and a scalar separator and give a sparse tensor's three parts (indices
+``[?, 2]`` int64, values ``[?]`` string, dense shape ``[2]`` int64); ``StringFormat`` takes
+tensors of any dtypes, one per placeholder of its template, and gives a scalar. An attr
 outside TF's allowed values (``unit``, ``num_buckets < 1``) raises `ValueError` at construction,
 as TF's attr validation does. None of these ops has a gradient.
 """
@@ -118,6 +122,35 @@ def _hash_bucket(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(dtypes.int64, ctx.shape(0))]
 
 
+def _split(ctx: InferContext) -> list[TensorSpec]:
+    with_rank(ctx, 0, 1)
+    with_rank(ctx, 1, 0)
+    return [TensorSpec(dtypes.int64, TensorShape([None, 2])),
+            TensorSpec(dtypes.string, TensorShape([None])),
+            TensorSpec(dtypes.int64, TensorShape([2]))]
+
+
+def split_template(template: str, placeholder: str) -> list[bytes]:
+    """The pieces of `template` between its placeholders, as ``absl::StrSplit`` cuts them (an
+    empty placeholder cuts between every byte)."""
+    text, cut = _utf8(template), _utf8(placeholder)
+    if cut:
+        return text.split(cut)
+    return [text[i:i + 1] for i in range(len(text))] or [b""]
+
+
+def _utf8(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode("utf-8")
+
+
+def _format(ctx: InferContext) -> list[TensorSpec]:
+    placeholders = len(split_template(ctx.attr("template"), ctx.attr("placeholder"))) - 1
+    if placeholders != len(ctx.inputs):
+        raise ctx.shape_error(f"num placeholders in template and num inputs must match: "
+                              f"{placeholders} vs. {len(ctx.inputs)}")
+    return [TensorSpec(dtypes.string, TensorShape([]))]
+
+
 def register(registry: Any) -> None:
     registry.op("StringJoin", ["inputs:*string"], _string_join,
                 attrs={"N": REQUIRED, "separator": ""})
@@ -149,3 +182,9 @@ def register(registry: Any) -> None:
                 attrs={"num_buckets": REQUIRED, "key": REQUIRED})
     registry.op("EncodeBase64", ["input:string"], unchanged, attrs={"pad": False})
     registry.op("DecodeBase64", ["input:string"], unchanged)
+    registry.op("StringSplit", ["input:string", "delimiter:string"], _split,
+                attrs={"skip_empty": True})
+    registry.op("StringSplitV2", ["input:string", "sep:string"], _split,
+                attrs={"maxsplit": -1})
+    registry.op("StringFormat", ["inputs:*"], _format,
+                attrs={"template": "%s", "placeholder": "%s", "summarize": 3})
