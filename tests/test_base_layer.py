@@ -66,6 +66,18 @@ def test_layer_objects_get_unique_scopes_and_keep_them():
     assert len(tf.trainable_variables()) == 8  # a second call makes no variable
 
 
+def test_functional_layers_reuse_by_name_or_by_their_base_name():
+    x = tf.placeholder(tf.float32, [None, 3])
+    tf.layers.dense(x, 2)
+    tf.layers.dense(x, 2, reuse=True)  # TF1: reuses the scope "dense"
+    tf.layers.dense(x, 2, name="fc")
+    tf.layers.dense(x, 2, name="fc", reuse=tf.AUTO_REUSE)
+    with pytest.raises(ValueError, match="already exists"):
+        tf.layers.dense(x, 2, name="fc")
+    assert names(tf.trainable_variables()) == ["dense/kernel:0", "dense/bias:0",
+                                               "fc/kernel:0", "fc/bias:0"]
+
+
 def test_a_dense_object_matches_the_dense_function_with_the_same_weights():
     x_value = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
     layer = tf.layers.Dense(5, activation=tf.nn.relu, use_bias=True,

@@ -2,9 +2,10 @@
 cells.
 
 Contract: a layer owns one variable scope, opened by its first call: the `scope` argument of
-that call if given, else the layer's ``_scope`` (what the functional layers pass: their `name`,
-opened as it is, reused when ``_reuse``), else its `name` or its class name in snake case
-(``dense``), made unique in the enclosing variable scope (``dense_1``). Every later call, made
+that call if given, else the layer's ``_scope`` (what the functional layers pass: their `name`),
+opened as it is; else, with ``_reuse`` (the functional layers' `reuse`), its base name, reused;
+else its `name` or its class name in snake case (``dense``), made unique in the enclosing
+variable scope (``dense_1``). Every later call, made
 anywhere, re-enters that scope with ``reuse=True``, so a layer called twice shares its
 variables. `build(input_shape)` runs once, inside the scope, before the first `call`;
 `add_weight` (``add_variable``) gets a variable there through `get_variable`.
@@ -113,11 +114,11 @@ class Layer:
         values = [t for t in _flatten(inputs) if hasattr(t, "graph")]
         if self._scope is not None:
             opened = variable_scope(self._scope, reuse=True, values=values)
-        elif scope is not None or (self._given_scope is not None and self._reuse):
-            opened = variable_scope(scope or self._given_scope, reuse=self._reuse,
-                                    custom_getter=self._track, values=values)
+        elif self._reuse:
+            opened = variable_scope(scope or self._given_scope or self._base_name,
+                                    reuse=self._reuse, custom_getter=self._track, values=values)
         else:
-            opened = variable_scope(self._given_scope, default_name=self._base_name,
+            opened = variable_scope(scope or self._given_scope, default_name=self._base_name,
                                     custom_getter=self._track, values=values)
         with opened as captured:
             self._scope = captured
