@@ -110,6 +110,18 @@ def test_feeding_a_sparse_placeholder_with_a_value_or_a_triple() -> None:
     np.testing.assert_array_equal(round_trip.dense_shape, [4])
 
 
+def test_make_callable_takes_sparse_feeds() -> None:
+    sp = tw.sparse_placeholder(tw.float32)
+    scale = tw.placeholder(tw.float32, [])
+    dense = tw.sparse_tensor_to_dense(sp) * scale
+    with tw.Session() as sess:
+        run = sess.make_callable(dense, [sp, scale])
+        got = run(tw.SparseTensorValue([[0, 1]], [3.0], [2, 2]), 2.0)
+        with pytest.raises(TypeError, match="SparseTensorValue"):
+            run([1.0], 2.0)
+    np.testing.assert_array_equal(got, [[0, 6], [0, 0]])
+
+
 def test_a_given_dense_shape_is_the_default_and_can_be_overridden() -> None:
     sp = tw.sparse_placeholder(tw.int32, shape=[2, 3])
     assert sp.shape.as_list() == [2, 3]

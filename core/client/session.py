@@ -264,18 +264,27 @@ class Session:
                       accept_options: bool = False) -> Callable[..., Any]:
         """A callable that runs `fetches`, taking the values of `feed_list` positionally."""
         mapper = FetchMapper(self._graph, fetches)
-        targets = [_FeedTarget(self, self._feed_tensor(k)) for k in feed_list or ()]
+        feeders = [self._feeder(k) for k in feed_list or ()]
 
         def call(*args: Any, options: RunOptions | None = None,
                  run_metadata: RunMetadata | None = None) -> Any:
-            if len(args) != len(targets):
-                raise ValueError(f"Expected {len(targets)} feed values, got {len(args)}")
+            if len(args) != len(feeders):
+                raise ValueError(f"Expected {len(feeders)} feed values, got {len(args)}")
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
-            feeds = {t.name: t.convert(v) for t, v in zip(targets, args)}
+            feeds: dict[str, np.ndarray] = {}
+            for feeder, value in zip(feeders, args):
+                feeds.update(feeder(value))
             return self._run(mapper, feeds, options, run_metadata)
 
         return call
+
+    def _feeder(self, key: Any) -> Callable[[Any], dict[str, np.ndarray]]:
+        """The feeds of one value for `key`, checked as `run` checks them."""
+        if isinstance(key, SparseTensor):
+            return lambda value: self._feeds(dict(sparse_feed_items(key, value)))
+        target = _FeedTarget(self, self._feed_tensor(key))
+        return lambda value: {target.name: target.convert(value)}
 
     # -- lifecycle ----------------------------------------------------------------------------
 
