@@ -242,6 +242,20 @@ CASES = [
     ("random_uniform", lambda: tf.random_uniform([3, 4], seed=2), []),
     ("truncated_normal", lambda: tf.truncated_normal([3, 4], seed=3), []),
     ("nn.dropout", lambda x: tf.nn.dropout(x, rate=0.5, seed=4), [F]),
+    ("nn.depthwise_conv2d", lambda x, k: tf.nn.depthwise_conv2d(x, k, [1, 1, 1, 1], "SAME"),
+     [IMG, FILTER[:, :, :, :1].copy()]),
+    ("unsorted_segment_sum", lambda x: tf.unsorted_segment_sum(x, [0, 2, 0], 3), [F]),
+    ("segment_max", lambda x: tf.segment_max(x, [0, 0, 1]), [F]),
+    ("scatter_nd", lambda u: tf.scatter_nd([[1], [3], [1]], u, [5, 4]), [F]),
+    ("sparse_dense_matmul", lambda b: tf.sparse_tensor_dense_matmul(
+        tf.SparseTensor([[0, 1], [2, 3], [2, 0]], [1.5, -2.0, 0.5], [3, 4]), b), [G.T.copy()]),
+    ("sparse_reduce_sum", lambda v: tf.sparse_reduce_sum(
+        tf.SparseTensor([[0, 1], [2, 3]], v, [3, 4]), axis=1), [F[0, :2].copy()]),
+    ("sparse_to_dense", lambda v: tf.sparse_tensor_to_dense(
+        tf.SparseTensor([[0, 1], [2, 3]], v, [3, 4])), [F[0, :2].copy()]),
+    ("cond", lambda x: tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0), [F]),
+    ("while_loop", lambda x: tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 1.5),
+                                           [0, x])[1], [F]),
 ]
 
 
