@@ -14,6 +14,7 @@ from tensorweave import (  # noqa: E402
     debugging,
     dtypes,
     errors,
+    graph_util,
     image,
     io,
     layers,
@@ -32,6 +33,7 @@ from tensorweave import (  # noqa: E402
     train,
 )
 from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 - installs operators
+from tensorweave.api.accumulators import *  # noqa: F403
 from tensorweave.api.array_ops import *  # noqa: F403
 from tensorweave.api.check_ops import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
@@ -81,7 +83,10 @@ from tensorweave.framework.graph import (
     get_default_graph,
     reset_default_graph,
 )
+from tensorweave.framework.graph_def_proto import GraphDef, NodeDef
+from tensorweave.framework.importer import import_graph_def
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.summary_proto import Summary
 from tensorweave.tensor_shape import TensorShape
+from tensorweave.train.meta_graph import MetaGraphDef
 from tensorweave.variables import *  # noqa: F403

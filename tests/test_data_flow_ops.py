@@ -526,3 +526,19 @@ def test_a_queue_on_a_ps_task_is_shared_between_sessions(cluster: LocalCluster) 
         assert run(sess, q.size()) == 0
     devices = {n.op: n.device for g in meta.partition_graphs for n in g.node}
     assert devices["QueueDequeueV2"].startswith("/job:ps/replica:0/task:0")
+
+
+def test_closing_a_remote_session_cancels_its_waiting_run(cluster: LocalCluster) -> None:
+    with tf.device("/job:ps/task:0"):
+        q = tf.FIFOQueue(2, tf.float32, shapes=[[]], shared_name="close_queue")
+    sess = tf.Session(cluster.target("worker", 0))
+    waiting = Background(lambda: sess.run(q.dequeue()))  # the default 60 s deadline
+    assert waiting.still_waiting(0.5)
+    start = time.monotonic()
+    sess.close()
+    with pytest.raises(tf.errors.CancelledError, match="Session has been closed"):
+        waiting.join(10.0)
+    assert time.monotonic() - start < 5.0
+    with tf.Session(cluster.target("worker", 0)) as other:  # the queue took nothing
+        run(other, q.enqueue(1.0))
+        assert run(other, q.dequeue()) == 1.0

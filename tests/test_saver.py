@@ -70,7 +70,8 @@ def test_max_to_keep_deletes_the_oldest_and_state_file_tracks_them(tmp_path) -> 
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         paths = [saver.save(sess, prefix, global_step=i) for i in range(4)]
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2", "model.ckpt-3"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2", "model.ckpt-2.meta",
+                                            "model.ckpt-3", "model.ckpt-3.meta"]
     assert saver.last_checkpoints == paths[2:]
     assert tf.train.latest_checkpoint(str(tmp_path)) == paths[3]
     state = tf.train.get_checkpoint_state(str(tmp_path))
@@ -87,7 +88,8 @@ def test_max_to_keep_none_keeps_everything(tmp_path) -> None:
         sess.run(tf.global_variables_initializer())
         for i in range(3):
             saver.save(sess, str(tmp_path / "m"), global_step=i)
-    assert len([f for f in os.listdir(tmp_path) if f.startswith("m-")]) == 3
+    assert len([f for f in os.listdir(tmp_path)
+                if f.startswith("m-") and not f.endswith(".meta")]) == 3
 
 
 def test_recover_last_checkpoints_adopts_a_previous_run(tmp_path) -> None:
@@ -187,7 +189,8 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -> No
         with pytest.raises(OSError, match="No space"):
             saver.save(sess, prefix, global_step=1)  # same path as the good one
         monkeypatch.undo()
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-1"]
+        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-1",
+                                                "model.ckpt-1.meta"]
         assert tf.train.latest_checkpoint(str(tmp_path)) == good
         saver.restore(sess, good)
         np.testing.assert_array_equal(sess.run(w), np.arange(6.0).reshape(2, 3))

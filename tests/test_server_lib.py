@@ -143,3 +143,21 @@ def test_cli_argument_errors_exit_2(argv: list[str], message: str,
         raise SystemExit(code)
     assert info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_stateful_nodes_of_one_name_in_two_graphs_find_their_own_resources() -> None:
+    # a server keeps a stateful kernel's state per node name across graphs; a node of the same
+    # name naming another variable or queue must not reuse what the first one found
+    with tf.train.Server.create_local_server() as server:
+        values = []
+        for shared_name, value in (("first", 1.0), ("second", 5.0)):
+            with tf.Graph().as_default():
+                var = tf.raw_ops.VariableV2(shape=[], dtype=tf.float32, shared_name=shared_name,
+                                            name="v")
+                queue = tf.FIFOQueue(2, tf.float32, shapes=[[]] if value > 2 else [[2]],
+                                     shared_name=shared_name, name="q")
+                with tf.Session(server.target) as sess:
+                    sess.run(tf.assign(var, value))
+                    sess.run(queue.enqueue(tf.fill([] if value > 2 else [2], value)))
+                    values.append((sess.run(var), sess.run(queue.size())))
+        assert values == [(1.0, 1), (5.0, 1)]

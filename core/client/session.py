@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
 from tensorweave.client.config import (
     ConfigProto,
     DeviceStepStats,
@@ -297,8 +296,6 @@ class Session:
         self._closed = True
         self._master.close()
         for worker in self._workers:
-            # TF: steps still running (a dequeue waiting on a queue) end with CancelledError
-            worker.abort_all_steps(errors.CancelledError(None, None, "Session has been closed."))
             worker.close()
 
     @contextlib.contextmanager

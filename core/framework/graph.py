@@ -321,8 +321,15 @@ class Graph:
             return obj
         raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
 
-    def as_graph_def(self) -> GraphDef:
-        return GraphDef(node=[op.node_def for op in self._ops])
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
+        """The graph's nodes as a serializable ``GraphDef`` (see
+        `tensorweave.framework.graph_def_proto`); with `from_version`, only the ops created
+        since `version` had that value; `add_shapes` writes each node's ``_output_shapes``."""
+        from tensorweave.framework.graph_def_proto import GraphDef as ProtoGraphDef
+
+        ops = self._ops if from_version is None else [
+            op for op in self._ops if op._created_at > from_version]
+        return ProtoGraphDef(node=[op.node_def for op in ops], add_shapes=add_shapes)
 
     # -- naming -------------------------------------------------------------------------------
 
@@ -453,7 +460,9 @@ class Graph:
         return [item for item in items if pattern.match(getattr(item, "name", ""))]
 
     def get_all_collection_keys(self) -> list[str]:
-        return list(self._collections)
+        """The names of the graph's collections (TF: only string keys; internal ones, such as
+        the variable store's, are tuples)."""
+        return [key for key in self._collections if isinstance(key, str)]
 
     def clear_collection(self, name: str) -> None:
         self._collections.pop(name, None)
@@ -499,6 +508,7 @@ class Graph:
             self._ops.append(op)
             self._by_name[node_name] = op
             self._bump()
+            op._created_at = self._version
         return op
 
     # -- default graph ------------------------------------------------------------------------

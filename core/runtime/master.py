@@ -80,6 +80,7 @@ class MasterSession:
         self._compiled_ids = itertools.count(1)
         self._lock = threading.Lock()
         self._step_ids = itertools.count(secrets.randbits(40) << 20)
+        self._in_flight: dict[int, list[str]] = {}  # step id -> its tasks
         self.closed = False
 
     def _discover(self) -> list[Any]:
@@ -242,7 +243,10 @@ class MasterSession:
         calls = [(task, handle, {i: values[i] for i in compiled.args_by_task.get(task, ())})
                  for task, handle in compiled.handles.items()]
         timeout = self.config.timeout_seconds if timeout is None else timeout
-        return compiled, next(self._step_ids), timeout, calls
+        step_id = next(self._step_ids)
+        with self._lock:
+            self._in_flight[step_id] = [task for task, _, _ in calls]
+        return compiled, step_id, timeout, calls
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
             collect_stats: bool = False, timeout: float | None = None,
@@ -294,6 +298,8 @@ class MasterSession:
         self._start_tasks(step, calls, step_id, collect_stats, timeout)
 
     def _cleanup(self, compiled: CompiledStep, step_id: int) -> None:
+        with self._lock:
+            self._in_flight.pop(step_id, None)
         for task in compiled.handles:
             try:
                 self.workers[task].cleanup_step(step_id)
@@ -348,6 +354,14 @@ class MasterSession:
             pass
 
     def close(self) -> None:
+        """Cancel the steps in flight (their runs end with `CancelledError`, as TF's), then
+        release the compiled steps."""
+        with self._lock:
+            in_flight = list(self._in_flight.items())
+        cancelled = errors.CancelledError(None, None, "Session has been closed.")
+        for step_id, tasks in in_flight:
+            for task in tasks:
+                self._abort(task, step_id, cancelled)
         with self._lock:
             for compiled in self._cache.values():
                 self._deregister(compiled)

@@ -6,7 +6,9 @@ of `tensorweave.train.checkpoint_format` (documented there; no pickle), atomical
 mid-save leaves the previous checkpoint intact; then it updates the directory's ``checkpoint``
 state file and deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all),
 except one per `keep_checkpoint_every_n_hours`. A checkpoint always holds every variable in a
-single file (`sharded` is accepted for TF compatibility), and no meta graph is written.
+single file (`sharded` is accepted for TF compatibility). With `write_meta_graph` (the default,
+as TF) it also writes the graph's meta graph to ``<path>.meta`` (`tensorweave.train.meta_graph`),
+deleted with its checkpoint.
 
 `restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
 variable, so variables on other devices or ps tasks are restored where they live. A missing key
@@ -123,9 +125,29 @@ class Saver:
 
     # -- save ---------------------------------------------------------------------------------
 
+    def as_saver_def(self) -> Any:
+        """TF's ``SaverDef`` of this saver (its restore op and retention settings)."""
+        from tensorweave.train.meta_graph import SaverDef
+
+        self.build()
+        return SaverDef(restore_op_name=self._restore_op.name if self._restore_op else "",
+                        max_to_keep=self._max_to_keep or 0,
+                        keep_checkpoint_every_n_hours=self._keep_hours)
+
+    def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
+                          as_text: bool = False, clear_devices: bool = False,
+                          strip_default_attrs: bool = False) -> Any:
+        from tensorweave.train.meta_graph import export_meta_graph
+
+        return export_meta_graph(filename, saver_def=self.as_saver_def(),
+                                 collection_list=collection_list, as_text=as_text,
+                                 clear_devices=clear_devices,
+                                 strip_default_attrs=strip_default_attrs)
+
     def save(self, sess: Any, save_path: str, global_step: Any = None,
-             latest_filename: str | None = None, write_state: bool = True,
-             **_meta_graph_options: Any) -> str | None:
+             latest_filename: str | None = None, meta_graph_suffix: str = "meta",
+             write_meta_graph: bool = True, write_state: bool = True,
+             strip_default_attrs: bool = False) -> str | None:
         """Write a checkpoint; returns its path (``save_path-<step>`` with a global step)."""
         self.build()
         if not self._vars:
@@ -140,6 +162,15 @@ class Saver:
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         values = sess.run({key: var.value() for key, var in self._vars.items()})
         write_checkpoint(save_path, {k: np.asarray(v) for k, v in values.items()})
+        if write_meta_graph:
+            from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
+
+            meta_path = f"{save_path}.{meta_graph_suffix}"
+            if strip_default_attrs:
+                export_meta_graph(meta_path, saver_def=self.as_saver_def(), graph=sess.graph,
+                                  strip_default_attrs=True)
+            else:
+                save_meta_graph(meta_path, sess.graph, self.as_saver_def())
         if write_state:
             self._record(save_path)
             update_checkpoint_state(directory, save_path, self.last_checkpoints,
@@ -160,8 +191,9 @@ class Saver:
             if saved_at > self._next_keep_time:
                 self._next_keep_time += self._keep_hours * 3600
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(path)
+            for name in (path, f"{path}.meta"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(name)
 
     # -- restore ------------------------------------------------------------------------------
 

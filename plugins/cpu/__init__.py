@@ -12,6 +12,7 @@ import numpy as np
 
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import (
+    accumulators,
     array,
     control_flow,
     data_flow_ops,
@@ -40,9 +41,9 @@ KERNEL_MODULES = (
     image, sparse_ops,
 )
 # host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
-# summaries, Assert and Print, py_func, string ops, queues, Example parsing
+# summaries, Assert and Print, py_func, string ops, queues, Example parsing, accumulators
 HOST_KERNEL_MODULES = (dataset, summary, logging_ops, script_ops, string_ops, data_flow_ops,
-                       parsing)
+                       parsing, accumulators)
 
 
 @hookimpl

@@ -88,12 +88,17 @@ class RemoteMaster:
             raise RuntimeError("Attempted to use a closed Session.")
         message = "RunStepResponse"
         step_timeout = self._timeout if timeout is None else timeout
-        body = self._peer.call(MASTER, "RunStep", {
-            "session_handle": self._handle,
-            "feeds": {name: np.asarray(v) for name, v in feeds.items()},
-            "fetches": list(fetches), "targets": list(targets),
-            "collect_stats": collect_stats, "timeout": timeout,
-        }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
+        try:
+            body = self._peer.call(MASTER, "RunStep", {
+                "session_handle": self._handle,
+                "feeds": {name: np.asarray(v) for name, v in feeds.items()},
+                "fetches": list(fetches), "targets": list(targets),
+                "collect_stats": collect_stats, "timeout": timeout,
+            }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
+        except errors.UnavailableError:
+            if self.closed:  # `close` from another thread ended the call: TF's error for it
+                raise errors.CancelledError(None, None, "Session has been closed.") from None
+            raise
         values, stats, compiled_id = codec.fields(body, message, values=list, stats=dict,
                                                   compiled_id=int)
         if len(values) != len(fetches) or not all(isinstance(v, np.ndarray) for v in values):

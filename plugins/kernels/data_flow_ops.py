@@ -53,6 +53,22 @@ def resource_key(name: str) -> str:
     return f"queue:{name}"  # ":" never occurs in a variable's name
 
 
+def watch_step_abort(step: Any, device: Any,
+                     on_abort: Callable[[BaseException], None]) -> Callable[[], Any]:
+    """Call ``on_abort(error)`` when `step` aborts (at once if it already has); returns the call
+    that withdraws the watch. It waits in the step's rendezvous for a key that is never sent."""
+    key = create_key(device.name, device.incarnation, device.name,
+                     f"_abort_watch_{next(_abort_keys)}")
+    rendezvous = step.rendezvous
+
+    def on_value(error: BaseException | None, _value: Any) -> None:
+        if error is not None:
+            on_abort(error)
+
+    rendezvous.recv_async(key, on_value)
+    return lambda: rendezvous.cancel_recv(key, on_value)
+
+
 @attrs.define(eq=False)
 class _Attempt:
     """One enqueue, dequeue or close waiting on a queue."""
@@ -146,21 +162,13 @@ class Queue:
             attempt.done(attempt.result)
 
     def _watch_abort(self, attempt: _Attempt, step: Any) -> None:
-        device = attempt.ctx.device
-        key = create_key(device.name, device.incarnation, device.name,
-                         f"_queue_abort_{next(_abort_keys)}")
-        rendezvous = step.rendezvous
-
-        def on_abort(error: BaseException | None, _value: Any) -> None:
-            if error is not None:
-                self._abort(attempt, error)
-
-        rendezvous.recv_async(key, on_abort)  # calls back at once if the step aborted already
+        unwatch = watch_step_abort(step, attempt.ctx.device,
+                                   lambda error: self._abort(attempt, error))
         with self.lock:
-            attempt.unwatch = lambda: rendezvous.cancel_recv(key, on_abort)
+            attempt.unwatch = unwatch
             finished = attempt.finished
         if finished:  # completed while the watch was being set up
-            attempt.unwatch()
+            unwatch()
 
     def _abort(self, attempt: _Attempt, error: BaseException) -> None:
         with self.lock:
@@ -338,9 +346,11 @@ def _new_queue(ctx: KernelContext, kind: str, name: str) -> Queue:
 
 
 def queue_op(ctx: KernelContext) -> Any:
-    handle = ctx.state.get("handle")
-    if handle is not None:
-        return handle
+    # the state outlives this plan (it is the node name's, on this device): trust the handle
+    # only for the attrs it was checked against
+    cached = ctx.state.get("handle")
+    if cached is not None and cached[0] is ctx.attrs:
+        return cached[1]
     kind = _KINDS[ctx.op]
     name = ctx.attrs["shared_name"] or ctx.node_name
     key = resource_key(name)
@@ -351,7 +361,8 @@ def queue_op(ctx: KernelContext) -> Any:
     mismatch = queue.matches(kind, ctx.attrs)
     if mismatch is not None:
         raise _invalid(ctx, mismatch)
-    handle = ctx.state["handle"] = np.array(key.encode(), dtype=object)
+    handle = np.array(key.encode(), dtype=object)
+    ctx.state["handle"] = (ctx.attrs, handle)
     return handle
 
 

@@ -34,8 +34,8 @@ def no_op(ctx: KernelContext) -> None:
 
 def variable(ctx: KernelContext) -> VariableRef:
     ref = ctx.state.get("ref")
-    if ref is None:
-        key = ctx.attrs.get("shared_name") or ctx.node_name
+    key = ctx.attrs.get("shared_name") or ctx.node_name
+    if ref is None or ref.name != key:  # (the state is the node name's, across graphs)
         with ctx.device.lock:
             ref = ctx.device.resources.get(key)
             if ref is None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.standard_ops import (
+    accumulators,
     array,
     array_grad,
     control_flow,
@@ -48,7 +49,7 @@ from tensorweave.plugins.standard_ops import (
 MODULES = (
     state, math, array, nn, random, training, grad_ops, scatter, segment, control_flow, logging_ops,
     depthwise, image, dataset, summary, script_ops, string_ops,
-    sparse_ops, data_flow_ops, parsing,
+    sparse_ops, data_flow_ops, parsing, accumulators,
 )
 GRADIENT_MODULES = (
     math_grad, array_grad, nn_grad, scatter_grad, segment_grad, control_flow_grad, logging_grad,

@@ -1,0 +1,100 @@
+"""TF1's conditional accumulators: ``tf.ConditionalAccumulator`` and its base
+``tf.ConditionalAccumulatorBase``.
+
+Contract: an accumulator object wraps the string handle its ``ConditionalAccumulator`` op gives
+(`accumulator_ref`); every method builds one op on that handle, which the placer keeps on the
+accumulator's device (accumulators are host-only, as in TF). ``apply_grad(grad, local_step)``
+converts `grad` to the accumulator's dtype (`TypeError`/`ValueError` as `convert_to_tensor`) and
+raises `ValueError` here when its static shape contradicts the accumulator's; `local_step` and
+``set_global_step``'s step are cast to int64. ``take_grad(num_required)`` gives the mean (or sum)
+of at least `num_required` gradients, with the accumulator's static shape. The run-time
+semantics (stale gradients dropped, takes that wait, the global step) are described in
+`tensorweave.plugins.kernels.accumulators`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave import dtypes as _dtypes
+from tensorweave.api.math_ops import cast
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.graph import Operation, Tensor, get_default_graph
+from tensorweave.framework.op_builder import make_op
+from tensorweave.tensor_shape import TensorShape, as_shape
+
+__all__ = ["ConditionalAccumulator", "ConditionalAccumulatorBase"]
+
+REDUCTION_TYPES = ("MEAN", "SUM")
+
+
+def _int64(value: Any) -> Tensor:
+    tensor = convert_to_tensor(value)
+    return tensor if tensor.dtype == _dtypes.int64 else cast(tensor, _dtypes.int64)
+
+
+class ConditionalAccumulatorBase:
+    """An accumulator reached through its handle `accumulator_ref`."""
+
+    def __init__(self, dtype: Any, shape: Any, accumulator_ref: Tensor) -> None:
+        self._dtype = _dtypes.as_dtype(dtype)
+        self._shape = as_shape(shape) if shape is not None else TensorShape(None)
+        self._accumulator_ref = accumulator_ref
+        self._name = accumulator_ref.op.name.split("/")[-1]
+
+    @property
+    def accumulator_ref(self) -> Tensor:
+        return self._accumulator_ref
+
+    @property
+    def name(self) -> str:
+        return self._accumulator_ref.op.name
+
+    @property
+    def dtype(self) -> _dtypes.DType:
+        return self._dtype
+
+    def num_accumulated(self, name: str | None = None) -> Tensor:
+        """The number of gradients summed since the last take (int32)."""
+        return make_op("AccumulatorNumAccumulated", [self._accumulator_ref],
+                       name=name or f"{self._name}_NumAccumulated").outputs[0]
+
+    def set_global_step(self, new_global_step: Any, name: str | None = None) -> Operation:
+        """An op that sets the step below which applied gradients count as stale."""
+        return make_op("AccumulatorSetGlobalStep",
+                       [self._accumulator_ref, _int64(new_global_step)], name=name)
+
+
+class ConditionalAccumulator(ConditionalAccumulatorBase):
+    """Sums the gradients that are not stale, until a take gives their mean (or sum)."""
+
+    def __init__(self, dtype: Any, shape: Any = None, shared_name: str | None = None,
+                 name: str = "conditional_accumulator", reduction_type: str = "MEAN") -> None:
+        if reduction_type not in REDUCTION_TYPES:
+            raise ValueError(f"reduction_type must be one of {list(REDUCTION_TYPES)}, got "
+                             f"{reduction_type!r}")
+        dtype = _dtypes.as_dtype(dtype)
+        static = as_shape(shape) if shape is not None else TensorShape(None)
+        with get_default_graph().control_dependencies(None):  # state depends on nothing
+            ref = make_op("ConditionalAccumulator", [],
+                          {"dtype": dtype, "shape": static, "shared_name": shared_name or "",
+                           "reduction_type": reduction_type}, name=name).outputs[0]
+        super().__init__(dtype, static, ref)
+
+    def apply_grad(self, grad: Any, local_step: Any = 0, name: str | None = None) -> Operation:
+        """An op that adds `grad`, unless `local_step` is below the accumulator's global
+        step."""
+        grad = convert_to_tensor(grad, dtype=self._dtype, name="grad")
+        grad.shape.assert_is_compatible_with(self._shape)
+        return make_op("AccumulatorApplyGradient",
+                       [self._accumulator_ref, _int64(local_step), grad], name=name)
+
+    def take_grad(self, num_required: Any, name: str | None = None) -> Tensor:
+        """The mean (or sum) of the gradients, once at least `num_required` are summed; the
+        take empties the accumulator and increments its global step."""
+        num_required = convert_to_tensor(num_required, dtype=_dtypes.int32,
+                                         name="num_required")
+        out = make_op("AccumulatorTakeGradient", [self._accumulator_ref, num_required],
+                      {"dtype": self._dtype}, name=name).outputs[0]
+        out.set_shape(self._shape)
+        return out

@@ -1,0 +1,491 @@
+"""Meta graphs: a graph with its collections and saver, to resume training or serve it
+(``tf.train.export_meta_graph`` / ``import_meta_graph``, the ``.meta`` file next to a
+checkpoint).
+
+Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and text with
+``as_text``):
+
+    MetaGraphDef  { MetaInfoDef meta_info_def = 1; GraphDef graph_def = 2; SaverDef saver_def = 3;
+                    map<string, CollectionDef> collection_def = 4; }
+    MetaInfoDef   { string meta_graph_version = 1; repeated string tags = 4;
+                    string tensorflow_version = 5; string tensorflow_git_version = 6;
+                    bool stripped_default_attrs = 7; }
+    SaverDef      { string filename_tensor_name = 1; string save_tensor_name = 2;
+                    string restore_op_name = 3; int32 max_to_keep = 4; bool sharded = 5;
+                    float keep_checkpoint_every_n_hours = 6; CheckpointFormatVersion version = 7; }
+    CollectionDef { oneof { NodeList node_list = 1; BytesList bytes_list = 2;
+                    Int64List int64_list = 3; FloatList float_list = 4; } }  (each: value = 1)
+    VariableDef   { string variable_name = 1; string initializer_name = 2;
+                    string snapshot_name = 3; string initial_value_name = 6; bool trainable = 7; }
+
+`export_meta_graph` writes each collection as TF does: `Variable`s as ``bytes_list`` of
+``VariableDef``, tensors and operations as ``node_list`` of their names, ints, floats and
+strings as ``int64_list``/``float_list``/``bytes_list``; a collection holding anything else (a
+`QueueRunner`, a mix of kinds) is skipped with a warning, as TF does.
+
+`import_meta_graph` imports the graph (`import_graph_def` with ``name=import_scope``, so names
+are kept without a scope), restores every collection (one `Variable` object per variable, shared
+by the collections that list it, so `global_variables()`, `trainable_variables()` and
+``get_collection("train_op")`` work as before the export), and returns a `Saver` over the
+imported global variables, keyed by their names in the exported graph (the default `Saver`'s
+keys), with the exported saver's ``max_to_keep`` and ``keep_checkpoint_every_n_hours`` (``None``
+if there are no variables). A saver built with custom checkpoint keys must be rebuilt by hand.
+Text-format files are written but not read.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+import tensorweave
+from tensorweave import proto_wire as wire
+from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.framework.graph_def_proto import GraphDef, parse_graph_def
+from tensorweave.framework.importer import import_graph_def
+from tensorweave.plugin_manager import get_registries
+from tensorweave.proto_message import (
+    Field,
+    Message,
+    read_bool,
+    read_bytes,
+    read_float,
+    read_int,
+    read_repeated,
+    read_string,
+    to_binary,
+    to_text,
+)
+from tensorweave.variables import Variable
+
+__all__ = ["export_meta_graph", "import_meta_graph"]
+
+_log = logging.getLogger(__name__)
+
+VARIABLE_COLLECTIONS = frozenset({
+    GraphKeys.GLOBAL_VARIABLES, GraphKeys.TRAINABLE_VARIABLES, GraphKeys.LOCAL_VARIABLES,
+    GraphKeys.MODEL_VARIABLES, GraphKeys.MOVING_AVERAGE_VARIABLES, GraphKeys.METRIC_VARIABLES,
+    GraphKeys.GLOBAL_STEP,
+})
+_V2 = 2  # SaverDef.CheckpointFormatVersion.V2
+_KINDS = ("node_list", "bytes_list", "int64_list", "float_list")
+
+
+def _fields(data: bytes, what: str) -> Iterable[tuple[int, int, Any]]:
+    try:
+        yield from wire.fields(bytes(data))
+    except ValueError as exc:
+        raise ValueError(f"Error parsing MetaGraphDef: {what}: {exc}") from None
+
+
+def _strings(*pairs: tuple[str, int, str]) -> Message:
+    return [Field(name, number, "string", value) for name, number, value in pairs if value]
+
+
+@attrs.define
+class MetaInfoDef:
+    meta_graph_version: str = ""
+    tags: list[str] = attrs.field(factory=list)
+    tensorflow_version: str = ""
+    tensorflow_git_version: str = ""
+    stripped_default_attrs: bool = False
+
+    def message(self) -> Message:
+        out = _strings(("meta_graph_version", 1, self.meta_graph_version))
+        out += [Field("tags", 4, "string", t) for t in self.tags]
+        out += _strings(("tensorflow_version", 5, self.tensorflow_version),
+                        ("tensorflow_git_version", 6, self.tensorflow_git_version))
+        if self.stripped_default_attrs:
+            out.append(Field("stripped_default_attrs", 7, "bool", True))
+        return out
+
+    @classmethod
+    def parse(cls, data: bytes) -> MetaInfoDef:
+        out = cls()
+        for number, wire_type, raw in _fields(data, "meta_info_def"):
+            if number == 1:
+                out.meta_graph_version = read_string(wire_type, raw, "meta_graph_version")
+            elif number == 4:
+                out.tags.append(read_string(wire_type, raw, "tags"))
+            elif number == 5:
+                out.tensorflow_version = read_string(wire_type, raw, "tensorflow_version")
+            elif number == 6:
+                out.tensorflow_git_version = read_string(wire_type, raw,
+                                                         "tensorflow_git_version")
+            elif number == 7:
+                out.stripped_default_attrs = read_bool(wire_type, raw, "stripped_default_attrs")
+        return out
+
+
+@attrs.define
+class SaverDef:
+    filename_tensor_name: str = ""
+    save_tensor_name: str = ""
+    restore_op_name: str = ""
+    max_to_keep: int = 0
+    sharded: bool = False
+    keep_checkpoint_every_n_hours: float = 0.0
+    version: int = _V2
+
+    def message(self) -> Message:
+        out = _strings(("filename_tensor_name", 1, self.filename_tensor_name),
+                       ("save_tensor_name", 2, self.save_tensor_name),
+                       ("restore_op_name", 3, self.restore_op_name))
+        if self.max_to_keep:
+            out.append(Field("max_to_keep", 4, "int", self.max_to_keep))
+        if self.sharded:
+            out.append(Field("sharded", 5, "bool", True))
+        if self.keep_checkpoint_every_n_hours:
+            out.append(Field("keep_checkpoint_every_n_hours", 6, "float",
+                             self.keep_checkpoint_every_n_hours))
+        if self.version:
+            out.append(Field("version", 7, "enum", self.version, {0: "LEGACY", 1: "V1", 2: "V2"}))
+        return out
+
+    @classmethod
+    def parse(cls, data: bytes) -> SaverDef:
+        found: dict[str, Any] = {"version": 0}
+        names = {1: "filename_tensor_name", 2: "save_tensor_name", 3: "restore_op_name"}
+        for number, wire_type, raw in _fields(data, "saver_def"):
+            if number in names:
+                found[names[number]] = read_string(wire_type, raw, names[number])
+            elif number == 4:
+                found["max_to_keep"] = read_int(wire_type, raw, "max_to_keep")
+            elif number == 5:
+                found["sharded"] = read_bool(wire_type, raw, "sharded")
+            elif number == 6:
+                found["keep_checkpoint_every_n_hours"] = read_float(wire_type, raw,
+                                                                    "keep_checkpoint_hours")
+            elif number == 7:
+                found["version"] = read_int(wire_type, raw, "version")
+        return cls(**found)
+
+
+@attrs.define
+class ValueList:
+    """``CollectionDef.NodeList`` / ``BytesList`` / ``Int64List`` / ``FloatList``."""
+
+    value: list[Any] = attrs.field(factory=list)
+
+
+@attrs.define
+class CollectionDef:
+    """One collection: exactly one of the lists is set."""
+
+    node_list: ValueList | None = None
+    bytes_list: ValueList | None = None
+    int64_list: ValueList | None = None
+    float_list: ValueList | None = None
+
+    @property
+    def kind(self) -> str | None:
+        return next((k for k in _KINDS if getattr(self, k) is not None), None)
+
+    def message(self) -> Message:
+        kind = self.kind
+        if kind is None:
+            return []
+        values = getattr(self, kind).value
+        number = _KINDS.index(kind) + 1
+        if kind == "node_list":
+            body = [Field("value", 1, "string", v) for v in values]
+        elif kind == "bytes_list":
+            body = [Field("value", 1, "bytes", v) for v in values]
+        else:
+            body = [Field("value", 1, "packed_int" if kind == "int64_list" else "packed_float",
+                          values)] if values else []
+        return [Field(kind, number, "message", body)]
+
+    @classmethod
+    def parse(cls, data: bytes, what: str) -> CollectionDef:
+        out = cls()
+        for number, wire_type, raw in _fields(data, what):
+            if not 1 <= number <= 4:
+                continue
+            kind = _KINDS[number - 1]
+            values: list[Any] = []
+            for n, wt, r in _fields(read_bytes(wire_type, raw, what), what):
+                if n != 1:
+                    continue
+                if kind == "node_list":
+                    values.append(read_string(wt, r, what))
+                elif kind == "bytes_list":
+                    values.append(read_bytes(wt, r, what))
+                else:
+                    values += read_repeated(wt, r, "int" if kind == "int64_list" else "float",
+                                            what)
+            for other in _KINDS:  # a oneof: the last member set wins
+                setattr(out, other, None)
+            setattr(out, kind, ValueList(values))
+        return out
+
+
+@attrs.define
+class MetaGraphDef:
+    """TF's ``MetaGraphDef``; see the module docstring."""
+
+    meta_info_def: MetaInfoDef = attrs.field(factory=MetaInfoDef)
+    graph_def: GraphDef = attrs.field(factory=GraphDef)
+    saver_def: SaverDef | None = None
+    collection_def: dict[str, CollectionDef] = attrs.field(factory=dict)
+
+    def _message(self) -> Message:
+        from tensorweave.framework.graph_def_proto import graph_def_message
+
+        out = [Field("meta_info_def", 1, "message", self.meta_info_def.message()),
+               Field("graph_def", 2, "message", graph_def_message(self.graph_def))]
+        if self.saver_def is not None:
+            out.append(Field("saver_def", 3, "message", self.saver_def.message()))
+        out += [Field("collection_def", 4, "message", [
+            Field("key", 1, "string", key),
+            Field("value", 2, "message", self.collection_def[key].message())])
+            for key in sorted(self.collection_def)]
+        return out
+
+    def SerializeToString(self, deterministic: bool = True) -> bytes:  # noqa: N802, ARG002
+        return to_binary(self._message())
+
+    def __str__(self) -> str:
+        return to_text(self._message())
+
+    def ParseFromString(self, data: bytes) -> int:  # noqa: N802 - protobuf's name
+        parsed = self.FromString(data)
+        for field in attrs.fields(MetaGraphDef):
+            setattr(self, field.name, getattr(parsed, field.name))
+        return len(data)
+
+    @classmethod
+    def FromString(cls, data: bytes) -> MetaGraphDef:  # noqa: N802
+        parts: dict[int, bytes] = {1: b"", 2: b"", 3: b""}
+        seen: set[int] = set()
+        collections: dict[str, CollectionDef] = {}
+        for number, wire_type, raw in _fields(data, "MetaGraphDef"):
+            if number in parts:
+                parts[number] += read_bytes(wire_type, raw, f"field {number}")
+                seen.add(number)
+            elif number == 4:
+                key, value = "", b""
+                for n, wt, r in _fields(read_bytes(wire_type, raw, "collection_def"),
+                                        "collection_def"):
+                    if n == 1:
+                        key = read_string(wt, r, "collection_def key")
+                    elif n == 2:
+                        value += read_bytes(wt, r, "collection_def value")
+                collections[key] = CollectionDef.parse(value, f"collection '{key}'")
+        return cls(meta_info_def=MetaInfoDef.parse(parts[1]),
+                   graph_def=parse_graph_def(parts[2]),
+                   saver_def=SaverDef.parse(parts[3]) if 3 in seen else None,
+                   collection_def=collections)
+
+
+# -- VariableDef ------------------------------------------------------------------------------
+
+
+def variable_def_bytes(var: Variable) -> bytes:
+    fields = _strings(("variable_name", 1, var.name), ("initializer_name", 2, var.initializer.name),
+                      ("snapshot_name", 3, var.value().name),
+                      ("initial_value_name", 6, var.initial_value.name))
+    if var.trainable:
+        fields.append(Field("trainable", 7, "bool", True))
+    return to_binary(fields)
+
+
+def _variable_from_def(graph: Graph, data: bytes, prefix: str,
+                       trainable_default: bool) -> Variable:
+    names: dict[int, str] = {}
+    trainable = trainable_default
+    for number, wire_type, raw in _fields(data, "VariableDef"):
+        if number in (1, 2, 3, 6):
+            names[number] = read_string(wire_type, raw, "VariableDef")
+        elif number == 7:
+            trainable = read_bool(wire_type, raw, "VariableDef.trainable")
+    if not all(names.get(n) for n in (1, 2, 3)):
+        raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
+                         "initializer or snapshot name")
+    # TF's Variable(variable_def=...) rebuilds the Python object around the imported ops
+    var = Variable.__new__(Variable)
+    var._variable = graph.get_tensor_by_name(prefix + names[1])
+    var._initializer_op = graph.get_operation_by_name(prefix + names[2])
+    var._snapshot = graph.get_tensor_by_name(prefix + names[3])
+    var._initial_value = (graph.get_tensor_by_name(prefix + names[6]) if names.get(6)
+                          else var._initializer_op.inputs[1])
+    var._graph = graph
+    var._trainable = trainable
+    var._constraint = None
+    return var
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef | None:
+    if not items:
+        return None
+    if all(isinstance(i, Variable) for i in items):
+        return CollectionDef(bytes_list=ValueList([variable_def_bytes(v) for v in items
+                                                   if v.graph is graph]))
+    if all(isinstance(i, (Tensor, Operation)) for i in items):
+        return CollectionDef(node_list=ValueList([i.name for i in items if i.graph is graph]))
+    if all(isinstance(i, int) for i in items):  # TF counts bools as ints here too
+        return CollectionDef(int64_list=ValueList([int(i) for i in items]))
+    if all(isinstance(i, float) for i in items):
+        return CollectionDef(float_list=ValueList(list(items)))
+    if all(isinstance(i, (str, bytes)) for i in items):
+        return CollectionDef(bytes_list=ValueList([i.encode() if isinstance(i, str) else i
+                                                   for i in items]))
+    _log.warning("Issue encountered when serializing %s: its items (%s) have no CollectionDef "
+                 "form; the collection is not exported.", name,
+                 ", ".join(sorted({type(i).__name__ for i in items})))
+    return None
+
+
+def _strip_defaults(graph_def: GraphDef) -> GraphDef:
+    ops = get_registries().ops
+    nodes = []
+    for node in graph_def.node:
+        op_def = ops.get(node.op)
+        defaults = op_def.attrs if op_def is not None else {}
+        attr = {k: v for k, v in node.attr.items()
+                if not (k in defaults and _same(defaults[k], v))}
+        nodes.append(node.copy(attr=attr))
+    return GraphDef(node=nodes, versions=graph_def.versions, add_shapes=graph_def._add_shapes)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and not hasattr(a, "shape") and bool(a == b)
+
+
+def export_meta_graph(filename: str | None = None, meta_info_def: MetaInfoDef | None = None,
+                      graph_def: GraphDef | None = None, saver_def: SaverDef | None = None,
+                      collection_list: Sequence[str] | None = None, as_text: bool = False,
+                      graph: Graph | None = None, clear_devices: bool = False,
+                      strip_default_attrs: bool = False) -> MetaGraphDef:
+    """The `MetaGraphDef` of `graph` (default: the default graph); written to `filename`
+    (binary, or text with `as_text`) if given."""
+    graph = graph or get_default_graph()
+    if graph_def is None:
+        graph_def = graph.as_graph_def()
+    elif not isinstance(graph_def, GraphDef):
+        graph_def = GraphDef(node=list(graph_def.node))
+    if clear_devices:
+        graph_def = GraphDef(node=[n.copy(device="") for n in graph_def.node],
+                             versions=graph_def.versions, add_shapes=graph_def._add_shapes)
+    info = attrs.evolve(meta_info_def) if meta_info_def is not None else MetaInfoDef()
+    info.tensorflow_version = tensorweave.__version__
+    info.tensorflow_git_version = "tensorweave"
+    if strip_default_attrs:
+        graph_def = _strip_defaults(graph_def)
+        info.stripped_default_attrs = True
+    keys = graph.get_all_collection_keys() if collection_list is None else collection_list
+    collections = {}
+    for key in keys:
+        if not isinstance(key, str):
+            _log.warning("Only collections with string type keys will be serialized. This key "
+                         "has %s", type(key))
+            continue
+        collection = _collection_def(key, graph.get_collection(key), graph)
+        if collection is not None:
+            collections[key] = collection
+    meta = MetaGraphDef(meta_info_def=info, graph_def=graph_def, saver_def=saver_def,
+                        collection_def=collections)
+    if filename:
+        write_meta_graph_file(meta, filename, as_text)
+    return meta
+
+
+def write_meta_graph_file(meta: MetaGraphDef, filename: str, as_text: bool = False) -> None:
+    """Write `meta` atomically (a crash leaves the previous file)."""
+    directory = os.path.dirname(filename)
+    if directory:
+        os.makedirs(directory, exist_ok=True)
+    _write_atomic(filename, str(meta).encode() if as_text else meta.SerializeToString())
+
+
+def _write_atomic(filename: str, data: bytes) -> None:
+    tmp = f"{filename}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, filename)
+
+
+_graph_bytes: weakref.WeakKeyDictionary[Graph, tuple[int, bytes]] = weakref.WeakKeyDictionary()
+
+
+def save_meta_graph(filename: str, graph: Graph, saver_def: SaverDef) -> None:
+    """What `Saver.save` writes next to a checkpoint: `export_meta_graph` to `filename`, with
+    the graph's bytes reused while the graph is unchanged (a save per step stays cheap)."""
+    cached = _graph_bytes.get(graph)
+    if cached is None or cached[0] != graph.version:
+        cached = (graph.version, graph.as_graph_def().SerializeToString())
+        _graph_bytes[graph] = cached
+    meta = export_meta_graph(graph=graph, graph_def=GraphDef(), saver_def=saver_def)
+    fields = [Field("graph_def", 2, "bytes", cached[1]) if f.name == "graph_def" else f
+              for f in meta._message()]  # a message's bytes are written as a bytes field is
+    _write_atomic(filename, to_binary(fields))
+
+
+# -- import -----------------------------------------------------------------------------------
+
+
+def read_meta_graph_file(filename: str) -> MetaGraphDef:
+    if not os.path.isfile(filename):
+        raise OSError(f"File {filename} does not exist.")
+    with open(filename, "rb") as f:
+        data = f.read()
+    try:
+        return MetaGraphDef.FromString(data)
+    except ValueError as exc:
+        raise ValueError(f"Cannot parse file {filename}: {exc} (text-format meta graphs are "
+                         "written but not read)") from None
+
+
+def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: bool = False,
+                      import_scope: str | None = None,
+                      input_map: dict[str, Any] | None = None) -> Any:
+    """Import a meta graph into the default graph; returns a `Saver` for its variables (or
+    ``None`` if it has none). See the module docstring."""
+    from tensorweave.train.saver import Saver
+
+    meta = (read_meta_graph_file(meta_graph_or_file) if isinstance(meta_graph_or_file, str)
+            else meta_graph_or_file)
+    graph_def = meta.graph_def
+    if clear_devices:
+        graph_def = GraphDef(node=[n.copy(device="") for n in graph_def.node])
+    graph = get_default_graph()
+    import_graph_def(graph_def, input_map=input_map, name=import_scope or "")
+    prefix = f"{import_scope}/" if import_scope else ""
+    variables: dict[bytes, Variable] = {}
+    trainable = meta.collection_def.get(GraphKeys.TRAINABLE_VARIABLES)
+    trainable_defs = set(trainable.bytes_list.value if trainable and trainable.bytes_list
+                         else ())
+    for key in sorted(meta.collection_def):
+        collection = meta.collection_def[key]
+        kind = collection.kind
+        if kind is None:
+            continue
+        values = getattr(collection, kind).value
+        for value in values:
+            if kind == "node_list":
+                item: Any = graph.as_graph_element(prefix + value)
+            elif kind == "bytes_list" and key in VARIABLE_COLLECTIONS:
+                if value not in variables:
+                    variables[value] = _variable_from_def(graph, value, prefix,
+                                                          value in trainable_defs)
+                item = variables[value]
+            else:
+                item = value
+            graph.add_to_collection(key, item)
+    saved = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
+    saved = [v for v in saved if isinstance(v, Variable) and v in variables.values()]
+    if not saved:
+        _log.info("Saver not created because there are no variables in the graph to restore")
+        return None
+    saver_def = meta.saver_def or SaverDef()
+    return Saver({v.op.name[len(prefix):]: v for v in saved},
+                 max_to_keep=saver_def.max_to_keep if meta.saver_def else 5,
+                 keep_checkpoint_every_n_hours=saver_def.keep_checkpoint_every_n_hours or 10000.0)

@@ -1,0 +1,231 @@
+"""TF's GraphDef wire and text formats: known bytes, round trips of every attr kind, functions,
+and validation of malformed input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave import proto_wire as wire
+from tensorweave.framework.func_graph import FunctionDef
+from tensorweave.framework.graph_def_proto import (
+    GraphDef,
+    NodeDef,
+    VersionDef,
+    parse_tensor,
+    tensor_message,
+)
+from tensorweave.proto_message import Field, to_binary
+
+
+def user_attrs(node: NodeDef) -> dict:
+    return {k: v for k, v in node.attr.items() if k not in ("_output_types", "_output_shapes")}
+
+
+def assert_same_value(a, b) -> None:
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+    elif isinstance(a, (list, tuple)) and a and isinstance(a[0], (list, tuple)):
+        assert [tf.TensorShape(x) for x in a] == list(b)  # a list of int lists is shapes
+    elif isinstance(a, FunctionDef):
+        assert isinstance(b, FunctionDef) and a.name == b.name
+        assert [n.name for n in a.nodes] == [n.name for n in b.nodes]
+        for x, y in zip(a.nodes, b.nodes):
+            assert x.input == y.input and x.op == y.op
+            for key in x.attr:
+                assert_same_value(x.attr[key], y.attr[key])
+    elif isinstance(a, float):
+        assert b == pytest.approx(a, rel=1e-7)  # a float attr is float32 on the wire
+    else:
+        assert a == b and type(a) is type(b) or (isinstance(a, tuple) and list(a) == b)
+
+
+def test_a_node_has_the_bytes_tensorflow_writes() -> None:
+    graph_def = GraphDef(node=[NodeDef("c", "Const", attr={"dtype": tf.float32})])
+    node = (b"\x0a\x01c" + b"\x12\x05Const"
+            + b"\x2a\x0b" + b"\x0a\x05dtype" + b"\x12\x02" + b"\x30\x01")
+    assert graph_def.SerializeToString() == b"\x0a" + bytes([len(node)]) + node + b"\x22\x00"
+
+
+def test_a_tensor_has_the_bytes_tensorflow_writes() -> None:
+    # TensorProto { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: 1, 2 }
+    expected = (b"\x08\x03" + b"\x12\x04\x12\x02\x08\x02"
+                + b"\x22\x08" + np.array([1, 2], "<i4").tobytes())
+    assert to_binary(tensor_message(np.array([1, 2], np.int32))) == expected
+
+
+def test_every_attr_kind_round_trips() -> None:
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    v = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
+    y = tf.matmul(x, v, transpose_a=False) + tf.constant([1.0, 2.0])
+    tf.concat([y, y], axis=1)
+    tf.constant([b"a", b"b\x00\xff"], name="s")
+    tf.constant(np.float16(1.5), name="h")
+    tf.constant(np.array([True, False]), name="b")
+    tf.constant(np.int64(-7), name="i64")
+    tf.nn.leaky_relu(y, alpha=0.3)
+    tf.nn.conv2d(tf.zeros([1, 4, 4, 1]), tf.zeros([2, 2, 1, 1]), [1, 1, 1, 1], "SAME")
+    tf.cond(tf.reduce_sum(y) > 0, lambda: y * 2.0, lambda: y)
+    tf.while_loop(lambda k, a: k < 3, lambda k, a: (k + 1, a * 2.0), [0, tf.constant(1.0)])
+    tf.data.Dataset.from_tensor_slices(np.arange(4)).map(lambda a: a + 1).make_one_shot_iterator()
+    graph_def = tf.get_default_graph().as_graph_def()
+    parsed = tf.GraphDef.FromString(graph_def.SerializeToString())
+    assert [n.name for n in parsed.node] == [n.name for n in graph_def.node]
+    for a, b in zip(graph_def.node, parsed.node):
+        assert (a.op, a.input, a.device) == (b.op, b.input, b.device)
+        assert user_attrs(a).keys() == b.attr.keys()
+        for key, value in user_attrs(a).items():
+            assert_same_value(value, b.attr[key])
+    strings = next(n for n in parsed.node if n.name == "s").attr["value"]
+    assert strings.dtype == object and list(strings) == [b"a", b"b\x00\xff"]
+
+
+def test_function_attrs_go_through_the_library() -> None:
+    x = tf.constant(2.0)
+    out = tf.cond(x > 1.0, lambda: x * 3.0, lambda: x, name="c")
+    graph_def = tf.get_default_graph().as_graph_def()
+    data = graph_def.SerializeToString()
+    text = str(graph_def)
+    assert "library {" in text and "signature {" in text
+    parsed = tf.GraphDef.FromString(data)
+    node = next(n for n in parsed.node if n.name == out.op.name)
+    branch = node.attr["then_branch"]
+    assert isinstance(branch, FunctionDef)
+    original = next(n for n in graph_def.node if n.name == out.op.name).attr["then_branch"]
+    assert [(n.name, n.op, n.input) for n in branch.nodes] == \
+        [(n.name, n.op, n.input) for n in original.nodes]
+    assert {"_FunctionRetval", "Mul"} <= {n.op for n in branch.nodes}
+    assert branch.ret_types == original.ret_types
+
+
+def test_shapes_are_written_only_with_add_shapes() -> None:
+    tf.placeholder(tf.float32, [2, None], name="p")
+    graph = tf.get_default_graph()
+    plain = tf.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    assert "_output_shapes" not in plain.node[0].attr
+    assert "_output_types" not in plain.node[0].attr
+    shaped = tf.GraphDef.FromString(graph.as_graph_def(add_shapes=True).SerializeToString())
+    assert shaped.node[0].attr["_output_shapes"] == [tf.TensorShape([2, None])]
+    assert "_output_types" not in shaped.node[0].attr
+    again = tf.GraphDef.FromString(shaped.SerializeToString())  # a parsed node keeps them
+    assert again.node[0].attr["_output_shapes"] == [tf.TensorShape([2, None])]
+
+
+def test_from_version_gives_only_newer_ops() -> None:
+    graph = tf.get_default_graph()
+    tf.constant(1.0, name="old")
+    version = graph.version
+    tf.constant(2.0, name="new")
+    assert [n.name for n in graph.as_graph_def(from_version=version).node] == ["new"]
+
+
+def test_parse_from_string_replaces_content_and_text_format() -> None:
+    source = GraphDef(node=[NodeDef("a", "NoOp", input=["^b"], device="/cpu:0")],
+                      versions=VersionDef(producer=27, min_consumer=12))
+    target = tf.GraphDef(node=[NodeDef("old", "NoOp")])
+    assert target.ParseFromString(source.SerializeToString()) == source.ByteSize()
+    assert [n.name for n in target.node] == ["a"] and target.node[0].input == ["^b"]
+    assert target.versions == VersionDef(producer=27, min_consumer=12)
+    assert str(target) == ('node {\n  name: "a"\n  op: "NoOp"\n  input: "^b"\n'
+                           '  device: "/cpu:0"\n}\nversions {\n  producer: 27\n'
+                           '  min_consumer: 12\n}\n')
+
+
+def tensor_bytes(*fields: Field) -> bytes:
+    return to_binary(list(fields))
+
+
+def shape_field(*dims: int) -> Field:
+    return Field("tensor_shape", 2, "message",
+                 [Field("dim", 2, "message", [Field("size", 1, "int", d)]) for d in dims])
+
+
+def test_typed_values_fill_the_shape_with_the_last_value() -> None:
+    data = tensor_bytes(Field("dtype", 1, "enum", 1), shape_field(2, 2),
+                        Field("float_val", 5, "packed_float", [1.5, 2.5]))
+    out = parse_tensor(data)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, [[1.5, 2.5], [2.5, 2.5]])
+    zeros = parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 9), shape_field(3)))
+    assert zeros.dtype == np.int64 and zeros.tolist() == [0, 0, 0]
+    half = parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 19),
+                                     Field("half_val", 13, "packed_int",
+                                           [int(np.float16(0.5).view(np.uint16))])))
+    assert half.dtype == np.float16 and half.item() == 0.5
+
+
+@pytest.mark.parametrize("fields, match", [
+    ((Field("dtype", 1, "enum", 3), shape_field(2),
+      Field("tensor_content", 4, "bytes", b"\x00" * 7)), "7 bytes for 2"),
+    ((Field("dtype", 1, "enum", 3), shape_field(1),
+      Field("int_val", 7, "packed_int", [1, 2])), "2 values for 1"),
+    ((Field("dtype", 1, "enum", 8),), "unsupported DataType 8"),
+    ((Field("dtype", 1, "enum", 1), shape_field(-1)), "not fully defined"),
+    ((Field("dtype", 1, "enum", 1), shape_field(-2)), "size -2"),
+    ((shape_field(1),), "no dtype"),
+    ((Field("dtype", 1, "enum", 1), shape_field(1 << 40),
+      Field("float_val", 5, "packed_float", [1.0])), "expand"),
+    ((Field("dtype", 1, "enum", 3), Field("float_val", 5, "packed_float", [1.0])),
+     "float_val"),
+])
+def test_malformed_tensors_raise_value_error(fields, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        parse_tensor(tensor_bytes(*fields))
+
+
+def node_bytes(*fields: Field) -> bytes:
+    return to_binary([Field("node", 1, "message", list(fields))])
+
+
+def attr_field(key: str, *value: Field) -> Field:
+    return Field("attr", 5, "message", [Field("key", 1, "string", key),
+                                        Field("value", 2, "message", list(value))])
+
+
+@pytest.mark.parametrize("data, match", [
+    (b"\x0a\x05ab", "truncated"),
+    (b"\x0a", "truncated"),
+    (node_bytes(Field("name", 1, "int", 3)), "wire type"),
+    (node_bytes(Field("name", 1, "bytes", b"\xff"), Field("op", 2, "string", "NoOp")),
+     "UTF-8"),
+    (node_bytes(Field("op", 2, "string", "NoOp")), "no name"),
+    (node_bytes(Field("name", 1, "string", "a")), "no op"),
+    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "If"),
+                attr_field("f", Field("func", 10, "message", [Field("name", 1, "string",
+                                                                    "missing")]))),
+     "not in the library"),
+    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
+                attr_field("s", Field("shape", 7, "message", [
+                    Field("dim", 2, "message", []), Field("unknown_rank", 3, "bool", True)]))),
+     "unknown rank"),
+    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
+                attr_field("l", Field("list", 1, "message", [
+                    Field("i", 3, "packed_int", [1]), Field("b", 5, "packed_bool", [True])]))),
+     "more than one kind"),
+    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
+                attr_field("p", Field("placeholder", 9, "string", "T"))), "placeholder"),
+    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
+                attr_field("t", Field("type", 6, "enum", 23))), "DataType 23"),
+])
+def test_malformed_graph_defs_raise_value_error(data, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        tf.GraphDef.FromString(data)
+
+
+def test_unknown_fields_are_skipped_and_ref_types_read_as_their_base() -> None:
+    data = node_bytes(Field("name", 1, "string", "v"), Field("op", 2, "string", "Identity"),
+                      Field("experimental", 6, "string", "ignored"),
+                      attr_field("T", Field("type", 6, "enum", 101)))
+    node = tf.GraphDef.FromString(data + wire.key(9, wire.VARINT) + b"\x01").node[0]
+    assert node.attr == {"T": tf.float32}
+
+
+def test_non_graph_values_and_bytes_are_rejected() -> None:
+    with pytest.raises(TypeError):
+        tf.GraphDef.FromString("not bytes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="no AttrValue form"):
+        GraphDef(node=[NodeDef("a", "X", attr={"bad": object()})]).SerializeToString()
+    with pytest.raises(ValueError, match="one kind"):
+        GraphDef(node=[NodeDef("a", "X", attr={"bad": [1, "a"]})]).SerializeToString()
