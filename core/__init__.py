@@ -17,6 +17,7 @@ from tensorweave import (  # noqa: E402
     graph_util,
     image,
     io,
+    keras,
     layers,
     losses,
     math,
