@@ -6,13 +6,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.keras import backend
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
+from tests.keras_support import fresh_graph  # noqa: F401 - the fixture
 
 
 def test_get_session_is_cached_and_initializes_new_variables():

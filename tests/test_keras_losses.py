@@ -4,19 +4,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave.keras import backend, losses
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
-
-
-def run(t):
-    return backend.get_session().run(t)
-
+from tensorweave.keras import losses
+from tests.keras_support import fresh_graph, run  # noqa: F401 - the fixture
 
 Y_TRUE = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
 LOGITS = np.array([[1.0, 2.0, 0.5], [0.1, -1.0, 3.0]], np.float32)

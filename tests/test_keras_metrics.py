@@ -3,18 +3,8 @@
 import numpy as np
 import pytest
 
-from tensorweave.keras import backend, losses, metrics
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
-
-
-def run(t):
-    return backend.get_session().run(t)
+from tensorweave.keras import losses, metrics
+from tests.keras_support import fresh_graph, run  # noqa: F401 - the fixture
 
 
 def test_accuracies():

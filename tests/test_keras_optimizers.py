@@ -5,13 +5,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.keras import backend, optimizers
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
+from tests.keras_support import fresh_graph  # noqa: F401 - the fixture
 
 
 def two_steps(optimizer, start=1.0, grad=0.5):

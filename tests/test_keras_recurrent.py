@@ -8,13 +8,7 @@ import pytest
 import tensorweave as tw
 from tensorweave import keras
 from tensorweave.keras import backend, layers
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
+from tests.keras_support import fresh_graph  # noqa: F401 - the fixture
 
 
 def hard_sigmoid(x):

@@ -4,14 +4,8 @@ import numpy as np
 import pytest
 
 from tensorweave import keras
-from tensorweave.keras import backend, layers
-
-
-@pytest.fixture(autouse=True)
-def fresh_graph():
-    backend.clear_session()
-    yield
-    backend.clear_session()
+from tensorweave.keras import layers
+from tests.keras_support import fresh_graph  # noqa: F401 - the fixture
 
 
 def test_input_shape_builds_at_once_with_a_named_input():

@@ -3,7 +3,8 @@
 Contract: an accumulator lives in its device's resource store under ``accumulator:<shared_name>``
 (the node name when the shared name is empty), created by the first run of its
 ``ConditionalAccumulator`` op; a second op with the same name must ask for the same dtype, shape
-and reduction type (`InvalidArgumentError`; TF does not check). The handle it gives is that key.
+and reduction type (`InvalidArgumentError`; TF does not check). The handle it gives is that key
+(`resources.make_handle`).
 
 Semantics (TF's ``ConditionalAccumulator``): the accumulator holds a sum of gradients, their
 count and a global step, which starts at 0. ``AccumulatorApplyGradient`` adds its gradient only
@@ -36,15 +37,12 @@ import numpy as np
 from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.data_flow_ops import watch_step_abort
+from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.tensor_shape import TensorShape, format_dims
 
 Done = Callable[[Any], None]
 
 _log = logging.getLogger(__name__)
-
-
-def resource_key(name: str) -> str:
-    return f"accumulator:{name}"  # ":" never occurs in a variable's name
 
 
 @attrs.define(eq=False)
@@ -188,35 +186,15 @@ def _scalar(ctx: KernelContext, value: Any, what: str) -> int:
 # -- kernels ------------------------------------------------------------------------------------
 
 def accumulator_op(ctx: KernelContext) -> Any:
-    # the state outlives this plan (it is the node name's, on this device): trust the handle
-    # only for the attrs it was checked against
-    cached = ctx.state.get("handle")
-    if cached is not None and cached[0] is ctx.attrs:
-        return cached[1]
     a = ctx.attrs
     dtype, shape, reduction = a["dtype"], TensorShape(a["shape"]), a["reduction_type"]
-    name = a["shared_name"] or ctx.node_name
-    key = resource_key(name)
-    with ctx.device.lock:
-        accumulator = ctx.device.resources.get(key)
-        if accumulator is None:
-            accumulator = ctx.device.resources[key] = Accumulator(name, dtype, shape, reduction)
-    mismatch = accumulator.matches(dtype, shape, reduction)
-    if mismatch is not None:
-        raise _invalid(ctx, mismatch)
-    handle = np.array(key.encode(), dtype=object)
-    ctx.state["handle"] = (ctx.attrs, handle)
-    return handle
+    return make_handle(ctx, "accumulator",
+                       lambda name: Accumulator(name, dtype, shape, reduction),
+                       lambda accumulator: accumulator.matches(dtype, shape, reduction))
 
 
 def _accumulator(ctx: KernelContext, handle: Any) -> Accumulator:
-    key = handle.item() if hasattr(handle, "item") else handle
-    key = key.decode() if isinstance(key, bytes) else str(key)
-    accumulator = ctx.device.resources.get(key)
-    if not isinstance(accumulator, Accumulator):
-        raise errors.NotFoundError(ctx.node_name, ctx.op,
-                                   f"Resource {key} does not exist on {ctx.device.name}")
-    return accumulator
+    return find(ctx, handle, Accumulator)
 
 
 def _check_dtype(ctx: KernelContext, accumulator: Accumulator) -> None:

@@ -3,7 +3,8 @@
 Contract: a queue lives in its device's resource store under ``queue:<shared_name>`` (the node
 name when the shared name is empty, as variables are named here), created by the first run of
 its queue op; a second queue op with the same name must ask for the same kind, capacity,
-component types and shapes (`InvalidArgumentError`, TF's words). The handle it gives is that key.
+component types and shapes (`InvalidArgumentError`, TF's words). The handle it gives is that key
+(`resources.make_handle`).
 
 Every enqueue, dequeue and close is an *attempt* on one of two FIFO lists, as in TF's
 ``QueueBase``: after any change the queue runs the attempt at the head of each list until neither
@@ -39,6 +40,7 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
+from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.runtime.rendezvous import create_key
 from tensorweave.tensor_shape import TensorShape, format_dims
 
@@ -47,10 +49,6 @@ Done = Callable[[Any], None]
 
 NO_PROGRESS, PROGRESS, COMPLETE = 0, 1, 2
 _abort_keys = itertools.count()
-
-
-def resource_key(name: str) -> str:
-    return f"queue:{name}"  # ":" never occurs in a variable's name
 
 
 def watch_step_abort(step: Any, device: Any,
@@ -346,34 +344,13 @@ def _new_queue(ctx: KernelContext, kind: str, name: str) -> Queue:
 
 
 def queue_op(ctx: KernelContext) -> Any:
-    # the state outlives this plan (it is the node name's, on this device): trust the handle
-    # only for the attrs it was checked against
-    cached = ctx.state.get("handle")
-    if cached is not None and cached[0] is ctx.attrs:
-        return cached[1]
     kind = _KINDS[ctx.op]
-    name = ctx.attrs["shared_name"] or ctx.node_name
-    key = resource_key(name)
-    with ctx.device.lock:
-        queue = ctx.device.resources.get(key)
-        if queue is None:
-            queue = ctx.device.resources[key] = _new_queue(ctx, kind, name)
-    mismatch = queue.matches(kind, ctx.attrs)
-    if mismatch is not None:
-        raise _invalid(ctx, mismatch)
-    handle = np.array(key.encode(), dtype=object)
-    ctx.state["handle"] = (ctx.attrs, handle)
-    return handle
+    return make_handle(ctx, "queue", lambda name: _new_queue(ctx, kind, name),
+                       lambda queue: queue.matches(kind, ctx.attrs))
 
 
 def _queue(ctx: KernelContext, handle: Any) -> Queue:
-    key = handle.item() if hasattr(handle, "item") else handle
-    key = key.decode() if isinstance(key, bytes) else str(key)
-    queue = ctx.device.resources.get(key)
-    if not isinstance(queue, Queue):
-        raise errors.NotFoundError(ctx.node_name, ctx.op,
-                                   f"Resource {key} does not exist on {ctx.device.name}")
-    return queue
+    return find(ctx, handle, Queue)
 
 
 def enqueue(ctx: KernelContext, step: Any, done: Done, handle: Any, *components: Any) -> None:
