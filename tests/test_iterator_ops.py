@@ -3,6 +3,9 @@ inside the pipeline, captured variables, placement, the wire, and a TF1 training
 
 from __future__ import annotations
 
+import copy
+import re
+
 import numpy as np
 import pytest
 
@@ -227,3 +230,46 @@ def test_a_tf1_training_loop_fed_by_a_dataset():
     assert len(losses) == 4 * 5
     assert losses[-1] < 0.1 * losses[0]
     np.testing.assert_allclose(w_value, true_w, atol=0.3)
+
+
+GOOD = {"kind": "batch", "input": {"kind": "map", "input": {
+    "kind": "tensor_slices", "components": [0]}, "f": "f_0", "captured": []},
+    "batch_size": 1, "drop_remainder": 2}
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.update(kind="pad"), "at dataset: unknown kind 'pad'"),
+    (lambda d: d.pop("batch_size"), "kind 'batch' has fields"),
+    (lambda d: d.update(batch_size=3), "at dataset.batch_size: expected a tensor index, got 3"),
+    (lambda d: d.update(batch_size=True), "expected a tensor index, got True"),
+    (lambda d: d["input"].update(f="f_9"), "at dataset.input.f: 'f_9' names no function"),
+    (lambda d: d["input"]["input"].update(components=[0, -1]), "list of tensor indices"),
+    (lambda d: d.update(input=["tensors"]), "at dataset.input: expected a dict, got list"),
+    (lambda d: d.update(input={"kind": "range", "args": [0, 1]}), "expected 3 items, got 2"),
+    (lambda d: d.update(input={"kind": "shuffle", "input": {"kind": "cache", "input": {
+        "kind": "tensors", "components": []}}, "buffer_size": 0, "seed": "1", "seed2": 0,
+        "reshuffle": True}), "at dataset.input.seed: expected an int"),
+])
+def test_malformed_descriptions_are_refused_with_their_place(change, message):
+    from tensorweave.plugins.kernels.dataset import check_description
+
+    check_description(GOOD, 3, {"f_0"})
+    bad = copy.deepcopy(GOOD)
+    change(bad)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        check_description(bad, 3, {"f_0"})
+
+
+def test_a_malformed_description_fails_its_run_and_the_session_goes_on():
+    values = tf.constant([1, 2, 3], tf.int64)
+    bad = tf.raw_ops.MakeIterator(
+        components=[values], Tcomponents=[tf.int64], shared_name="bad",
+        dataset={"kind": "tensor_slices", "components": [5]}, output_types=[tf.int64],
+        output_shapes=[tf.TensorShape([])])
+    it = tf.data.Dataset.from_tensor_slices(values).make_initializable_iterator()
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"dataset.components: expected a list of tensor indices"):
+            sess.run(bad)
+        sess.run(it.initializer)
+        assert drain(sess, it.get_next()) == [1, 2, 3]

@@ -50,11 +50,106 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.control_flow import call_function
+from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.tf_record import read_lines, read_records
 
 Element = list[Any]
 Stage = Callable[[], Iterator[Element]]  # each call starts one pass over the dataset
+
+
+# The fields of each kind of description: "index" indexes the tensors (the node's inputs, or a
+# function's results for an inner description), "indices" is a list of them, "desc"/"descs"
+# nested descriptions, "inner" a description over the function's results, "call" a
+# {"f", "captured"} pair, "int"/"bool" plain values.
+_CALL = {"f": "func", "captured": "indices"}
+_FIELDS: dict[str, dict[str, str]] = {
+    "tensor_slices": {"components": "indices"},
+    "tensors": {"components": "indices"},
+    "range": {"args": "indices"},
+    "zip": {"inputs": "descs"},
+    "concatenate": {"inputs": "descs"},
+    "tf_record": {"filenames": "index", "compression_type": "index", "buffer_size": "index"},
+    "text_line": {"filenames": "index", "compression_type": "index", "buffer_size": "index"},
+    "list_files": {"patterns": "index", "seed": "int", "seed2": "int", "shuffle": "bool"},
+    "generator": {"start": "call", "next": "call"},
+    "map": {"input": "desc", **_CALL},
+    "filter": {"input": "desc", **_CALL},
+    "flat_map": {"input": "desc", "inner": "inner", **_CALL},
+    "interleave": {"input": "desc", "inner": "inner", "cycle_length": "index",
+                   "block_length": "index", **_CALL},
+    "batch": {"input": "desc", "batch_size": "index", "drop_remainder": "index"},
+    "padded_batch": {"input": "desc", "batch_size": "index", "drop_remainder": "index",
+                     "padded_shapes": "indices", "padding_values": "indices"},
+    "shuffle": {"input": "desc", "buffer_size": "index", "seed": "int", "seed2": "int",
+                "reshuffle": "bool"},
+    "repeat": {"input": "desc", "count": "index"},
+    "take": {"input": "desc", "count": "index"},
+    "skip": {"input": "desc", "count": "index"},
+    "prefetch": {"input": "desc", "buffer_size": "index"},
+    "cache": {"input": "desc"},
+}
+_SIZES = {"range": ("args", 3), "concatenate": ("inputs", 2)}
+
+
+def check_description(desc: Any, tensors: int | None, functions: Any,
+                      path: str = "dataset") -> None:
+    """Raise `ValueError` naming the first malformed part of `desc`: an unknown kind, a missing
+    or extra field, a field of the wrong type, an index out of ``range(tensors)`` (unchecked
+    where `tensors` is None: an inner description indexes a function's results), a function
+    attr not in `functions`. Descriptions come from the wire too: nothing else checks them."""
+
+    def fail(where: str, what: str) -> ValueError:
+        return ValueError(f"Malformed dataset description at {where}: {what}")
+
+    def is_index(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0 and (
+            tensors is None or value < tensors)
+
+    if not isinstance(desc, dict):
+        raise fail(path, f"expected a dict, got {type(desc).__name__}")
+    kind = desc.get("kind")
+    fields = _FIELDS.get(kind) if isinstance(kind, str) else None
+    if fields is None:
+        raise fail(path, f"unknown kind {kind!r}")
+    if set(desc) != {"kind", *fields}:
+        raise fail(path, f"kind {kind!r} has fields {sorted(fields)}, got "
+                         f"{sorted(k for k in desc if k != 'kind')}")
+    for name, kind_of in fields.items():
+        value, where = desc[name], f"{path}.{name}"
+        if kind_of == "index" and not is_index(value):
+            raise fail(where, f"expected a tensor index, got {value!r}")
+        elif kind_of == "indices" and not (isinstance(value, list)
+                                           and all(is_index(v) for v in value)):
+            raise fail(where, f"expected a list of tensor indices, got {value!r}")
+        elif kind_of == "int" and (not isinstance(value, int) or isinstance(value, bool)):
+            raise fail(where, f"expected an int, got {value!r}")
+        elif kind_of == "bool" and not isinstance(value, bool):
+            raise fail(where, f"expected a bool, got {value!r}")
+        elif kind_of == "func" and value not in functions:
+            raise fail(where, f"{value!r} names no function attr of the node")
+        elif kind_of == "desc":
+            check_description(value, tensors, functions, where)
+        elif kind_of == "inner":
+            check_description(value, None, functions, where)
+        elif kind_of == "descs":
+            if not isinstance(value, list):
+                raise fail(where, f"expected a list of descriptions, got {value!r}")
+            for i, item in enumerate(value):
+                check_description(item, tensors, functions, f"{where}[{i}]")
+        elif kind_of == "call":
+            if not isinstance(value, dict) or set(value) != set(_CALL):
+                raise fail(where, f"expected a dict with fields {sorted(_CALL)}, got {value!r}")
+            if value["f"] not in functions:
+                raise fail(f"{where}.f", f"{value['f']!r} names no function attr of the node")
+            if not (isinstance(value["captured"], list)
+                    and all(is_index(v) for v in value["captured"])):
+                raise fail(f"{where}.captured", "expected a list of tensor indices, got "
+                                                f"{value['captured']!r}")
+    if kind in _SIZES:
+        name, size = _SIZES[kind]
+        if len(desc[name]) != size:
+            raise fail(f"{path}.{name}", f"expected {size} items, got {len(desc[name])}")
 
 
 def resource_key(shared_name: str) -> str:
@@ -446,6 +541,11 @@ def make_iterator(ctx: KernelContext, *components: Any) -> None:
     with resource.lock:
         if ctx.attrs["one_shot"] and resource.elements is not None:
             return
+        functions = {name for name in FUNCTION_ATTRS if ctx.attrs.get(name) is not None}
+        try:
+            check_description(ctx.attrs["dataset"], len(components), functions)
+        except ValueError as exc:
+            raise errors.InvalidArgumentError(ctx.node_name, ctx.op, str(exc)) from None
         stage = _Builder(ctx, resource, list(components)).build(ctx.attrs["dataset"])
         resource.elements = stage()
 
