@@ -74,7 +74,10 @@ def test_step_stats_hold_each_node_once_with_its_thread() -> None:
     assert ops == sorted(["_Arg", "Const", "Const", "AddV2", "Mul", "_Retval"])
     for ns in dev.node_stats:
         assert ns.all_end_rel_micros >= 0 and ns.thread_id > 0
-        assert ns.timeline_label.startswith(ns.node_name)
+        assert ns.timeline_label.startswith(f"{ns.node_name} = {ns.op}(")
+    (mul,) = [ns for ns in dev.node_stats if ns.op == "Mul"]
+    add = next(ns.node_name for ns in dev.node_stats if ns.op == "AddV2")
+    assert mul.timeline_label.startswith(f"{mul.node_name} = Mul({add}, ")  # TF's label
 
 
 def test_the_first_error_is_raised_with_node_op_and_device() -> None:

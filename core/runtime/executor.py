@@ -79,6 +79,7 @@ class NodeItem:
     num_outputs: int
     successors: list[int]  # one entry per edge (data or control) leaving this node
     frees: list[int] = attrs.field(factory=list)  # slots dead once this node ran (in order)
+    label: str = ""  # TF's timeline label: "name = Op(input, ...)"
 
 
 def node_error(exc: BaseException, name: str, op: str, device: str) -> errors.OpError:
@@ -138,8 +139,9 @@ class ExecutorPlan:
                 state=device.kernel_state(nd.name) if shared else {},
             )
             mode = ASYNC if kernel.is_async else STEP if kernel.needs_step else SYNC
+            label = f"{nd.name} = {nd.op}({', '.join(nd.input)})"
             nodes.append(NodeItem(nd.name, nd.op, kernel.fn, ctx, mode, kernel.expensive, [],
-                                  slot, len(out_types), []))
+                                  slot, len(out_types), [], label=label))
             slot += len(out_types)
         pending = [0] * len(nodes)
         for i, nd in enumerate(graph_def.node):
@@ -323,7 +325,7 @@ class Executor:
 def _record(stats: list[NodeStats], item: NodeItem, start: float) -> None:
     end = time.time()
     stats.append(NodeStats(item.name, item.op, int(start * 1e6), int((end - start) * 1e6),
-                           threading.get_ident(), f"{item.name} = {item.op}()"))
+                           threading.get_ident(), item.label))
 
 
 class _Run:
