@@ -14,6 +14,7 @@ from tensorweave import (  # noqa: E402
     debugging,
     dtypes,
     errors,
+    estimator,
     graph_util,
     image,
     io,

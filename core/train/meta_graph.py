@@ -335,6 +335,9 @@ def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef 
         return CollectionDef(int64_list=ValueList([int(i) for i in items]))
     if all(isinstance(i, float) for i in items):
         return CollectionDef(float_list=ValueList(list(items)))
+    if all(hasattr(i, "as_saver_def") for i in items):  # tf.train.Saver: TF writes SaverDefs
+        return CollectionDef(bytes_list=ValueList([to_binary(i.as_saver_def().message())
+                                                   for i in items]))
     if all(isinstance(i, (str, bytes)) for i in items):
         return CollectionDef(bytes_list=ValueList([i.encode() if isinstance(i, str) else i
                                                    for i in items]))
