@@ -15,6 +15,7 @@ from tensorweave import (  # noqa: E402
     dtypes,
     errors,
     estimator,
+    feature_column,
     graph_util,
     image,
     io,

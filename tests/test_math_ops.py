@@ -761,3 +761,14 @@ def test_variance_std_and_count_nonzero_of_bools():
     check(results[2], np.int64(2))
     with pytest.raises(TypeError):
         tw.math.reduce_variance(tw.constant([1, 2]))
+
+
+def test_equal_and_not_equal_compare_strings() -> None:
+    a = tw.constant([b"x", b"yy", b""])
+    b = tw.placeholder(tw.string, [])
+    eq, ne = tw.equal(a, b), tw.not_equal(a, b)
+    assert eq.dtype == tw.bool and eq.shape.as_list() == [3]
+    with tw.Session() as sess:
+        got_eq, got_ne = sess.run([eq, ne], {b: b"yy"})
+    np.testing.assert_array_equal(got_eq, [False, True, False])
+    np.testing.assert_array_equal(got_ne, [True, False, True])

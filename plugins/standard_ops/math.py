@@ -193,7 +193,7 @@ def register(registry: Any) -> None:
     for name in COMPARISONS:
         _elementwise(registry, name, ["x:T", "y:T"], broadcast(dtypes.bool_), NUMERIC)
     for name in ("Equal", "NotEqual"):
-        _elementwise(registry, name, ["x:T", "y:T"], _equality, ALL,
+        _elementwise(registry, name, ["x:T", "y:T"], _equality, ALL | {dtypes.string},
                      incompatible_shape_error=True)
     for name in ("LogicalAnd", "LogicalOr"):
         registry.op(name, ["x:bool", "y:bool"], broadcast(dtypes.bool_))
