@@ -88,6 +88,7 @@ from tensorweave.framework.graph import (
 )
 from tensorweave.framework.graph_def_proto import GraphDef, NodeDef
 from tensorweave.framework.importer import import_graph_def
+from tensorweave.framework.indexed_slices import *  # noqa: F403
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.summary_proto import Summary
 from tensorweave.tensor_shape import TensorShape

@@ -22,6 +22,7 @@ from tensorweave.api.gradients import gradients
 from tensorweave.client.session import Session, get_default_session
 from tensorweave.framework.constant_op import constant
 from tensorweave.framework.graph import Tensor
+from tensorweave.framework.indexed_slices import IndexedSlicesValue
 
 __all__ = ["compute_gradient", "compute_gradient_error"]
 
@@ -53,6 +54,10 @@ def _theoretical(session: Any, x: Tensor, x_data: np.ndarray, dx: Tensor | None,
         seed[:] = 0
         seed[j] = 1
         value = session.run(dx, {**feeds, x: x_data, dy: seed.reshape(y_shape)})
+        if isinstance(value, IndexedSlicesValue):  # rows at indices, repeated ones summed
+            dense = np.zeros(x_data.shape, jacobian.dtype)
+            np.add.at(dense, value.indices, value.values)
+            value = dense
         jacobian[:, j] = np.reshape(value, -1)
     return jacobian
 

@@ -10,6 +10,14 @@ received none) and returns one gradient or ``None`` per input. An op registered 
 an op that is on a gradient path but has no registration at all raises `LookupError`, as TF does.
 Only floating tensors carry gradients. Gradients reaching a tensor along several paths are summed
 with ``AddN``. A `Variable` in `xs` is differentiated through its ref, so every read of it counts.
+
+Sparse gradients: a gradient may be an `IndexedSlices` (the gather gradient of its params is one),
+and ``gradients`` then returns it as such, as TF does for a variable read by
+``embedding_lookup``. Several gradients of one tensor that are all `IndexedSlices` are
+concatenated (values and indices; int32 indices become int64 when mixed with int64), a mix with
+dense ones is densified and summed (TF's ``_AggregateIndexedSlicesGradients``). A gradient
+function receives `IndexedSlices` only if it is marked with `accepts_indexed_slices` (Identity's
+passes them through); any other one gets them densified.
 """
 
 from __future__ import annotations
@@ -20,10 +28,12 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
-from tensorweave.api.control_flow_ops import tuple as _gate
+from tensorweave.api.control_flow_ops import tuple as _tuple
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply
 from tensorweave.plugin_manager import get_registries
 
@@ -50,6 +60,29 @@ def stop_gradient(input: Any, name: str | None = None) -> Tensor:  # noqa: A002 
 
 
 _zero_fills: weakref.WeakSet[Tensor] = weakref.WeakSet()
+
+Gradient = Tensor | IndexedSlices
+
+
+def accepts_indexed_slices(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark the gradient function `fn` as taking `IndexedSlices` gradients as they are (a
+    function not marked receives them densified)."""
+    fn.accepts_indexed_slices = True  # type: ignore[attr-defined]
+    return fn
+
+
+def gate(grads: Sequence[Gradient | None]) -> list[Gradient | None]:
+    """``tw.tuple`` of gradients, `IndexedSlices` included (their parts are gated and the
+    slices rebuilt): each is available only after all are computed."""
+    parts: list[Tensor | None] = []
+    for g in grads:
+        if isinstance(g, IndexedSlices):
+            parts += [g.values, g.indices, g.dense_shape]
+        else:
+            parts.append(g)
+    gated = iter(_tuple(parts))
+    return [IndexedSlices(next(gated), next(gated), next(gated))
+            if isinstance(g, IndexedSlices) else next(gated) for g in grads]
 
 
 def is_zero_fill(grad: Tensor | None) -> bool:
@@ -109,18 +142,32 @@ def _between(to_ops: Sequence[Operation], reached: set[Operation]) -> set[Operat
     return between
 
 
-def _aggregate(grads: list[Tensor]) -> Tensor | None:
+def _aggregate(grads: list[Gradient]) -> Gradient | None:
     if not grads:
         return None
     if len(grads) == 1:
         return grads[0]
-    return math_ops.add_n(grads)
+    if not any(isinstance(g, IndexedSlices) for g in grads):
+        return math_ops.add_n(grads)
+    if any(isinstance(g, Tensor) for g in grads):
+        return math_ops.add_n([convert_to_tensor(g) for g in grads])
+    return _concat_slices(grads)
+
+
+def _concat_slices(grads: list[IndexedSlices]) -> IndexedSlices:
+    """One `IndexedSlices` holding the rows of all (repeated indices are summed on use)."""
+    if len({g.indices.dtype for g in grads}) > 1:
+        grads = [g if g.indices.dtype == dtypes.int64 else
+                 IndexedSlices(g.values, math_ops.cast(g.indices, dtypes.int64), g.dense_shape)
+                 for g in grads]
+    return IndexedSlices(array_ops.concat([g.values for g in grads], 0),
+                         array_ops.concat([g.indices for g in grads], 0), grads[0].dense_shape)
 
 
 def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
               colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
               aggregation_method: int | None = None,
-              stop_gradients: Any = None) -> list[Tensor | None]:
+              stop_gradients: Any = None) -> list[Gradient | None]:
     """Symbolic derivatives of ``sum(ys)`` with respect to each of `xs`; see the module
     docstring."""
     if aggregation_method is not None and aggregation_method not in _METHODS:
@@ -146,8 +193,8 @@ class _Backprop:
         self.xs = xs
         self.colocate = colocate
         self.gate = gate
-        self.grads: dict[Operation, list[list[Tensor]]] = {}
-        self.done: dict[Operation, list[Tensor | None]] = {}
+        self.grads: dict[Operation, list[list[Gradient]]] = {}
+        self.done: dict[Operation, list[Gradient | None]] = {}
         self.stop_ops = stops
 
     def _colocated(self, op: Operation) -> contextlib.AbstractContextManager[None]:
@@ -158,11 +205,11 @@ class _Backprop:
         with self._colocated(y.op):
             return array_ops.ones_like(y, name=f"grad_ys_{i}")
 
-    def _add(self, t: Tensor, grad: Tensor) -> None:
+    def _add(self, t: Tensor, grad: Gradient) -> None:
         slots = self.grads.setdefault(t.op, [[] for _ in t.op.outputs])
         slots[t.value_index].append(grad)
 
-    def run(self, ys: list[Tensor], grad_ys: list[Any]) -> list[Tensor | None]:
+    def run(self, ys: list[Tensor], grad_ys: list[Any]) -> list[Gradient | None]:
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
             gy = self._default_grad_y(y, i) if gy is None else convert_to_tensor(gy, y.dtype)
             self._add(y, gy)
@@ -192,17 +239,17 @@ class _Backprop:
                         queue.append(t.op)
         return [self._result(x) for x in self.xs]
 
-    def _result(self, x: Tensor) -> Tensor | None:
+    def _result(self, x: Tensor) -> Gradient | None:
         if x.op in self.done:
             return self.done[x.op][x.value_index]
         slots = self.grads.get(x.op)
         return None if slots is None else self._sum(slots[x.value_index], x)
 
-    def _sum(self, grads: list[Tensor], t: Tensor) -> Tensor | None:
+    def _sum(self, grads: list[Gradient], t: Tensor) -> Gradient | None:
         with self._colocated(t.op):
             return _aggregate(grads)
 
-    def _backprop_op(self, op: Operation, leaf: bool) -> list[Tensor | None]:
+    def _backprop_op(self, op: Operation, leaf: bool) -> list[Gradient | None]:
         slots = self.grads.get(op, [[] for _ in op.outputs])
         with self.graph.name_scope(f"{op.name}_grad"):
             out_grads = [self._sum(s, t) for s, t in zip(slots, op.outputs)]
@@ -213,6 +260,9 @@ class _Backprop:
             if fn is None:
                 return [None] * len(op.inputs)
             with self._colocated(op):
+                if not getattr(fn, "accepts_indexed_slices", False):
+                    out_grads = [convert_to_tensor(g) if isinstance(g, IndexedSlices) else g
+                                 for g in out_grads]
                 for i, t in enumerate(op.outputs):
                     if out_grads[i] is None and _trainable(t):
                         out_grads[i] = array_ops.zeros_like(t)
@@ -223,7 +273,7 @@ class _Backprop:
                         f"Num gradients {len(in_grads)} generated for op {op.name} ({op.type}) "
                         f"do not match num inputs {len(op.inputs)}")
                 if self.gate and sum(g is not None for g in in_grads) > 1:
-                    in_grads = _gate(in_grads)
+                    in_grads = gate(in_grads)
         for t, g in zip(op.inputs, in_grads):
             if isinstance(g, Tensor) and t.shape.ndims is not None:
                 g.set_shape(t.shape)

@@ -24,6 +24,7 @@ from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor, get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.framework.op_builder import apply
 
 __all__ = [
@@ -446,20 +447,24 @@ def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
         return clipped
 
 
-def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None, name: str | None = None) -> Tensor:
+def clip_by_norm(t: Any, clip_norm: Any, axes: Any = None,
+                 name: str | None = None) -> Tensor | IndexedSlices:
     """`t` scaled so that its L2 norm over `axes` (all if None) is at most `clip_norm`:
-    ``t * clip_norm / max(l2norm(t), clip_norm)``."""
+    ``t * clip_norm / max(l2norm(t), clip_norm)``. An `IndexedSlices` is clipped by the norm
+    of its values (repeated indices are not summed first), as in TF."""
     with name_scope(name, "clip_by_norm", [t, clip_norm]) as scope:
-        t = convert_to_tensor(t, name="t")
-        l2sum = reduce_sum(multiply(t, t), axes, keepdims=True)
+        values = convert_to_tensor(_values(t), name="t")
+        l2sum = reduce_sum(multiply(values, values), axes, keepdims=True)
         # TF's two-sided where: sqrt only sees positive sums, so no NaN gradient at zero.
         positive = greater(l2sum, 0)
         safe = apply("Select", [positive, l2sum, apply("OnesLike", [l2sum])])
         l2norm = apply("Select", [positive, sqrt(safe), l2sum])
-        intermediate = multiply(t, clip_norm)
-        t.shape.merge_with(intermediate.shape)  # clip_norm must not broadcast t to a new shape
-        return apply("Identity", [truediv(intermediate, maximum(l2norm, clip_norm))],
-                     name=scope)
+        intermediate = multiply(values, clip_norm)
+        values.shape.merge_with(intermediate.shape)  # clip_norm must not broadcast t's shape
+        clipped = apply("Identity", [truediv(intermediate, maximum(l2norm, clip_norm))],
+                        name=scope)
+        return IndexedSlices(clipped, t.indices, t.dense_shape) \
+            if isinstance(t, IndexedSlices) else clipped
 
 
 def _tensor_list(t_list: Any) -> list[Any]:
@@ -469,10 +474,11 @@ def _tensor_list(t_list: Any) -> list[Any]:
 
 
 def global_norm(t_list: Any, name: str | None = None) -> Tensor:
-    """``sqrt(sum(l2norm(t) ** 2 for t in t_list))``; None entries are skipped."""
+    """``sqrt(sum(l2norm(t) ** 2 for t in t_list))``; None entries are skipped, and an
+    `IndexedSlices` counts by its values."""
     t_list = _tensor_list(t_list)
     with name_scope(name, "global_norm", [t for t in t_list if t is not None]) as scope:
-        values = [convert_to_tensor(t, name=f"t_{i}") for i, t in enumerate(t_list)
+        values = [convert_to_tensor(_values(t), name=f"t_{i}") for i, t in enumerate(t_list)
                   if t is not None]
         halves = []
         for v in values:
@@ -483,11 +489,15 @@ def global_norm(t_list: Any, name: str | None = None) -> Tensor:
         return sqrt(multiply(half_squared, two), name=scope[:-1])
 
 
+def _values(t: Any) -> Any:
+    return t.values if isinstance(t, IndexedSlices) else t
+
+
 def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
                         name: str | None = None) -> tuple[list[Any], Tensor]:
     """Scale every tensor of `t_list` by ``clip_norm / max(global_norm, clip_norm)``; returns
-    the clipped list (None entries kept) and the global norm. A non-finite norm makes every
-    result NaN, as in TF."""
+    the clipped list (None entries kept, an `IndexedSlices` clipped in its values) and the
+    global norm. A non-finite norm makes every result NaN, as in TF."""
     t_list = _tensor_list(t_list)
     if use_norm is None:
         use_norm = global_norm(t_list, name)
@@ -504,10 +514,12 @@ def clip_by_global_norm(t_list: Any, clip_norm: Any, use_norm: Any = None,
             if t is None:
                 clipped.append(None)
                 continue
-            t = convert_to_tensor(t, name=f"t_{i}")
-            with colocate_with(t):
-                clipped.append(apply("Identity", [multiply(t, cast(scale, t.dtype))],
-                                     name=f"{scope[:-1]}_{i}"))
+            v = convert_to_tensor(_values(t), name=f"t_{i}")
+            with colocate_with(v):
+                v = apply("Identity", [multiply(v, cast(scale, v.dtype))],
+                          name=f"{scope[:-1]}_{i}")
+            clipped.append(IndexedSlices(v, t.indices, t.dense_shape)
+                           if isinstance(t, IndexedSlices) else v)
         return clipped, use_norm
 
 

@@ -2,10 +2,12 @@
 
 Contract: `FetchMapper(graph, fetches)` accepts a `Tensor`, an `Operation`, a name (``"x:0"``,
 ``"op"``), anything with ``_as_graph_element`` (variables), a `SparseTensor` (fetched as its
-three component tensors, rebuilt as a `SparseTensorValue`), and lists, tuples, namedtuples and
-dicts of these, nested. `tensor_names` lists each fetched tensor once; `target_names` the ops
-run for effect. `build(values)` returns the same structure with each tensor replaced by its value
-and each operation by ``None``. A bad fetch raises `TypeError` or `ValueError`, as TF does.
+three component tensors, rebuilt as a `SparseTensorValue`), an `IndexedSlices` (its values,
+indices and dense shape, rebuilt as an `IndexedSlicesValue`; ``dense_shape`` None if it has
+none), and lists, tuples, namedtuples and dicts of these, nested. `tensor_names` lists each
+fetched tensor once; `target_names` the ops run for effect. `build(values)` returns the same
+structure with each tensor replaced by its value and each operation by ``None``. A bad fetch
+raises `TypeError` or `ValueError`, as TF does.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
 
@@ -32,6 +35,11 @@ class FetchMapper:
         if isinstance(fetch, SparseTensor):
             parts = [self._map(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
             return lambda values: SparseTensorValue(*(b(values) for b in parts))
+        if isinstance(fetch, IndexedSlices):
+            parts = [self._map(t) for t in (fetch.values, fetch.indices)]
+            shape = None if fetch.dense_shape is None else self._map(fetch.dense_shape)
+            return lambda values: IndexedSlicesValue(
+                *(b(values) for b in parts), None if shape is None else shape(values))
         if isinstance(fetch, (list, tuple)):
             builders = [self._map(f) for f in fetch]
             if hasattr(fetch, "_fields"):  # namedtuple

@@ -11,6 +11,17 @@ they live where the variable lives (a ps task in a cluster); Adam's ``beta1_powe
 ``beta2_power`` are colocated with the first variable by name. Update formulas are TF1's (see
 `tensorweave.plugins.kernels.training`). Hyper-parameters may be numbers, tensors or callables
 returning either; they are converted to each variable's dtype.
+
+Sparse gradients: an `IndexedSlices` gradient (a variable read by a gather or
+``embedding_lookup``) updates only its rows, as TF1's ``_apply_sparse_duplicate_indices``:
+repeated indices are summed first (``Unique`` + ``UnsortedSegmentSum``), then
+`_apply_sparse` runs the ``SparseApply*`` op (Momentum, Adagrad, RMSProp), while
+GradientDescent subtracts ``lr * values`` with ``ScatterSub`` directly and Adam is TF1's
+composite (``m`` and ``v`` decay in every row, the gradient is scatter-added into the touched
+rows, and the variable moves by ``lr_t * m / (sqrt(v) + epsilon)`` everywhere). A subclass that
+redefines `_apply_dense` without redefining the sparse path gets the gradient densified and
+applied by its `_apply_dense`, so its own rule holds. The slices' values and indices are what a
+worker sends to the variable's ps.
 """
 
 from __future__ import annotations
@@ -20,12 +31,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensorweave import dtypes
-from tensorweave.api import init_ops, math_ops
+from tensorweave.api import array_ops, init_ops, math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
-from tensorweave.api.control_flow_ops import tuple as _gate
-from tensorweave.api.gradients import gradients
+from tensorweave.api.gradients import gate, gradients
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor
+from tensorweave.framework.indexed_slices import (
+    IndexedSlices,
+    convert_to_tensor_or_indexed_slices,
+)
 from tensorweave.framework.op_builder import apply
 from tensorweave.variables import Variable, trainable_variables
 
@@ -37,6 +51,20 @@ __all__ = [
 _FLOATS = (dtypes.float16, dtypes.float32, dtypes.float64)
 
 
+def _deduplicate(grad: IndexedSlices) -> IndexedSlices:
+    """`grad` with the rows of each repeated index summed into one (TF's
+    ``_deduplicate_indexed_slices``)."""
+    unique, positions = array_ops.unique(grad.indices)
+    summed = array_ops.unsorted_segment_sum(grad.values, positions,
+                                            array_ops.shape(unique)[0])
+    return IndexedSlices(summed, unique, grad.dense_shape)
+
+
+def _owner(cls: type, *names: str) -> type:
+    """The most derived class of `cls`'s MRO that defines one of `names`."""
+    return next(k for k in cls.__mro__ if any(n in vars(k) for n in names))
+
+
 def _check_dtypes(tensors: Iterable[Any]) -> None:
     for t in tensors:
         if t.dtype not in _FLOATS:
@@ -45,8 +73,9 @@ def _check_dtypes(tensors: Iterable[Any]) -> None:
 
 
 class Optimizer(abc.ABC):
-    """Base class: subclasses define `_apply_dense`, and `_hyper_args`, `_create_slots` and
-    `_finish` where they need them."""
+    """Base class: subclasses define `_apply_dense`, and `_apply_sparse` (or
+    `_apply_sparse_duplicate_indices`), `_hyper_args`, `_create_slots` and `_finish` where they
+    need them."""
 
     GATE_NONE = 0
     GATE_OP = 1
@@ -85,9 +114,9 @@ class Optimizer(abc.ABC):
     def compute_gradients(self, loss: Tensor, var_list: Any = None,
                           gate_gradients: int = GATE_OP, aggregation_method: int | None = None,
                           colocate_gradients_with_ops: bool = False,
-                          grad_loss: Tensor | None = None) -> list[tuple[Tensor | None, Any]]:
+                          grad_loss: Tensor | None = None) -> list[tuple[Any, Any]]:
         """``(gradient, variable)`` pairs; the gradient is ``None`` where the loss does not
-        depend on the variable."""
+        depend on the variable, and an `IndexedSlices` where the loss reads it by a gather."""
         if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
             raise ValueError("gate_gradients must be one of: Optimizer.GATE_NONE, "
                              f"Optimizer.GATE_OP, Optimizer.GATE_GRAPH.  Not {gate_gradients}")
@@ -104,7 +133,7 @@ class Optimizer(abc.ABC):
                           aggregation_method=aggregation_method,
                           colocate_gradients_with_ops=colocate_gradients_with_ops)
         if gate_gradients == self.GATE_GRAPH:
-            grads = _gate(grads)
+            grads = gate(grads)
         pairs = list(zip(grads, var_list))
         _check_dtypes(v for g, v in pairs if g is not None)
         return pairs
@@ -121,10 +150,10 @@ class Optimizer(abc.ABC):
                 raise TypeError(f"Can not apply gradients to {v!r}: not a tf.Variable")
             if g is not None:
                 try:
-                    g = convert_to_tensor(g)
+                    g = convert_to_tensor_or_indexed_slices(g)
                 except (TypeError, ValueError) as exc:
-                    raise TypeError(f"Gradient must be convertible to a Tensor or None: "
-                                    f"{g!r}") from exc
+                    raise TypeError(f"Gradient must be convertible to a Tensor or "
+                                    f"IndexedSlices, or None: {g!r}") from exc
             converted.append((g, v))
         var_list = [v for g, v in converted if g is not None]
         if not var_list:
@@ -142,7 +171,7 @@ class Optimizer(abc.ABC):
                         continue
                     with graph.name_scope(f"update_{var.op.name}"), \
                             graph.colocate_with(var.op):
-                        updates.append(self._apply_dense(grad, var))
+                        updates.append(self._apply(grad, var))
                 if global_step is None:
                     train_op = self._finish(updates, scope)
                 else:
@@ -155,6 +184,15 @@ class Optimizer(abc.ABC):
             if train_op not in collection:
                 collection.append(train_op)
         return train_op
+
+    def _apply(self, grad: Tensor | IndexedSlices, var: Variable) -> Any:
+        if not isinstance(grad, IndexedSlices):
+            return self._apply_dense(grad, var)
+        cls = type(self)
+        sparse = _owner(cls, "_apply_sparse", "_apply_sparse_duplicate_indices")
+        if not issubclass(sparse, _owner(cls, "_apply_dense")):
+            return self._apply_dense(convert_to_tensor(grad), var)
+        return self._apply_sparse_duplicate_indices(grad, var)
 
     # -- slots --------------------------------------------------------------------------------
 
@@ -232,6 +270,14 @@ class Optimizer(abc.ABC):
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         """The update of `var` by `grad` (an op or its output)."""
 
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Any:
+        """The update of `var` by the rows of `grad`, repeated indices summed first."""
+        return self._apply_sparse(_deduplicate(grad), var)
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
+        """The update of `var` by the rows of `grad`, whose indices are unique."""
+        raise NotImplementedError(f"{type(self).__name__} has no sparse update")
+
     def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
         return group(*update_ops, name=name_scope)
 
@@ -253,6 +299,11 @@ class GradientDescentOptimizer(Optimizer):
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
         return apply("ApplyGradientDescent",
                      [var._ref(), self._param("learning_rate", var.dtype), grad], self._attrs())
+
+    def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        # ScatterSub sums repeated indices itself.
+        delta = math_ops.multiply(grad.values, self._param("learning_rate", var.dtype))
+        return state_ops.scatter_sub(var, grad.indices, delta, use_locking=self._use_locking)
 
 
 class MomentumOptimizer(Optimizer):
@@ -278,6 +329,13 @@ class MomentumOptimizer(Optimizer):
         return apply("ApplyMomentum",
                      [var._ref(), accum._ref(), self._param("learning_rate", var.dtype), grad,
                       self._param("momentum", var.dtype)],
+                     self._attrs(use_nesterov=self._use_nesterov))
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        accum = self.get_slot(var, "momentum")
+        return apply("SparseApplyMomentum",
+                     [var._ref(), accum._ref(), self._param("learning_rate", var.dtype),
+                      grad.values, grad.indices, self._param("momentum", var.dtype)],
                      self._attrs(use_nesterov=self._use_nesterov))
 
 
@@ -316,6 +374,29 @@ class AdamOptimizer(Optimizer):
             self._param("beta2", dtype), self._param("epsilon", dtype), grad,
         ], self._attrs())
 
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Operation:
+        """TF1's sparse Adam: both moments decay in every row, the gradient lands in its rows,
+        and the whole variable moves by the bias-corrected ratio."""
+        dtype = var.dtype
+        beta1_power, beta2_power = (p.value() if p.dtype == dtype
+                                    else math_ops.cast(p.value(), dtype)
+                                    for p in self._beta_accumulators(var.graph))
+        beta1, beta2 = self._param("beta1", dtype), self._param("beta2", dtype)
+        lr = self._param("learning_rate", dtype) * math_ops.sqrt(1.0 - beta2_power) \
+            / (1.0 - beta1_power)
+        moments = []
+        for name, beta, rows in (("m", beta1, grad.values),
+                                 ("v", beta2, math_ops.square(grad.values))):
+            slot = self.get_slot(var, name)
+            decayed = state_ops.assign(slot, slot * beta, use_locking=self._use_locking)
+            with var.graph.control_dependencies([decayed]):
+                moments.append(state_ops.scatter_add(slot, grad.indices, rows * (1.0 - beta),
+                                                     use_locking=self._use_locking))
+        m_t, v_t = moments
+        step = lr * m_t / (math_ops.sqrt(v_t) + self._param("epsilon", dtype))
+        update = state_ops.assign_sub(var, step, use_locking=self._use_locking)
+        return group(update, m_t, v_t)
+
     def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
         graph = update_ops[0].graph
         beta1_power, beta2_power = self._beta_accumulators(graph)
@@ -353,6 +434,12 @@ class AdagradOptimizer(Optimizer):
                                       self._param("learning_rate", var.dtype), grad],
                      self._attrs())
 
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        return apply("SparseApplyAdagrad",
+                     [var._ref(), self.get_slot(var, "accumulator")._ref(),
+                      self._param("learning_rate", var.dtype), grad.values, grad.indices],
+                     self._attrs())
+
 
 class RMSPropOptimizer(Optimizer):
     """RMSProp as TF1: ``ms = decay * ms + (1 - decay) * grad**2``, ``mom = momentum * mom +
@@ -388,4 +475,14 @@ class RMSPropOptimizer(Optimizer):
                          [var._ref(), self.get_slot(var, "mg")._ref(), *refs, *hyper, grad],
                          self._attrs())
         return apply("ApplyRMSProp", [var._ref(), *refs, *hyper, grad], self._attrs())
+
+    def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
+        dtype = var.dtype
+        hyper = [self._param(k, dtype) for k in ("learning_rate", "decay", "momentum",
+                                                  "epsilon")]
+        refs = [self.get_slot(var, "rms")._ref(), self.get_slot(var, "momentum")._ref()]
+        if self._centered:
+            refs.insert(0, self.get_slot(var, "mg")._ref())
+        return apply("SparseApplyCenteredRMSProp" if self._centered else "SparseApplyRMSProp",
+                     [var._ref(), *refs, *hyper, grad.values, grad.indices], self._attrs())
 

@@ -3,12 +3,18 @@
 Each kernel reads the variable and its slots through their refs, stores new arrays (values are
 never changed in place, see `tensorweave.runtime.variables_store`) and returns the variable's new
 value. With ``use_locking`` the refs' locks are held for the whole update, in input order.
+
+The ``SparseApply*`` kernels apply the dense formula to the rows at ``indices`` only, one
+gradient row per index. A repeated index is updated once per occurrence, in order, as TF's
+kernel loops over the indices (the optimizers pass deduplicated indices); the occurrences are
+processed in rounds, each round a vectorized update of distinct rows. Indices outside the
+variable raise `InvalidArgumentError` and leave it unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tensorweave import errors
@@ -107,7 +113,127 @@ def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRe
         return _store(ctx, var, value - mom_t)
 
 
+# -- sparse updates -------------------------------------------------------------------------------
+
+# (ctx, rows of var and its slots at the indices, gradient rows, hyper-parameters by name)
+# -> the new rows
+RowUpdate = Callable[..., list[Any]]
+
+
+def _check_sparse(ctx: KernelContext, names: tuple[str, ...], values: list[Any], grad: Any,
+                  indices: Any) -> None:
+    """TF's checks of a sparse update's inputs, with its wording."""
+    var = values[0]
+    for name, value in zip(names[1:], values[1:]):
+        if value.shape != var.shape:
+            raise _invalid(ctx, f"var and {name} do not have the same shape"
+                                f"{list(var.shape)} {list(value.shape)}")
+    if var.ndim < 1:
+        raise _invalid(ctx, "var must be at least 1 dimensional")
+    if indices.ndim != 1:
+        raise _invalid(ctx, "indices must be one-dimensional")
+    if grad.ndim != var.ndim:
+        raise _invalid(ctx, "var and grad must have the same rank")
+    for d in range(1, var.ndim):
+        if var.shape[d] != grad.shape[d]:
+            raise _invalid(ctx, f"var and grad must match in dimension {d}")
+    if grad.shape[0] != indices.shape[0]:
+        raise _invalid(ctx, "grad must be the same size as indices in the first dimension.")
+    bad = (indices < 0) | (indices >= var.shape[0])
+    if bad.any():
+        i = int(ctx.xp.argmax(bad))
+        raise _invalid(ctx, f"Index {int(indices[i])} at offset {i} in indices is out of range")
+
+
+def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
+
+
+def _rounds(xp: Any, indices: Any) -> Iterator[Any]:
+    """Positions into `indices`, grouped so that round k holds the k-th occurrence of each
+    index: the rounds, in order, replay a sequential loop over the indices."""
+    n = indices.shape[0]
+    order = xp.argsort(indices, kind="stable")
+    ordered = indices[order]
+    occurrence = xp.empty(n, dtype=xp.int64)
+    occurrence[order] = xp.arange(n) - xp.searchsorted(ordered, ordered, side="left")
+    rounds = int(occurrence.max()) + 1 if n else 0
+    if rounds == 1:
+        yield xp.arange(n)
+        return
+    for k in range(rounds):
+        yield xp.nonzero(occurrence == k)[0]
+
+
+def _sparse_apply(names: tuple[str, ...], operands: tuple[str, ...],
+                  rows: RowUpdate) -> Callable[..., Any]:
+    """The kernel applying `rows` to the variable and its slots (the refs `names`) at
+    ``indices``; `operands` names the other inputs (gradient, indices, scalars) in the op's
+    order."""
+    refs = len(names)
+
+    def kernel(ctx: KernelContext, *inputs: Any) -> Any:
+        slots: tuple[VariableRef, ...] = inputs[:refs]
+        hyper = dict(zip(operands, inputs[refs:]))
+        grad, indices = hyper.pop("grad"), hyper.pop("indices")
+        with _locked(ctx, *slots):
+            values = [ref.read() for ref in slots]
+            _check_sparse(ctx, names, values, grad, indices)
+            out = [v.astype(ctx.out_np, copy=True) for v in values]
+            for positions in _rounds(ctx.xp, indices):
+                index = indices[positions]
+                for o, new in zip(out, rows(ctx, *(o[index] for o in out), grad[positions],
+                                            **hyper)):
+                    o[index] = new
+            for ref, o in zip(slots, out):
+                ref.store(o)
+            return out[0]
+
+    kernel.__name__ = f"sparse_apply_{rows.__name__.strip('_')}"
+    return kernel
+
+
+def _momentum_rows(ctx: KernelContext, var: Any, accum: Any, grad: Any, lr: Any,
+                   momentum: Any) -> list[Any]:
+    accum = accum * momentum + grad
+    if ctx.attrs.get("use_nesterov", False):
+        return [var - (grad * lr + accum * momentum * lr), accum]
+    return [var - lr * accum, accum]
+
+
+def _adagrad_rows(ctx: KernelContext, var: Any, accum: Any, grad: Any, lr: Any) -> list[Any]:
+    if ctx.attrs.get("update_slots", True):
+        accum = accum + grad * grad
+    return [var - lr * grad / ctx.xp.sqrt(accum), accum]
+
+
+def _rms_prop_rows(ctx: KernelContext, var: Any, ms: Any, mom: Any, grad: Any, lr: Any,
+                   rho: Any, momentum: Any, epsilon: Any) -> list[Any]:
+    ms = ms + (grad * grad - ms) * (1 - rho)
+    mom = mom * momentum + lr * grad / ctx.xp.sqrt(ms + epsilon)
+    return [var - mom, ms, mom]
+
+
+def _centered_rms_prop_rows(ctx: KernelContext, var: Any, mg: Any, ms: Any, mom: Any,
+                            grad: Any, lr: Any, rho: Any, momentum: Any,
+                            epsilon: Any) -> list[Any]:
+    mg = mg + (grad - mg) * (1 - rho)
+    ms = ms + (grad * grad - ms) * (1 - rho)
+    mom = mom * momentum + lr * grad / ctx.xp.sqrt(ms - mg * mg + epsilon)
+    return [var - mom, mg, ms, mom]
+
+
 KERNELS = {
+    "SparseApplyMomentum": _sparse_apply(
+        ("var", "accum"), ("lr", "grad", "indices", "momentum"), _momentum_rows),
+    "SparseApplyAdagrad": _sparse_apply(
+        ("var", "accum"), ("lr", "grad", "indices"), _adagrad_rows),
+    "SparseApplyRMSProp": _sparse_apply(
+        ("var", "ms", "mom"), ("lr", "rho", "momentum", "epsilon", "grad", "indices"),
+        _rms_prop_rows),
+    "SparseApplyCenteredRMSProp": _sparse_apply(
+        ("var", "mg", "ms", "mom"), ("lr", "rho", "momentum", "epsilon", "grad", "indices"),
+        _centered_rms_prop_rows),
     "ApplyGradientDescent": apply_gradient_descent,
     "ApplyMomentum": apply_momentum,
     "ApplyAdam": apply_adam,

@@ -2,8 +2,11 @@
 gathering, padding and tiling, as TF's ``array_grad.py``.
 
 Contract: each function is ``fn(op, *grads) -> [gradient or None per input]``; index, shape and
-mask inputs get ``None``. A gather's gradient is dense (``UnsortedSegmentSum`` of the incoming
-gradient over the gathered indices), so repeated indices accumulate. Ops whose outputs carry no
+mask inputs get ``None``. The gradient of a gather along axis 0 with respect to its params is an
+`IndexedSlices` (the incoming gradient's rows at the gathered indices, dense shape the params'
+shape), as TF's ``_GatherV2Grad``; along another axis it is dense (``UnsortedSegmentSum`` of the
+incoming gradient over the gathered indices). Repeated indices accumulate either way. Identity's
+gradient passes `IndexedSlices` through. Ops whose outputs carry no
 gradient to a floating input (``Shape``, ``OneHot``, ``Where``, random and variable ops, ...)
 are registered as not differentiable, so they stop the flow.
 """
@@ -16,8 +19,10 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
+from tensorweave.api.gradients import accepts_indexed_slices
 from tensorweave.framework.constant_op import constant
 from tensorweave.framework.graph import Operation, Tensor, constant_value
+from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import shape, unbroadcast
 
@@ -31,6 +36,7 @@ NOT_DIFFERENTIABLE = (
 Grads = list[Tensor | None]
 
 
+@accepts_indexed_slices
 def _identity_grad(op: Operation, grad: Tensor) -> Grads:
     return [grad]
 
@@ -140,12 +146,23 @@ def _pad_grad(op: Operation, grad: Tensor) -> Grads:
     return [out, None]
 
 
-def _gather_grad(op: Operation, grad: Tensor) -> Grads:
-    """Scatter-add of `grad` into the gathered rows, along the gather axis."""
+@accepts_indexed_slices
+def _gather_grad(op: Operation, grad: Tensor | IndexedSlices) -> list[Any]:
+    """Along axis 0, the rows of `grad` at the gathered indices as `IndexedSlices`; along
+    another axis, their scatter-add into a dense gradient."""
     params, indices, axis = op.inputs
     if op.get_attr("batch_dims"):
         raise LookupError("No gradient for GatherV2 with batch_dims != 0 in tensorweave")
+    grad = to_dense(grad)  # a gather of a gather: its rows are what this gather spread out
     axis = constant_value(axis)
+    if axis is not None and int(axis) == 0:
+        # The shape is taken where params live, so a ps holding them never sends them.
+        with op.graph.colocate_with(params.op):
+            params_shape = shape(params)
+        size = array_ops.expand_dims(array_ops.size(indices), 0)
+        rows = array_ops.concat([size, params_shape[1:]], 0)
+        return [IndexedSlices(array_ops.reshape(grad, rows),
+                              array_ops.reshape(indices, size), params_shape), None, None]
     rank = params.shape.ndims
     if axis is None or rank is None or indices.shape.ndims is None:
         raise LookupError(f"Gradient of GatherV2 '{op.name}' needs a constant axis and known "

@@ -17,6 +17,7 @@ from typing import Any
 from tensorweave.api import array_ops
 from tensorweave.api.control_flow_ops import make_if, most_specific_compatible_shape
 from tensorweave.api.gradients import gradients
+from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.func_graph import (
     RETVAL_OP,
     FuncGraph,
@@ -57,7 +58,9 @@ def _gradient_function(op: Operation, fn: FunctionDef, wrt: list[int], of: list[
     with graph.as_default():
         dys = [graph.add_input(results[j].dtype, results[j].shape, "grad_y") for j in of]
         grads = gradients([results[j] for j in of], [args[i] for i in wrt], grad_ys=dys)
-        grads = [array_ops.zeros_like(args[i]) if g is None else g for i, g in zip(wrt, grads)]
+        # A function returns tensors: sparse gradients (a gather's) leave it densified.
+        grads = [array_ops.zeros_like(args[i]) if g is None else convert_to_tensor(g)
+                 for i, g in zip(wrt, grads)]
     return to_function_def(graph, args + dys, grads, unique_function_name(f"{fn.name}_grad"))
 
 

@@ -150,7 +150,7 @@ def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape]) -> _St
         for i, dy, g in zip(wrt, incoming, pulled):
             if g is None:  # zeros, from the backward side where the shape allows
                 g = array_ops.zeros_like(dy if shapes[i].is_fully_defined() else state[i])
-            outgoing.append(g)
+            outgoing.append(convert_to_tensor(g))  # sparse (a gather's) densified
     ops = scratch.get_operations()
     backward: set[Operation] = {t.op for t in incoming}
     for node in ops:  # graph order is topological
