@@ -16,6 +16,9 @@ whether it is met (``pass``/``MISS``). The figures and their modules:
   raw loopback TCP round trip (`distributed`);
 - 64 MiB from the ps to the worker: >= 60 % of raw loopback TCP throughput, and 64 MiB fetched
   to the client: >= 50 % (`distributed`);
+- an embedding training step with a 200k x 64 table on the ps: the sparse update (only the
+  looked-up rows travel and are applied) <= 0.25x the same step with the gradient made dense
+  (`embedding`);
 - memory: a step's peak <= 1.3x its live tensors, and resident memory flat from step 10k to
   step 100k of a small step (`memory`, which says how live tensors are counted).
 
@@ -34,6 +37,7 @@ import attrs
 
 # the sibling modules: a script's own folder is the first entry of sys.path
 import distributed
+import embedding
 import matmul
 import memory
 import pipeline
@@ -74,10 +78,11 @@ class Plan:
     peak_elements: int
     flat_steps: int
     rnn_steps: int
+    vocab: int  # embedding rows
 
 
-FULL = Plan(pipeline.FULL, 1024, 10, 300, 64 * MIB, 7, 1 << 20, 100_000, 100)
-QUICK = Plan(pipeline.QUICK, 128, 3, 30, 4 * MIB, 2, 1 << 14, 10_000, 10)
+FULL = Plan(pipeline.FULL, 1024, 10, 300, 64 * MIB, 7, 1 << 20, 100_000, 100, 200_000)
+QUICK = Plan(pipeline.QUICK, 128, 3, 30, 4 * MIB, 2, 1 << 14, 10_000, 10, 20_000)
 
 
 def at_most(limit: float, unit: str) -> tuple[str, Callable[[float], bool]]:
@@ -116,6 +121,7 @@ def distributed_figures(plan: Plan) -> list[Figure]:
     with LocalCluster({"ps": 1, "worker": 1}) as cluster:
         step_ms = distributed.seed_step_ms(cluster, plan.steps)
         pull, fetch = distributed.transfer_gbps(cluster, plan.transfers, plan.transfer_bytes)
+        sparse, dense = embedding.step_seconds(cluster, vocab=plan.vocab)
     mib = plan.transfer_bytes // MIB
     target, check = at_most(distributed.STEP_TARGET_MS, "ms")
     figures = [Figure("distributed small step (ps + worker)", step_ms, rtt,
@@ -125,6 +131,9 @@ def distributed_figures(plan: Plan) -> list[Figure]:
             (f"{mib} MiB fetch to the client", fetch, distributed.FETCH_TARGET)):
         figures.append(Figure(name, gbps, raw_gbps, "raw TCP", "GB/s",
                               f">= {share:.0%} of raw TCP", gbps >= share * raw_gbps))
+    figures.append(Figure(f"embedding step, {plan.vocab // 1000}k x 64 table on the ps",
+                          sparse * 1e3, dense * 1e3, "dense gradient", "ms",
+                          f"<= {embedding.TARGET:g}x dense", sparse <= embedding.TARGET * dense))
     return figures
 
 

@@ -21,6 +21,7 @@ FIGURES = [
     "distributed small step (ps + worker)",
     "MiB ps -> worker",
     "MiB fetch to the client",
+    "embedding step, 20k x 64 table on the ps",
 ]
 
 

@@ -209,3 +209,17 @@ def test_variable_scatter_nd_methods() -> None:
         sess.run(up)
         sess.run(add)
         np.testing.assert_array_equal(sess.run(sub), [[-1.0, 4.0], [3.0, 0.0]])
+
+
+def test_a_fetched_value_keeps_its_contents_when_the_variable_is_updated_in_place() -> None:
+    v = tw.Variable(np.zeros((5, 2), np.float32))
+    update = tw.scatter_add(v, [1, 3], np.ones((2, 2), np.float32))
+    with tw.Session() as sess:
+        sess.run(v.initializer)
+        before = sess.run(v)
+        for _ in range(3):
+            sess.run(update.op)
+        after = sess.run(v)
+    np.testing.assert_array_equal(before, np.zeros((5, 2)))
+    np.testing.assert_array_equal(after[[1, 3]], np.full((2, 2), 3.0))
+    np.testing.assert_array_equal(after[[0, 2, 4]], np.zeros((3, 2)))

@@ -74,3 +74,27 @@ def test_deref_of_uninitialized_ref_raises() -> None:
 @pytest.mark.parametrize("value", [np.ones(2), 3, None, "text"])
 def test_deref_passes_non_refs_through(value) -> None:
     assert deref(value) is value
+
+
+def test_updatable_is_the_stored_array_only_while_nothing_else_holds_it() -> None:
+    ref = VariableRef("table")
+    ref.store(np.zeros((4, 2), np.float32))
+    out = ref.updatable()
+    assert out is ref.value and out.flags.writeable  # sole holder: updated in place
+    out[1] = 5.0
+    ref.store(out)
+    held = ref.read()  # a reader keeps the value: the next update must not change it
+    copy = ref.updatable()
+    assert copy is not held and copy.flags.writeable and not held.flags.writeable
+    copy[2] = 7.0
+    ref.store(copy)
+    np.testing.assert_array_equal(held[2], [0.0, 0.0])
+    np.testing.assert_array_equal(ref.read()[1:3], [[5.0, 5.0], [7.0, 7.0]])
+
+
+def test_a_view_is_copied_for_an_update() -> None:
+    ref = VariableRef("v")
+    base = np.arange(6.0)
+    ref.store(base[2:])
+    out = ref.updatable()
+    assert out is not ref.value and out.base is None

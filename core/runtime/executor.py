@@ -111,6 +111,11 @@ class ExecutorPlan:
         self.num_slots = num_slots
         self.device = device
         self.straight_line = straight_line
+        # how many inputs read each slot: the general path drops a value when the last has run
+        self.readers = [0] * num_slots
+        for node in nodes:
+            for slot in node.inputs:
+                self.readers[slot] += 1
         if straight_line:
             _plan_frees(nodes, order)
 
@@ -339,6 +344,7 @@ class _Run:
         self.step = step
         self.done = done
         self.pending = list(plan.pending)
+        self.readers = list(plan.readers)
         self.slots: list[Any] = [None] * plan.num_slots
         self.lock = threading.Lock()
         self.inflight = len(plan.roots)
@@ -426,11 +432,21 @@ class _Run:
         nodes = self.plan.nodes
         with self.lock:
             if i is not None and self.error is None:
-                for s in nodes[i].successors:
+                item = nodes[i]
+                for s in item.successors:
                     self.pending[s] -= 1
                     if self.pending[s] == 0:
                         self.inflight += 1
                         ready.append(s)
+                # drop what nothing will read any more (TF frees a tensor after its last
+                # consumer): a variable's value read here can then be updated in place
+                for slot in item.inputs:
+                    self.readers[slot] -= 1
+                    if not self.readers[slot]:
+                        self.slots[slot] = None
+                for slot in range(item.out_base, item.out_base + item.num_outputs):
+                    if not self.readers[slot]:
+                        self.slots[slot] = None
             self.inflight -= 1
             finished = self.inflight == 0
         if finished:

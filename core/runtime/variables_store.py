@@ -3,17 +3,27 @@
 Contract: a `VariableRef` lives in its device's resource store under the variable's shared name
 and survives across steps (and, on a server, across sessions). Ops that take a ref input
 (``Assign``, ``AssignAdd``, ...) receive the `VariableRef`; every other consumer receives its
-current value, and reading an uninitialized variable raises `FailedPreconditionError`. Values are
-never mutated in place: an assignment stores a new read-only array, so a value already read keeps
-its contents.
+current value, and reading an uninitialized variable raises `FailedPreconditionError`. A stored
+value is read-only, and a value already read keeps its contents: an update either stores a new
+array or, through `updatable`, changes the stored host array in place only when nothing but the
+variable refers to it (as TF forwards a buffer it holds the only reference to), so that a sparse
+update costs the rows it touches, not a copy of the whole variable. A read racing with such an
+update (another step, with no lock) may see it half done, as in TF.
 """
 
 from __future__ import annotations
 
+import sys
 import threading
 from typing import Any
 
+import numpy as np
+
 from tensorweave import errors
+
+# references to the stored array while `updatable` checks it: the ref's, its local name and
+# the argument of sys.getrefcount
+_SOLE_REFERENCES = 3
 
 
 class VariableRef:
@@ -32,6 +42,18 @@ class VariableRef:
             raise errors.FailedPreconditionError(
                 None, None, f"Attempting to use uninitialized value {self.name}")
         return value
+
+    def updatable(self) -> Any:
+        """The value to update and then `store`: the stored array itself, made writable, when
+        no reader holds it (nothing but this ref refers to it), else a writable copy. Device
+        (non-numpy) arrays are always copied: a kernel queued on another stream may still read
+        them. The caller must hold no reference to the current value of its own."""
+        value = self.read()
+        if type(value) is np.ndarray and value.base is None \
+                and sys.getrefcount(value) <= _SOLE_REFERENCES:
+            value.flags.writeable = True
+            return value
+        return value.copy()
 
     def store(self, value: Any) -> Any:
         flags = getattr(value, "flags", None)  # cupy's flags have no `writeable`

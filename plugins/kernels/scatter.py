@@ -1,8 +1,9 @@
 """Kernels of the variable scatter updates (``ScatterUpdate``, ``ScatterAdd``, ...,
 ``ScatterNdUpdate``, ``ScatterNdAdd``, ``ScatterNdSub``).
 
-Contract: each kernel reads the variable under its lock, builds the updated value in a fresh
-array (a value already read keeps its contents) and stores it; it returns the new value.
+Contract: each kernel updates the variable under its lock, in place when no reader holds its
+value and in a fresh array otherwise (`VariableRef.updatable`: a value already read keeps its
+contents), stores it and returns the new value.
 Repeated indices accumulate for the combining ops (last write wins for the ``*Update`` ops, as
 TF leaves their order unspecified). Indices outside the variable raise `InvalidArgumentError`
 with TF's wording, and the variable is left unchanged. Products (``ScatterMul``/``ScatterDiv``)
@@ -96,9 +97,8 @@ def _div(ctx: KernelContext, out: Any, idx: Any, rows: Any) -> None:
 def _scatter(combine: Combine) -> Callable[..., Any]:
     def kernel(ctx: KernelContext, ref: VariableRef, indices: Any, updates: Any) -> Any:
         with ref.lock:
-            old = ref.read()
-            idx, rows = _flat_indices(ctx, old, indices, updates)
-            out = old.copy()
+            idx, rows = _flat_indices(ctx, ref.read(), indices, updates)
+            out = ref.updatable()
             combine(ctx, out, idx, rows)
             return ref.store(out)
 
@@ -125,9 +125,8 @@ def _nd_rows(ctx: KernelContext, params: Any, indices: Any, updates: Any) -> tup
 def _scatter_nd(combine: Combine) -> Callable[..., Any]:
     def kernel(ctx: KernelContext, ref: VariableRef, indices: Any, updates: Any) -> Any:
         with ref.lock:
-            old = ref.read()
-            idx, rows = _nd_rows(ctx, old, indices, updates)
-            out = old.copy()
+            idx, rows = _nd_rows(ctx, ref.read(), indices, updates)
+            out = ref.updatable()
             if idx:
                 combine(ctx, out, idx, rows)
             elif rows.shape[0]:  # indices.shape[-1] == 0: every update addresses the whole ref

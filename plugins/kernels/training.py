@@ -1,8 +1,9 @@
 """Kernels of the fused optimizer updates, with TF1's update formulas (``training_ops.cc``).
 
-Each kernel reads the variable and its slots through their refs, stores new arrays (values are
-never changed in place, see `tensorweave.runtime.variables_store`) and returns the variable's new
-value. With ``use_locking`` the refs' locks are held for the whole update, in input order.
+Each kernel reads the variable and its slots through their refs, stores the updated arrays and
+returns the variable's new value: the dense updates store new arrays, the ``SparseApply*`` ones
+change the stored arrays in place when no reader holds them (`VariableRef.updatable`). With
+``use_locking`` the refs' locks are held for the whole update, in input order.
 
 The ``SparseApply*`` kernels apply the dense formula to the rows at ``indices`` only, one
 gradient row per index. A repeated index is updated once per occurrence, in order, as TF's
@@ -177,9 +178,8 @@ def _sparse_apply(names: tuple[str, ...], operands: tuple[str, ...],
         hyper = dict(zip(operands, inputs[refs:]))
         grad, indices = hyper.pop("grad"), hyper.pop("indices")
         with _locked(ctx, *slots):
-            values = [ref.read() for ref in slots]
-            _check_sparse(ctx, names, values, grad, indices)
-            out = [v.astype(ctx.out_np, copy=True) for v in values]
+            _check_sparse(ctx, names, [ref.read() for ref in slots], grad, indices)
+            out = [ref.updatable() for ref in slots]
             for positions in _rounds(ctx.xp, indices):
                 index = indices[positions]
                 for o, new in zip(out, rows(ctx, *(o[index] for o in out), grad[positions],
