@@ -29,6 +29,7 @@ from tensorweave import (  # noqa: E402
     queue,
     random,
     raw_ops,
+    saved_model,
     sparse,
     strings,
     summary,

@@ -1,0 +1,116 @@
+"""Loading a SavedModel into a session (``tf.compat.v1.saved_model.loader``).
+
+Contract: `load(sess, tags, export_dir, import_scope=None, **saver_kwargs)` picks the meta graph
+whose tag set equals `tags` (else ``RuntimeError`` in TF's words, listing the available tag
+sets), imports it into ``sess.graph`` (`import_meta_graph`: names prefixed with `import_scope`,
+collections restored; `saver_kwargs` such as ``clear_devices`` go to it), restores the
+variables from ``variables/variables``, runs the meta graph's main op (or legacy init op) with
+each asset tensor fed the path of its copy under ``assets/``, and returns the `MetaGraphDef`, whose
+``signature_def`` names the tensors to feed and fetch.
+
+Only what `SavedModelBuilder` writes can be loaded: a missing ``saved_model.pb`` raises
+``OSError`` ("SavedModel file does not exist at: ..."), bytes that do not parse raise
+``OSError`` ("Cannot parse file ..."), a text-only SavedModel (``saved_model.pbtxt``) is written
+but not read, and a SavedModel written by TensorFlow has its variables in TF's tensor bundle,
+which tensorweave cannot read (``ValueError``). Variables are restored under the default
+`Saver`'s keys (op names), so a SavedModel built with a custom-keyed saver does not load.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.saved_model import constants
+from tensorweave.saved_model.builder import variables_path
+from tensorweave.saved_model.saved_model_proto import MetaGraphDef, SavedModel
+from tensorweave.train.meta_graph import import_meta_graph
+
+__all__ = ["load", "maybe_saved_model_directory"]
+
+
+def maybe_saved_model_directory(export_dir: str) -> bool:
+    """Whether `export_dir` holds a ``saved_model.pb`` or ``saved_model.pbtxt``."""
+    return any(os.path.isfile(os.path.join(export_dir, name))
+               for name in (constants.SAVED_MODEL_FILENAME_PBTXT,
+                            constants.SAVED_MODEL_FILENAME_PB))
+
+
+def parse_saved_model(export_dir: str) -> SavedModel:
+    """The `SavedModel` in `export_dir`'s ``saved_model.pb``."""
+    path = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PB)
+    if not os.path.isfile(path):
+        text_path = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
+        if os.path.isfile(text_path):
+            raise OSError(f"Cannot parse file {text_path}: text-format SavedModels are written "
+                          "but not read; save with as_text=False.")
+        raise OSError(f"SavedModel file does not exist at: {export_dir}{os.sep}"
+                      f"{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
+                      f"{constants.SAVED_MODEL_FILENAME_PB}}}")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return SavedModel.FromString(data)
+    except ValueError as exc:
+        raise OSError(f"Cannot parse file {path}: {exc}.") from None
+
+
+def meta_graph_def_from_tags(saved_model: SavedModel, tags: Sequence[str]) -> MetaGraphDef:
+    """The meta graph whose tag set equals `tags`."""
+    available = []
+    for meta in saved_model.meta_graphs:
+        available.append(set(meta.meta_info_def.tags))
+        if set(meta.meta_info_def.tags) == set(tags):
+            return meta
+    raise RuntimeError(f"MetaGraphDef associated with tags {str(tags).strip('[]')} could not be "
+                       "found in SavedModel. To inspect available tag-sets in the SavedModel, "
+                       f"please use the SavedModel CLI: `saved_model_cli`\navailable_tags: "
+                       f"{available}")
+
+
+def _init_op(meta: MetaGraphDef, graph: Graph, prefix: str) -> Operation | None:
+    for key in (constants.MAIN_OP_KEY, constants.LEGACY_INIT_OP_KEY):
+        collection = meta.collection_def.get(key)
+        if collection is None:
+            continue
+        names = collection.node_list.value if collection.node_list else []
+        if len(names) != 1:
+            raise RuntimeError(f"Expected exactly one SavedModel main op. Found: {names}")
+        return graph.as_graph_element(prefix + names[0])
+    return None
+
+
+def _asset_feeds(meta: MetaGraphDef, graph: Graph, export_dir: str,
+                 prefix: str) -> dict[Tensor, str]:
+    assets_dir = os.path.join(export_dir, constants.ASSETS_DIRECTORY)
+    return {graph.get_tensor_by_name(prefix + asset.tensor_info.name):
+            os.path.join(assets_dir, asset.filename) for asset in meta.asset_file_def}
+
+
+def _restore_variables(sess: Any, saver: Any, export_dir: str) -> None:
+    path = variables_path(export_dir)
+    if saver is None:  # the meta graph has no variables
+        return
+    if not os.path.isfile(path) and os.path.isfile(f"{path}.index"):
+        raise ValueError(f"{path}.index is a TensorFlow tensor bundle, which tensorweave cannot "
+                         "read: only SavedModels written by tensorweave can be loaded.")
+    saver.restore(sess, path)
+
+
+def load(sess: Any, tags: Sequence[str], export_dir: str, import_scope: str | None = None,
+         **saver_kwargs: Any) -> MetaGraphDef:
+    """Load the meta graph tagged `tags` from `export_dir` into `sess`; see the module
+    docstring."""
+    export_dir = os.fspath(export_dir)
+    meta = meta_graph_def_from_tags(parse_saved_model(export_dir), tags)
+    graph = sess.graph
+    prefix = f"{import_scope}/" if import_scope else ""
+    with graph.as_default():
+        saver = import_meta_graph(meta, import_scope=import_scope, **saver_kwargs)
+        _restore_variables(sess, saver, export_dir)
+        init_op = _init_op(meta, graph, prefix)
+        if init_op is not None:
+            sess.run(init_op, feed_dict=_asset_feeds(meta, graph, export_dir, prefix))
+    return meta
