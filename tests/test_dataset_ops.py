@@ -222,3 +222,8 @@ def test_repr_names_the_transformation():
     ds = tf.data.Dataset.range(3).batch(2)
     assert repr(ds).startswith("<BatchDataset shapes: ")
     assert repr(ds).endswith("types: tf.int64>")
+
+
+def test_slices_of_a_string_vector_are_string_scalars():
+    ds = tf.data.Dataset.from_tensor_slices(tf.constant([b"a", b"bc"]))
+    assert elements(ds) == [b"a", b"bc"]

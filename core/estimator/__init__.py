@@ -1,14 +1,28 @@
 """``tw.estimator``: ``tf.compat.v1.estimator``'s core API: `Estimator` with a `model_fn`
 returning an `EstimatorSpec`, `RunConfig`, `TrainSpec`/`EvalSpec`/`train_and_evaluate` (local
-mode), `WarmStartSettings`, and ``inputs.numpy_input_fn``. Canned estimators, SavedModel export,
-distribution strategies and ``TF_CONFIG`` clusters are not implemented."""
+mode), `WarmStartSettings`, ``inputs.numpy_input_fn`` and the canned estimators (linear, DNN,
+DNN-linear combined and baseline classifiers and regressors). SavedModel export, distribution
+strategies and ``TF_CONFIG`` clusters are not implemented."""
 
 from tensorweave.estimator import inputs
+from tensorweave.estimator.canned import (
+    BaselineClassifier,
+    BaselineRegressor,
+    DNNClassifier,
+    DNNLinearCombinedClassifier,
+    DNNLinearCombinedRegressor,
+    DNNRegressor,
+    LinearClassifier,
+    LinearRegressor,
+)
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.estimator.training import EvalSpec, TrainSpec, train_and_evaluate
 from tensorweave.estimator.warm_starting import WarmStartSettings
 
-__all__ = ["Estimator", "EstimatorSpec", "EvalSpec", "ModeKeys", "RunConfig", "TrainSpec",
-           "WarmStartSettings", "inputs", "train_and_evaluate"]
+__all__ = ["BaselineClassifier", "BaselineRegressor", "DNNClassifier",
+           "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor", "DNNRegressor",
+           "Estimator", "EstimatorSpec", "EvalSpec", "LinearClassifier", "LinearRegressor",
+           "ModeKeys", "RunConfig", "TrainSpec", "WarmStartSettings", "inputs",
+           "train_and_evaluate"]

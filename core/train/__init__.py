@@ -8,6 +8,7 @@ from tensorweave.train.cluster import *  # noqa: F403
 from tensorweave.train.coordinator import *  # noqa: F403
 from tensorweave.train.device_setter import *  # noqa: F403
 from tensorweave.train.example_proto import *  # noqa: F403
+from tensorweave.train.ftrl import *  # noqa: F403
 from tensorweave.train.graph_io import *  # noqa: F403
 from tensorweave.train.input import *  # noqa: F403
 from tensorweave.train.learning_rate_decay import *  # noqa: F403

@@ -204,7 +204,8 @@ class _Builder:
                 raise self.error(f"Dimension 0 in both shapes must be equal, but are {n} and "
                                  f"{v.shape[0]}: all components of from_tensor_slices must "
                                  "have the same size in the 0th dimension")
-        return lambda: ([v[i] for v in values] for i in range(n))
+        # v[i, ...] keeps a string element an array (v[i] of an object array is the bytes)
+        return lambda: ([v[i, ...] for v in values] for i in range(n))
 
     def _tensors(self, desc: dict[str, Any]) -> Stage:
         values = [self.components[i] for i in desc["components"]]
