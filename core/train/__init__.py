@@ -20,5 +20,6 @@ from tensorweave.train.queue_runner import *  # noqa: F403
 from tensorweave.train.saver import *  # noqa: F403
 from tensorweave.train.server_lib import *  # noqa: F403
 from tensorweave.train.session_run_hook import *  # noqa: F403
+from tensorweave.train.supervisor import *  # noqa: F403
 from tensorweave.train.sync_replicas_optimizer import *  # noqa: F403
 from tensorweave.train.training_util import *  # noqa: F403
