@@ -1,10 +1,11 @@
 """``tw.estimator``: ``tf.compat.v1.estimator``'s core API: `Estimator` with a `model_fn`
 returning an `EstimatorSpec`, `RunConfig`, `TrainSpec`/`EvalSpec`/`train_and_evaluate` (local
 mode), `WarmStartSettings`, ``inputs.numpy_input_fn`` and the canned estimators (linear, DNN,
-DNN-linear combined and baseline classifiers and regressors). SavedModel export, distribution
+DNN-linear combined and baseline classifiers and regressors), and SavedModel export
+(``Estimator.export_saved_model`` with the receivers and outputs of ``export``). Distribution
 strategies and ``TF_CONFIG`` clusters are not implemented."""
 
-from tensorweave.estimator import inputs
+from tensorweave.estimator import export, inputs
 from tensorweave.estimator.canned import (
     BaselineClassifier,
     BaselineRegressor,
@@ -24,5 +25,5 @@ from tensorweave.estimator.warm_starting import WarmStartSettings
 __all__ = ["BaselineClassifier", "BaselineRegressor", "DNNClassifier",
            "DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor", "DNNRegressor",
            "Estimator", "EstimatorSpec", "EvalSpec", "LinearClassifier", "LinearRegressor",
-           "ModeKeys", "RunConfig", "TrainSpec", "WarmStartSettings", "inputs",
+           "ModeKeys", "RunConfig", "TrainSpec", "WarmStartSettings", "export", "inputs",
            "train_and_evaluate"]

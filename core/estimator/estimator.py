@@ -21,9 +21,19 @@ is required) and runs the resulting `EstimatorSpec`.
   ``predictions`` is a dict, optionally narrowed to ``predict_keys``), or per batch with
   ``yield_single_examples=False``.
 
+- `export_saved_model` (TF1 alias `export_savedmodel`) calls ``serving_input_receiver_fn`` for
+  a `ServingInputReceiver`, builds the PREDICT graph on its features, restores
+  ``checkpoint_path`` (default: the newest; else the warm-start checkpoint; else
+  ``ValueError``) with the scaffold's saver and writes a SavedModel tagged ``serve`` whose
+  signatures come from the spec's ``export_outputs`` (`tensorweave.estimator.export`) and
+  whose main op is the scaffold's local init op. It is written to ``temp-<seconds>`` and
+  renamed to ``<export_dir_base>/<unix seconds>``, whose path it returns as bytes;
+  ``assets_extra`` files are copied under its ``assets.extra/``.
+
 `warm_start_from` (a checkpoint path or directory, or `WarmStartSettings`) initializes matching
 variables from that checkpoint whenever a model is initialized rather than restored from
-`model_dir`. Not implemented: SavedModel export, distribution strategies, ps/worker clusters.
+`model_dir`. Not implemented: exporting TRAIN/EVAL graphs (``experimental_mode``),
+distribution strategies, ps/worker clusters.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import copy
 import logging
 import os
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,7 +51,8 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.metrics import mean
 from tensorweave.api.random_ops import set_random_seed
 from tensorweave.api.summary_ops import scalar
-from tensorweave.estimator import evaluation
+from tensorweave.client.session import Session
+from tensorweave.estimator import evaluation, export
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.estimator.util import fn_args, parse_input_fn_result
@@ -50,6 +62,9 @@ from tensorweave.estimator.warm_starting import (
     warm_start_settings,
 )
 from tensorweave.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
+from tensorweave.saved_model import tag_constants
+from tensorweave.saved_model.builder import SavedModelBuilder
+from tensorweave.saved_model.simple_save import ASSET_FILEPATHS
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
@@ -323,6 +338,97 @@ class Estimator:
                     else:
                         for i in range(_extract_batch_length(evaluated)):
                             yield {key: value[i] for key, value in evaluated.items()}
+
+    # -- export -------------------------------------------------------------------------------
+
+    def export_saved_model(self, export_dir_base: str | bytes,
+                           serving_input_receiver_fn: Callable[[], Any],
+                           assets_extra: dict[str, str] | None = None, as_text: bool = False,
+                           checkpoint_path: str | None = None) -> bytes:
+        """Export the model for serving as a SavedModel in a new ``<export_dir_base>/<unix
+        seconds>`` directory; returns its path (bytes); see the module docstring."""
+        return self._export_saved_model(export_dir_base, serving_input_receiver_fn,
+                                        assets_extra, as_text, checkpoint_path,
+                                        strip_default_attrs=True)
+
+    def export_savedmodel(self, export_dir_base: str | bytes,
+                          serving_input_receiver_fn: Callable[[], Any],
+                          assets_extra: dict[str, str] | None = None, as_text: bool = False,
+                          checkpoint_path: str | None = None,
+                          strip_default_attrs: bool = False) -> bytes:
+        """TF1's name of `export_saved_model`."""
+        return self._export_saved_model(export_dir_base, serving_input_receiver_fn,
+                                        assets_extra, as_text, checkpoint_path,
+                                        strip_default_attrs)
+
+    def _export_saved_model(self, export_dir_base: str | bytes,
+                            serving_input_receiver_fn: Callable[[], Any],
+                            assets_extra: dict[str, str] | None, as_text: bool,
+                            checkpoint_path: str | None, strip_default_attrs: bool) -> bytes:
+        if serving_input_receiver_fn is None:
+            raise ValueError("An input_receiver_fn must be defined.")
+        checkpoint_path = checkpoint_path or self._checkpoint_to_export()
+        export_dir = export.get_timestamped_export_dir(export_dir_base)
+        temp_dir = export.get_temp_export_dir(export_dir)
+        try:
+            builder = SavedModelBuilder(os.fsdecode(temp_dir))
+            self._add_predict_meta_graph(builder, serving_input_receiver_fn, checkpoint_path,
+                                         strip_default_attrs)
+            builder.save(as_text)
+            for relative, source in (assets_extra or {}).items():
+                destination = os.path.join(os.fsdecode(temp_dir), "assets.extra", relative)
+                os.makedirs(os.path.dirname(destination), exist_ok=True)
+                shutil.copyfile(source, destination)
+        except BaseException:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            raise
+        os.rename(temp_dir, export_dir)
+        _log.info("SavedModel written to: %s", os.fsdecode(export_dir))
+        return export_dir
+
+    def _checkpoint_to_export(self) -> str:
+        path = latest_checkpoint(self._model_dir)
+        if path:
+            return path
+        if self._warm_start_settings:
+            path = self._warm_start_settings.ckpt_to_initialize_from
+            return latest_checkpoint(path) if os.path.isdir(path) else path
+        raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
+
+    def _add_predict_meta_graph(self, builder: SavedModelBuilder,
+                                serving_input_receiver_fn: Callable[[], Any],
+                                checkpoint_path: str, strip_default_attrs: bool) -> None:
+        """Build the PREDICT graph on the receiver's features, restore `checkpoint_path` into
+        it and add it to `builder` under the ``serve`` tag."""
+        with Graph().as_default() as g:
+            self._create_and_assert_global_step(g)
+            set_random_seed(self._config.tf_random_seed)
+            receiver = serving_input_receiver_fn()
+            spec = self._call_model_fn(receiver.features, getattr(receiver, "labels", None),
+                                       ModeKeys.PREDICT, self.config)
+            signature_def_map = export.build_all_signature_defs(
+                receiver.receiver_tensors, spec.export_outputs,
+                getattr(receiver, "receiver_tensors_alternatives", None))
+            local_init_op = spec.scaffold.local_init_op
+            if local_init_op is None:
+                local_init_op = Scaffold.default_local_init_op()
+            # The same saver restores the checkpoint now and the SavedModel when it is loaded.
+            saver = spec.scaffold.saver or Saver(sharded=True)
+            with Session(config=self._session_config) as session:
+                try:
+                    saver.restore(session, checkpoint_path)
+                except errors.NotFoundError as exc:
+                    raise ValueError(
+                        "Could not load all requested variables from checkpoint. Please make "
+                        "sure your model_fn does not expect variables that were not saved in "
+                        f"the checkpoint.\n\nEncountered error with mode `{ModeKeys.PREDICT}` "
+                        f"while restoring checkpoint from: `{checkpoint_path}`. Full "
+                        f"Traceback:\n\n{exc}") from exc
+                builder.add_meta_graph_and_variables(
+                    session, [tag_constants.SERVING], signature_def_map=signature_def_map,
+                    assets_collection=g.get_collection(ASSET_FILEPATHS),
+                    main_op=local_init_op, saver=saver,
+                    strip_default_attrs=strip_default_attrs)
 
     # -- calling the user's functions ---------------------------------------------------------
 

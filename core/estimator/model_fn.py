@@ -7,7 +7,10 @@ needs `loss` and `train_op`, EVAL needs `loss`, PREDICT needs `predictions` (``V
 a scalar); `train_op` a `Tensor` or `Operation`; `predictions` a `Tensor` or a dict of them;
 `eval_metric_ops` a dict of ``(value, update_op)`` pairs; hooks `SessionRunHook`s (kept as a
 tuple); `scaffold` a `Scaffold` (a default one if ``None``). Every tensor must belong to the
-default graph. `export_outputs` is accepted but not validated: there is no SavedModel export.
+default graph. In PREDICT mode `export_outputs` (a dict of `ExportOutput` objects; a default
+``PredictOutput`` of the predictions when ``None``) is checked and gains ``serving_default`` when it
+has a single entry (`tensorweave.estimator.export.export_outputs_for_predict`); in the other
+modes it is kept as given, as TF.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections import namedtuple
 from typing import Any
 
 from tensorweave.api.array_ops import reshape
+from tensorweave.estimator.export import export_outputs_for_predict
 from tensorweave.framework.graph import Operation, Tensor, get_default_graph
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.train.monitored_session import Scaffold
@@ -55,8 +59,11 @@ class EstimatorSpec(namedtuple("EstimatorSpec", _FIELDS)):
                 training_chief_hooks: Any = None, training_hooks: Any = None,
                 scaffold: Scaffold | None = None, evaluation_hooks: Any = None,
                 prediction_hooks: Any = None) -> EstimatorSpec:
+        predictions = _predictions(predictions, mode)
+        if mode == ModeKeys.PREDICT:
+            export_outputs = export_outputs_for_predict(export_outputs, predictions)
         return super().__new__(
-            cls, mode=mode, predictions=_predictions(predictions, mode),
+            cls, mode=mode, predictions=predictions,
             loss=_loss(loss, mode), train_op=_train_op(train_op, mode),
             eval_metric_ops=_eval_metric_ops(eval_metric_ops), export_outputs=export_outputs,
             training_chief_hooks=_hooks(training_chief_hooks),

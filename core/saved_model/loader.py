@@ -103,7 +103,7 @@ def load(sess: Any, tags: Sequence[str], export_dir: str, import_scope: str | No
          **saver_kwargs: Any) -> MetaGraphDef:
     """Load the meta graph tagged `tags` from `export_dir` into `sess`; see the module
     docstring."""
-    export_dir = os.fspath(export_dir)
+    export_dir = os.fsdecode(export_dir)  # Estimator.export_saved_model returns bytes
     meta = meta_graph_def_from_tags(parse_saved_model(export_dir), tags)
     graph = sess.graph
     prefix = f"{import_scope}/" if import_scope else ""

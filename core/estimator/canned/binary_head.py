@@ -7,7 +7,9 @@ two-entry vocabulary), checked at run time. Predictions: ``logits``, ``logistic`
 ``classes`` (their strings), ``all_class_ids``, ``all_classes``. Eval metrics: ``accuracy``,
 ``precision``, ``recall``, ``auc``, ``auc_precision_recall``, ``average_loss``,
 ``label/mean``, ``prediction/mean`` (of the logistic), ``accuracy_baseline`` (max(label mean,
-1 - label mean)) and, with regularization losses, ``regularization_loss``.
+1 - label mean)) and, with regularization losses, ``regularization_loss``. Export outputs:
+``serving_default`` and ``classification`` (scores: ``probabilities``; classes: every class
+name), ``regression`` (``logistic``) and ``predict`` (every prediction).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tensorweave.estimator.canned.head import (
     LossSpec,
     MetricKeys,
     PredictionKeys,
+    ServingKeys,
     all_class_ids,
     all_classes,
     assert_range,
@@ -30,12 +33,15 @@ from tensorweave.estimator.canned.head import (
     check_label_vocabulary,
     check_loss_reduction,
     class_names,
+    classification_output,
     dense_labels_matching_logits,
     predictions_mean,
     vocabulary_ids,
 )
+from tensorweave.estimator.export import ExportOutput, PredictOutput, RegressionOutput
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
+from tensorweave.saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 __all__ = ["BinaryClassHead"]
 
@@ -82,6 +88,13 @@ class BinaryClassHead(Head):
             keys.ALL_CLASS_IDS: all_class_ids(logits, 2),
             keys.ALL_CLASSES: all_classes(logits, 2, self._label_vocabulary),
         }
+
+    def _export_outputs(self, predictions: dict[str, Tensor]) -> dict[str, ExportOutput]:
+        classify = classification_output(predictions[PredictionKeys.PROBABILITIES], 2,
+                                         self._label_vocabulary)
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: classify, ServingKeys.CLASSIFY: classify,
+                ServingKeys.REGRESS: RegressionOutput(predictions[PredictionKeys.LOGISTIC]),
+                ServingKeys.PREDICT: PredictOutput(predictions)}
 
     def _eval_metric_ops(self, loss_spec: LossSpec, predictions: dict[str, Tensor],
                          regularization_loss: Tensor | None) -> dict[str, Any]:

@@ -4,15 +4,16 @@ from a model's logits it builds the predictions, the loss, the eval metrics and 
 Contract: `Head.create_estimator_spec(features, mode, logits, labels, optimizer, train_op_fn,
 regularization_losses)` works under the name scope ``head`` (or the head's name): logits must be
 ``[D0, ..., DN, logits_dimension]`` (``ValueError`` when statically not); the predictions
-(`PredictionKeys`) are built under ``head/predictions``; PREDICT returns them; EVAL adds the loss
+(`PredictionKeys`) are built under ``head/predictions``; PREDICT returns them with the export
+outputs (signatures ``serving_default`` and `ServingKeys`, as TF 1.15); EVAL adds the loss
 (the weighted per-example loss reduced by `loss_reduction`, plus any regularization losses) and
 the metrics (`MetricKeys`; the `Estimator` adds ``loss``); TRAIN builds the train op from
 exactly one of `optimizer` (``minimize`` with the global step) or `train_op_fn`, groups it
 with the ``UPDATE_OPS`` collection, and adds ``loss`` and, for the SUM reduction,
 ``average_loss`` summaries. Labels of rank ``logits' rank - 1`` gain a last dimension of 1.
 The weight column (a feature name or a ``numeric_column``) scales each example's loss and
-metrics. Subclasses define `logits_dimension`, `create_loss`, `_predictions` and
-`_eval_metric_ops`.
+metrics. Subclasses define `logits_dimension`, `create_loss`, `_predictions`,
+`_export_outputs` and `_eval_metric_ops`.
 """
 
 from __future__ import annotations
@@ -29,13 +30,14 @@ from tensorweave.api.feature_column_dense import NumericColumn, numeric_column
 from tensorweave.api.losses import Reduction
 from tensorweave.api.scopes import get_collection, name_scope
 from tensorweave.api.summary_ops import scalar
+from tensorweave.estimator.export import ClassificationOutput, ExportOutput
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.train.training_util import get_global_step
 
-__all__ = ["Head", "LossSpec", "MetricKeys", "PredictionKeys"]
+__all__ = ["Head", "LossSpec", "MetricKeys", "PredictionKeys", "ServingKeys"]
 
 
 class PredictionKeys:
@@ -49,6 +51,15 @@ class PredictionKeys:
     ALL_CLASS_IDS = "all_class_ids"
     ALL_CLASSES = "all_classes"
     PREDICTIONS = "predictions"
+
+
+class ServingKeys:
+    """The keys of a canned estimator's export outputs (signatures), besides
+    ``serving_default``."""
+
+    CLASSIFY = "classification"
+    REGRESS = "regression"
+    PREDICT = "predict"
 
 
 class MetricKeys:
@@ -115,6 +126,11 @@ class Head(abc.ABC):
         """The predictions from checked float32 logits."""
 
     @abc.abstractmethod
+    def _export_outputs(self, predictions: dict[str, Tensor]) -> dict[str, ExportOutput]:
+        """The PREDICT spec's export outputs, keyed by ``serving_default`` and the
+        `ServingKeys` (TF 1.15's)."""
+
+    @abc.abstractmethod
     def _eval_metric_ops(self, loss_spec: LossSpec, predictions: dict[str, Tensor],
                          regularization_loss: Tensor | None) -> dict[str, Any]:
         """The eval metrics, keyed by `MetricKeys` (suffixed by the head's name)."""
@@ -142,7 +158,8 @@ class Head(abc.ABC):
             with name_scope(None, "predictions", [logits]):
                 predictions = self._predictions(logits)
             if mode == ModeKeys.PREDICT:
-                return EstimatorSpec(mode, predictions=predictions)
+                return EstimatorSpec(mode, predictions=predictions,
+                                     export_outputs=self._export_outputs(predictions))
             loss_spec = self.create_loss(features, mode, logits, labels)
             regularization_loss = None
             loss = loss_spec.training_loss
@@ -338,6 +355,13 @@ def all_classes(logits: Tensor, n_classes: int, vocabulary: tuple[str, ...] | No
     else:
         names = string_ops.as_string(array_ops.range(n_classes))
     return array_ops.tile(array_ops.expand_dims(names, 0), [batch_size, 1])
+
+
+def classification_output(scores: Tensor, n_classes: int,
+                          vocabulary: tuple[str, ...] | None) -> ClassificationOutput:
+    """The scores with every class's name per example (the classify API wants string
+    classes)."""
+    return ClassificationOutput(scores=scores, classes=all_classes(scores, n_classes, vocabulary))
 
 
 def predictions_mean(predictions: Tensor, weights: Any, name: str) -> Any:

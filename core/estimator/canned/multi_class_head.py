@@ -6,7 +6,9 @@ Contract: `n_classes` > 2 (``ValueError`` otherwise). Labels are integer class i
 label is a ``ValueError`` at graph construction. Predictions: ``logits``, ``probabilities``
 (softmax), ``class_ids`` (int64 ``[batch, 1]``), ``classes`` (their strings),
 ``all_class_ids``, ``all_classes``. Eval metrics: ``accuracy``, ``average_loss`` and, with
-regularization losses, ``regularization_loss``.
+regularization losses, ``regularization_loss``. Export outputs: ``serving_default`` and
+``classification`` (scores: ``probabilities``; classes: every class name) and ``predict``
+(every prediction).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tensorweave.estimator.canned.head import (
     LossSpec,
     MetricKeys,
     PredictionKeys,
+    ServingKeys,
     all_class_ids,
     all_classes,
     assert_range,
@@ -28,11 +31,14 @@ from tensorweave.estimator.canned.head import (
     check_label_vocabulary,
     check_loss_reduction,
     class_names,
+    classification_output,
     dense_labels_matching_logits,
     vocabulary_ids,
 )
+from tensorweave.estimator.export import ExportOutput, PredictOutput
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
+from tensorweave.saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 __all__ = ["MultiClassHead"]
 
@@ -91,6 +97,12 @@ class MultiClassHead(Head):
             keys.ALL_CLASS_IDS: all_class_ids(logits, self._n_classes),
             keys.ALL_CLASSES: all_classes(logits, self._n_classes, self._label_vocabulary),
         }
+
+    def _export_outputs(self, predictions: dict[str, Tensor]) -> dict[str, ExportOutput]:
+        classify = classification_output(predictions[PredictionKeys.PROBABILITIES],
+                                         self._n_classes, self._label_vocabulary)
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: classify, ServingKeys.CLASSIFY: classify,
+                ServingKeys.PREDICT: PredictOutput(predictions)}
 
     def _eval_metric_ops(self, loss_spec: LossSpec, predictions: dict[str, Tensor],
                          regularization_loss: Tensor | None) -> dict[str, Any]:

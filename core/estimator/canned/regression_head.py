@@ -5,7 +5,8 @@ Contract: labels are ``[batch, label_dimension]`` (``[batch]`` when it is 1), ca
 The weight column may give one weight per example or per label dimension. Prediction:
 ``predictions`` (the logits, through `inverse_link_fn` when given). Eval metrics:
 ``average_loss``, ``label/mean``, ``prediction/mean`` and, with regularization losses,
-``regularization_loss``.
+``regularization_loss``. Export outputs: ``serving_default`` and ``regression``
+(``predictions``) and ``predict`` (every prediction).
 """
 
 from __future__ import annotations
@@ -21,13 +22,16 @@ from tensorweave.estimator.canned.head import (
     LossSpec,
     MetricKeys,
     PredictionKeys,
+    ServingKeys,
     broadcast_weights,
     check_loss_reduction,
     dense_labels_matching_logits,
     predictions_mean,
 )
+from tensorweave.estimator.export import ExportOutput, PredictOutput, RegressionOutput
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
+from tensorweave.saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 __all__ = ["RegressionHead"]
 
@@ -66,6 +70,11 @@ class RegressionHead(Head):
             return {PredictionKeys.PREDICTIONS: logits}
         return {PredictionKeys.PREDICTIONS: self._inverse_link_fn(logits),
                 PredictionKeys.LOGITS: logits}
+
+    def _export_outputs(self, predictions: dict[str, Tensor]) -> dict[str, ExportOutput]:
+        regress = RegressionOutput(predictions[PredictionKeys.PREDICTIONS])
+        return {DEFAULT_SERVING_SIGNATURE_DEF_KEY: regress, ServingKeys.REGRESS: regress,
+                ServingKeys.PREDICT: PredictOutput(predictions)}
 
     def _eval_metric_ops(self, loss_spec: LossSpec, predictions: dict[str, Tensor],
                          regularization_loss: Tensor | None) -> dict[str, Any]:
