@@ -1,11 +1,14 @@
-"""``tw.io``: ``tf.compat.v1.io``'s TFRecord files (`tensorweave.tf_record`) and Example
-parsing (`tensorweave.api.parsing_ops`)."""
+"""``tw.io``: ``tf.compat.v1.io``'s TFRecord files (`tensorweave.tf_record`) and Example /
+SequenceExample parsing (`tensorweave.api.parsing_ops`)."""
 
 from tensorweave.api.parsing_ops import (
     FixedLenFeature,
+    FixedLenSequenceFeature,
     VarLenFeature,
     parse_example,
+    parse_sequence_example,
     parse_single_example,
+    parse_single_sequence_example,
 )
 from tensorweave.tf_record import (
     TFRecordCompressionType,
@@ -14,5 +17,7 @@ from tensorweave.tf_record import (
     tf_record_iterator,
 )
 
-__all__ = ["FixedLenFeature", "TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter",
-           "VarLenFeature", "parse_example", "parse_single_example", "tf_record_iterator"]
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType",
+           "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "parse_example",
+           "parse_sequence_example", "parse_single_example", "parse_single_sequence_example",
+           "tf_record_iterator"]

@@ -91,6 +91,59 @@ def test_parse_example_batches() -> None:
     assert empty["x"].shape == (0, 2)
 
 
+def test_fixed_len_sequence_features_are_padded_to_the_longest() -> None:
+    batch = [example(a=[1, 2, 3, 4], s=[b"x"]), example(b=[0.5]),
+             example(a=[5, 6], s=[b"y", b"z"], b=[1.0, 2.0, 3.0])]
+    parsed = tw.io.parse_example(batch, {
+        "a": tw.io.FixedLenSequenceFeature([2], tw.int64, allow_missing=True,
+                                           default_value=-1),
+        "b": tw.io.FixedLenSequenceFeature([], tw.float32, allow_missing=True),
+        "s": tw.io.FixedLenSequenceFeature([1], tw.string, allow_missing=True)})
+    assert parsed["a"].shape.as_list() == [3, None, 2] and parsed["a"].dtype == tw.int64
+    assert parsed["b"].shape.as_list() == [3, None]
+    got = run(parsed)
+    np.testing.assert_array_equal(got["a"], [[[1, 2], [3, 4]], [[-1, -1], [-1, -1]],
+                                             [[5, 6], [-1, -1]]])
+    assert got["a"].dtype == np.int64
+    np.testing.assert_array_equal(got["b"], np.array([[0, 0, 0], [0.5, 0, 0], [1, 2, 3]],
+                                                     np.float32))
+    assert got["b"].dtype == np.float32
+    assert got["s"].tolist() == [[[b"x"], [b""]], [[b""], [b""]], [[b"y"], [b"z"]]]
+    single = tw.parse_single_example(example(a=[1, 2, 3, 4]), {
+        "a": tw.io.FixedLenSequenceFeature([2], tw.int64, allow_missing=True)})
+    assert single["a"].shape.as_list() == [None, 2]
+    np.testing.assert_array_equal(run(single)["a"], [[1, 2], [3, 4]])
+    empty = tw.parse_single_example(example(), {
+        "a": tw.io.FixedLenSequenceFeature([2], tw.int64, allow_missing=True)})
+    assert run(empty)["a"].shape == (0, 2)
+
+
+def test_fixed_len_sequence_feature_errors() -> None:
+    batch = [example(a=[1, 2]), example(a=[1, 2, 3]), example(a=[1.0, 2.0])]
+    spec = {"a": tw.io.FixedLenSequenceFeature([2], tw.int64, allow_missing=True)}
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^Name: in1, Key: a, Index: 1\.  Number of int64 values is not a "
+                             r"multiple of stride length\. Saw 3 values but output shape is: "
+                             r"\[\?,2\]"):
+        run(tw.parse_example(batch[:2], spec, example_names=["in0", "in1"]))
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^Name: <unknown>, Key: a, Index: 1\.  Data types don't match\. "
+                             r"Expected type: int64"):
+        run(tw.parse_example([batch[0], batch[2]], spec))
+    with pytest.raises(ValueError, match="FixedLenSequenceFeature requires allow_missing to "
+                                         "be True"):
+        tw.parse_example(batch, {"a": tw.io.FixedLenSequenceFeature([2], tw.int64)})
+    with pytest.raises(ValueError, match="Cannot reshape a tensor with 0 elements"):
+        tw.parse_example(batch, {"a": tw.io.FixedLenSequenceFeature(
+            [2], tw.int64, allow_missing=True, default_value=[])})
+    with pytest.raises(ValueError, match="dense_shapes\\[0\\] has unknown rank or unknown "
+                                         "inner dimensions"):
+        tw.raw_ops.ParseExample(serialized=[b""], names=[], sparse_keys=[], dense_keys=["a"],
+                                dense_defaults=[tw.constant(0, tw.int64)], Nsparse=0, Ndense=1,
+                                sparse_types=[], Tdense=[tw.int64],
+                                dense_shapes=[[None, None]])
+
+
 @pytest.mark.parametrize(("data", "features", "message"), [
     (example(a=[1]), {"b": tw.io.FixedLenFeature([], tw.int64)},
      r"^Name: <unknown>, Feature: b \(data type: int64\) is required but could not be found\."),
@@ -125,8 +178,11 @@ def test_batch_errors_name_the_example() -> None:
 def test_construction_errors() -> None:
     with pytest.raises(ValueError, match="Missing: features was"):
         tw.parse_single_example(b"", {})
-    with pytest.raises(ValueError, match="All dimensions of shape for feature a need to be"):
+    with pytest.raises(ValueError, match="First dimension of shape for feature a unknown. "
+                                         "Consider using FixedLenSequenceFeature."):
         tw.parse_single_example(b"", {"a": tw.io.FixedLenFeature([None], tw.int64)})
+    with pytest.raises(ValueError, match="All dimensions of shape for feature a need to be"):
+        tw.parse_single_example(b"", {"a": tw.io.FixedLenFeature([1, None], tw.int64)})
     with pytest.raises(TypeError, match="Unsupported dtype int32 for feature a"):
         tw.parse_single_example(b"", {"a": tw.io.FixedLenFeature([], tw.int32)})
     with pytest.raises(ValueError, match="Cannot reshape a tensor with 1 elements to shape"):

@@ -539,25 +539,44 @@ def example_features(data: bytes) -> dict[bytes, tuple[str | None, list[Any]]]:
     """The features of a serialized `Example`, straight from its bytes (what TF's fast
     parser reads): key -> (``"bytes"``/``"float"``/``"int64"``, or None for a feature with no
     kind set; its values). Merging is protobuf's: a later map entry replaces an earlier one,
-    and a feature's last kind wins. `DecodeError` for malformed bytes."""
-    out: dict[bytes, tuple[str | None, list[Any]]] = {}
+    and a feature's last kind wins. A `SequenceExample`'s context is its field 1 too, so this
+    reads a SequenceExample's context features. `DecodeError` for malformed bytes."""
     try:
-        for number, wire_type, features in wire.fields(data):
-            if number != 1 or wire_type != wire.BYTES:
-                continue
-            for entry_number, entry_type, entry in wire.fields(features):
-                if entry_number != 1 or entry_type != wire.BYTES:
-                    continue
-                key, value = b"", b""
-                for part_number, part_type, part in wire.fields(entry):
-                    if part_type == wire.BYTES and part_number == 1:
-                        key = bytes(part)
-                    elif part_type == wire.BYTES and part_number == 2:
-                        value += part  # two values of one entry merge
-                out[key] = _feature_values(value)
+        return {key: _feature_values(value) for key, value in _map_entries(data, 1)}
     except (ValueError, struct.error) as exc:
         raise DecodeError(f"Error parsing message: {exc}") from None
-    return out
+
+
+def feature_lists(data: bytes) -> dict[bytes, list[tuple[str | None, list[Any]]]]:
+    """The feature lists of a serialized `SequenceExample`, straight from its bytes: key ->
+    one ``(kind, values)`` per step, as `example_features` gives a feature. Merging is
+    protobuf's (a later map entry replaces an earlier one). `DecodeError` for malformed
+    bytes."""
+    try:
+        return {key: [_feature_values(raw) for number, wire_type, raw in wire.fields(value)
+                      if number == 1 and wire_type == wire.BYTES]
+                for key, value in _map_entries(data, 2)}
+    except (ValueError, struct.error) as exc:
+        raise DecodeError(f"Error parsing message: {exc}") from None
+
+
+def _map_entries(data: bytes, field: int) -> Iterator[tuple[bytes, bytes]]:
+    """Key and value bytes of each entry of the ``map<string, Message>`` held by the
+    submessage at `field` of `data` (``Features.feature``, ``FeatureLists.feature_list``);
+    later entries come later, so a dict built from them keeps the last one."""
+    for number, wire_type, submessage in wire.fields(data):
+        if number != field or wire_type != wire.BYTES:
+            continue
+        for entry_number, entry_type, entry in wire.fields(submessage):
+            if entry_number != 1 or entry_type != wire.BYTES:
+                continue
+            key, value = b"", b""
+            for part_number, part_type, part in wire.fields(entry):
+                if part_type == wire.BYTES and part_number == 1:
+                    key = bytes(part)
+                elif part_type == wire.BYTES and part_number == 2:
+                    value += part  # two values of one entry merge
+            yield key, value
 
 
 def _feature_values(data: bytes) -> tuple[str | None, list[Any]]:

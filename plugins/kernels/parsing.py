@@ -1,19 +1,32 @@
-"""Kernels of ``ParseExample`` and ``ParseSingleExample``, host-only as in TF (the CPU plugin's
-``HOST_KERNEL_MODULES``).
+"""Kernels of ``ParseExample``, ``ParseSingleExample``, ``ParseSequenceExample`` and
+``ParseSingleSequenceExample``, host-only as in TF (the CPU plugin's ``HOST_KERNEL_MODULES``).
 
-Contract, as TF's fast Example parser (``example_proto_fast_parsing.cc``): each serialized
-Example is read straight from its bytes (`example_features`: a later entry of a key wins). A
-dense feature must hold exactly as many values of its dtype as its shape has elements; a
-missing one (or one with no kind set) takes its default, or, when the default is empty, fails.
-A sparse feature gives its values in order, with indices ``[example, j]`` (``[j]`` for one
-Example) and dense shape ``[batch, longest]`` (``[length]``); a missing one gives none.
-Failures are `InvalidArgumentError` in TF's words, naming the Example (its name, else
-``<unknown>``), the feature and the Example's index: ``Could not parse example input, value:
-'...'``, ``Name: <unknown>, Feature: x (data type: int64) is required but could not be
-found.``, ``Name: <unknown>, Key: x, Index: 0.  Data types don't match. Data type: float but
-expected type: int64``, ``... Number of int64 values != expected.  Values size: 3 but output
-shape: [2]`` and, for a sparse feature, ``... Data types don't match. Expected type: int64,
-Actual type: float``. Outputs are new arrays; the inputs are never touched.
+Contract, as TF's fast parsers (``example_proto_fast_parsing.cc``): each serialized proto is
+read straight from its bytes (`example_features`, `feature_lists`: a later entry of a key
+wins). A dense feature must hold exactly as many values of its dtype as its shape has
+elements; a missing one (or one with no kind set) takes its default, or, when the default is
+empty, fails. A variable-length dense feature (first dimension unknown: a
+``FixedLenSequenceFeature`` in an Example) holds a multiple of its row's elements, is empty
+when missing, and is padded with its default (one element) to the batch's most rows. A sparse
+feature gives its values in order, with indices ``[example, j]`` (``[j]`` for one Example) and
+dense shape ``[batch, longest]`` (``[length]``); a missing one gives none. A SequenceExample's
+context parses as an Example; each step of a dense feature list must hold its shape's
+elements, the steps are padded with 0 or ``b""`` to the batch's most and counted in the
+lengths output, and a missing list fails unless it is in
+``feature_list_dense_missing_assumed_empty``; a sparse feature list gives indices
+``[example, step, j]`` (``[step, j]``). Failures are `InvalidArgumentError` in TF's words,
+naming the proto (its name, else ``<unknown>``), the feature and the Example's (or step's)
+index: ``Could not parse example input, value: '...'``, ``Name: <unknown>, Feature: x (data
+type: int64) is required but could not be found.``, ``Name: <unknown>, Key: x, Index: 0.  Data
+types don't match. Data type: float but expected type: int64``, ``... Number of int64 values
+!= expected.  Values size: 3 but output shape: [2]``, ``... Number of int64 values is not a
+multiple of stride length. Saw 3 values but output shape is: [?,2]``, for a sparse feature
+``... Data types don't match. Expected type: int64, Actual type: float``, and for feature
+lists ``Invalid protocol message input, example id: <unknown>``, ``Name: <unknown>, Feature
+list 'x' is required but could not be found.  Did you mean to include it in ...``, ``Name:
+<unknown>, Feature list: x, Index: 1.  Data types don't match. Expected type: int64`` and
+``Name: <unknown>, Key: x, Index: 1.  Number of values != expected.  values size: 3 but output
+shape: [2]``. Outputs are new arrays; the inputs are never touched.
 """
 
 from __future__ import annotations
@@ -27,7 +40,7 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
-from tensorweave.train.example_proto import DecodeError, example_features
+from tensorweave.train.example_proto import DecodeError, example_features, feature_lists
 
 _DTYPE_OF_KIND = {"bytes": dtypes.string, "float": dtypes.float32, "int64": dtypes.int64}
 _TF_NAME = {dtypes.string: "string", dtypes.float32: "float", dtypes.int64: "int64"}
@@ -36,10 +49,23 @@ _VALUES_NAME = {dtypes.string: "bytes", dtypes.float32: "float", dtypes.int64: "
 
 @attrs.frozen
 class _Dense:
+    """A dense feature: `shape` as declared, whose first dimension is None for a variable-
+    length one (``FixedLenSequenceFeature``); `default` is its default (empty: required) or,
+    variable-length, its padding element."""
+
     key: bytes
     dtype: dtypes.DType
-    shape: tuple[int, ...]
+    shape: tuple[int | None, ...]
     default: Any
+
+    @property
+    def variable(self) -> bool:
+        return bool(self.shape) and self.shape[0] is None
+
+    @property
+    def row(self) -> tuple[int, ...]:
+        """The shape of one value (one row of a variable-length feature)."""
+        return self.shape[1:] if self.variable else self.shape  # type: ignore[return-value]
 
 
 @attrs.frozen
@@ -48,16 +74,17 @@ class _Sparse:
     dtype: dtypes.DType
 
 
-def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
+def fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
 
 
-def _text(key: bytes) -> str:
+def text(key: bytes) -> str:
     return key.decode("utf-8", "replace")
 
 
-def _shape_text(shape: Sequence[int]) -> str:
-    return "[" + ",".join(str(d) for d in shape) + "]"  # TF's TensorShape::DebugString
+def _shape_text(shape: Sequence[int | None]) -> str:
+    # TF's PartialTensorShape::DebugString
+    return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
 def _array(values: list[Any], dtype: dtypes.DType) -> np.ndarray:
@@ -68,15 +95,110 @@ def _array(values: list[Any], dtype: dtypes.DType) -> np.ndarray:
     return np.asarray(values, dtype=dtype.np_type).reshape(len(values))
 
 
-def _dense_configs(ctx: KernelContext, keys: Sequence[Any],
-                   defaults: Sequence[Any]) -> list[_Dense]:
+def dense_configs(ctx: KernelContext, keys: Sequence[Any], defaults: Sequence[Any],
+                  types: Sequence[dtypes.DType], shapes: Sequence[Any]) -> list[_Dense]:
+    """The dense features' configs, checking each default against its shape."""
     out = []
-    for d, (key, default) in enumerate(zip(keys, defaults)):
-        shape = tuple(int(n) for n in ctx.attrs["dense_shapes"][d].dims)
-        if default.size and tuple(default.shape) != shape:
-            raise _fail(ctx, f"dense_defaults[{d}].shape() == {_shape_text(default.shape)} != "
-                             f"dense_shapes[{d}]: {_shape_text(shape)}")
-        out.append(_Dense(bytes(key), ctx.attrs["Tdense"][d], shape, default))
+    for d, (key, default, dtype, declared) in enumerate(zip(keys, defaults, types, shapes)):
+        shape = tuple(None if n is None else int(n) for n in declared.dims)
+        config = _Dense(as_key(key), dtype, shape, default)
+        if config.variable and default.size != 1:
+            raise fail(ctx, f"dense_shape[{d}] is a variable length shape: "
+                            f"{_shape_text(shape)}, therefore def_value[{d}] must contain a "
+                            "single element (the padding element).  But its shape is: "
+                            f"{_shape_text(default.shape)}")
+        if not config.variable and default.size and tuple(default.shape) != shape:
+            raise fail(ctx, f"dense_defaults[{d}].shape() == {_shape_text(default.shape)} != "
+                            f"dense_shapes[{d}]: {_shape_text(shape)}")
+        out.append(config)
+    return out
+
+
+def sparse_configs(keys: Sequence[Any], types: Sequence[dtypes.DType]) -> list[_Sparse]:
+    return [_Sparse(as_key(k), t) for k, t in zip(keys, types)]
+
+
+def as_key(key: Any) -> bytes:
+    """A feature key (an attr's str or a string tensor's bytes) as the bytes Examples hold."""
+    return key.encode("utf-8") if isinstance(key, str) else bytes(key)
+
+
+def parse_features(ctx: KernelContext, features: dict[bytes, tuple[str | None, list[Any]]],
+                   index: int, name: str, dense: list[_Dense], sparse: list[_Sparse],
+                   dense_rows: list[list[np.ndarray]], sparse_lists: list[list[list[Any]]]
+                   ) -> None:
+    """Check one Example's (or one SequenceExample context's) `features` against the
+    configs, appending each dense feature's value (``[rows, *row]`` for a variable-length
+    one) to `dense_rows` and each sparse feature's values to `sparse_lists`."""
+
+    def example_error(key: bytes, suffix: str) -> Exception:
+        return fail(ctx, f"Name: {name}, Key: {text(key)}, Index: {index}.  {suffix}")
+
+    for c, rows in zip(dense, dense_rows):
+        kind, values = features.get(c.key, (None, []))
+        if c.variable:
+            rows.append(_variable_rows(c, kind, values, example_error))
+            continue
+        if kind is None:
+            if c.default.size == 0:
+                raise fail(ctx, f"Name: {name}, Feature: {text(c.key)} (data type: "
+                                f"{_TF_NAME[c.dtype]}) is required but could not be found.")
+            rows.append(c.default)
+            continue
+        if _DTYPE_OF_KIND[kind] != c.dtype:
+            raise example_error(c.key, f"Data types don't match. Data type: "
+                                       f"{_TF_NAME[_DTYPE_OF_KIND[kind]]} but expected type: "
+                                       f"{_TF_NAME[c.dtype]}")
+        if len(values) != math.prod(c.shape):
+            raise example_error(c.key, f"Number of {_VALUES_NAME[c.dtype]} values != "
+                                       f"expected.  Values size: {len(values)} but output "
+                                       f"shape: {_shape_text(c.shape)}")
+        rows.append(_array(values, c.dtype).reshape(c.row))
+    for c, lists in zip(sparse, sparse_lists):
+        kind, values = features.get(c.key, (None, []))
+        if kind is not None and _DTYPE_OF_KIND[kind] != c.dtype:
+            raise example_error(c.key, f"Data types don't match. Expected type: "
+                                       f"{_TF_NAME[c.dtype]}, Actual type: "
+                                       f"{_TF_NAME[_DTYPE_OF_KIND[kind]]}")
+        lists.append(values)
+
+
+def _variable_rows(c: _Dense, kind: str | None, values: list[Any],
+                   example_error: Any) -> np.ndarray:
+    """A variable-length feature's rows: none when it is missing or has no kind."""
+    if kind is None:
+        values = []
+    elif _DTYPE_OF_KIND[kind] != c.dtype:
+        raise example_error(c.key, f"Data types don't match. Expected type: "
+                                   f"{_TF_NAME[c.dtype]}")
+    stride = math.prod(c.row)
+    if (stride == 0 and values) or (stride and len(values) % stride):
+        raise example_error(c.key, f"Number of {_VALUES_NAME[c.dtype]} values is not a "
+                                   f"multiple of stride length. Saw {len(values)} values but "
+                                   f"output shape is: {_shape_text(c.shape)}")
+    return _array(values, c.dtype).reshape(len(values) // stride if stride else 0, *c.row)
+
+
+def padded(rows: list[np.ndarray], dtype: dtypes.DType, row: tuple[int, ...],
+           padding: Any) -> np.ndarray:
+    """``[len(rows), longest, *row]``: each example's rows, then `padding`."""
+    longest = max((len(r) for r in rows), default=0)
+    out = np.empty((len(rows), longest, *row), dtype=object if dtype.is_string
+                   else dtype.np_type)
+    out[...] = padding
+    for b, r in enumerate(rows):
+        out[b, :len(r)] = r
+    return out
+
+
+def _dense_tensor(c: _Dense, rows: list[np.ndarray]) -> np.ndarray:
+    """The batched dense output of `c` (``[batch, *shape]``, padded when variable)."""
+    if c.variable:
+        return padded(rows, c.dtype, c.row, c.default.reshape(())[()])
+    out = np.empty((len(rows), *c.shape), dtype=object if c.dtype.is_string
+                   else c.dtype.np_type)
+    for b, r in enumerate(rows):
+        out[b] = r
     return out
 
 
@@ -84,47 +206,19 @@ def _parse(ctx: KernelContext, serialized: Sequence[bytes], names: Sequence[byte
            dense: list[_Dense], sparse: list[_Sparse]) -> tuple[list[np.ndarray],
                                                                 list[list[list[Any]]]]:
     """Dense outputs ``[batch, *shape]`` and, per sparse feature, each Example's values."""
-    batch = len(serialized)
-    dense_out = [np.empty((batch, *c.shape), dtype=c.dtype.np_type) for c in dense]
+    dense_rows: list[list[np.ndarray]] = [[] for _ in dense]
     sparse_out: list[list[list[Any]]] = [[] for _ in sparse]
     for b, data in enumerate(serialized):
-        name = _text(names[b]) if len(names) else "<unknown>"
+        name = text(names[b]) if len(names) else "<unknown>"
         try:
             features = example_features(data)
         except DecodeError:
-            raise _fail(ctx, f"Could not parse example input, value: '{_text(data)}'") from None
-
-        def example_error(key: bytes, suffix: str, b: int = b, name: str = name) -> Exception:
-            return _fail(ctx, f"Name: {name}, Key: {_text(key)}, Index: {b}.  {suffix}")
-
-        for c, out in zip(dense, dense_out):
-            kind, values = features.get(c.key, (None, []))
-            if kind is None:
-                if c.default.size == 0:
-                    raise _fail(ctx, f"Name: {name}, Feature: {_text(c.key)} (data type: "
-                                     f"{_TF_NAME[c.dtype]}) is required but could not be found.")
-                out[b] = c.default
-                continue
-            if _DTYPE_OF_KIND[kind] != c.dtype:
-                raise example_error(c.key, f"Data types don't match. Data type: "
-                                           f"{_TF_NAME[_DTYPE_OF_KIND[kind]]} but expected type: "
-                                           f"{_TF_NAME[c.dtype]}")
-            if len(values) != math.prod(c.shape):
-                raise example_error(c.key, f"Number of {_VALUES_NAME[c.dtype]} values != "
-                                           f"expected.  Values size: {len(values)} but output "
-                                           f"shape: {_shape_text(c.shape)}")
-            out[b] = _array(values, c.dtype).reshape(c.shape)
-        for c, lists in zip(sparse, sparse_out):
-            kind, values = features.get(c.key, (None, []))
-            if kind is not None and _DTYPE_OF_KIND[kind] != c.dtype:
-                raise example_error(c.key, f"Data types don't match. Expected type: "
-                                           f"{_TF_NAME[c.dtype]}, Actual type: "
-                                           f"{_TF_NAME[_DTYPE_OF_KIND[kind]]}")
-            lists.append(values)
-    return dense_out, sparse_out
+            raise fail(ctx, f"Could not parse example input, value: '{text(data)}'") from None
+        parse_features(ctx, features, b, name, dense, sparse, dense_rows, sparse_out)
+    return [_dense_tensor(c, rows) for c, rows in zip(dense, dense_rows)], sparse_out
 
 
-def _sparse_tensors(sparse: list[_Sparse], lists: list[list[list[Any]]],
+def sparse_tensors(sparse: list[_Sparse], lists: list[list[list[Any]]],
                     batched: bool) -> list[np.ndarray]:
     """Indices, then values, then dense shapes, of each sparse feature."""
     indices, values, shapes = [], [], []
@@ -139,33 +233,176 @@ def _sparse_tensors(sparse: list[_Sparse], lists: list[list[list[Any]]],
     return [*indices, *values, *shapes]
 
 
-def _strings(value: Any) -> list[bytes]:
+def strings(value: Any) -> list[bytes]:
     return [bytes(v) for v in np.asarray(value, dtype=object).reshape(-1)]
 
 
 def parse_example(ctx: KernelContext, serialized: Any, names: Any, *rest: Any) -> Any:
     nsparse, ndense = ctx.attrs["Nsparse"], ctx.attrs["Ndense"]
     sparse_keys, dense_keys = rest[:nsparse], rest[nsparse:nsparse + ndense]
-    examples, example_names = _strings(serialized), _strings(names)
+    examples, example_names = strings(serialized), strings(names)
     if example_names and len(example_names) != len(examples):
-        raise _fail(ctx, f"Expected len(names) == len(serialized), but got: "
-                         f"{len(example_names)} vs. {len(examples)}")
-    dense = _dense_configs(ctx, [k[()] for k in dense_keys], rest[nsparse + ndense:])
-    sparse = [_Sparse(bytes(k[()]), t) for k, t in zip(sparse_keys, ctx.attrs["sparse_types"])]
+        raise fail(ctx, f"Expected len(names) == len(serialized), but got: "
+                        f"{len(example_names)} vs. {len(examples)}")
+    dense = dense_configs(ctx, [k[()] for k in dense_keys], rest[nsparse + ndense:],
+                          ctx.attrs["Tdense"], ctx.attrs["dense_shapes"])
+    sparse = sparse_configs([k[()] for k in sparse_keys], ctx.attrs["sparse_types"])
     dense_out, lists = _parse(ctx, examples, example_names, dense, sparse)
-    return _results([*_sparse_tensors(sparse, lists, True), *dense_out])
+    return results([*sparse_tensors(sparse, lists, True), *dense_out])
 
 
 def parse_single_example(ctx: KernelContext, serialized: Any, *defaults: Any) -> Any:
-    keys = [k.encode("utf-8") if isinstance(k, str) else k for k in ctx.attrs["dense_keys"]]
-    dense = _dense_configs(ctx, keys, defaults)
-    sparse = [_Sparse(k.encode("utf-8") if isinstance(k, str) else k, t)
-              for k, t in zip(ctx.attrs["sparse_keys"], ctx.attrs["sparse_types"])]
-    dense_out, lists = _parse(ctx, _strings(serialized), [], dense, sparse)
-    return _results([*_sparse_tensors(sparse, lists, False), *(d[0] for d in dense_out)])
+    dense = dense_configs(ctx, ctx.attrs["dense_keys"], defaults, ctx.attrs["Tdense"],
+                          ctx.attrs["dense_shapes"])
+    sparse = sparse_configs(ctx.attrs["sparse_keys"], ctx.attrs["sparse_types"])
+    dense_out, lists = _parse(ctx, strings(serialized), [], dense, sparse)
+    return results([*sparse_tensors(sparse, lists, False), *(d[0] for d in dense_out)])
 
 
-def _results(outputs: list[np.ndarray]) -> Any:
+@attrs.frozen
+class _FeatureList:
+    """A dense feature list: each step holds `shape`'s values; a missing list is an error
+    unless `allow_missing` (then it has no steps)."""
+
+    key: bytes
+    dtype: dtypes.DType
+    shape: tuple[int, ...]
+    allow_missing: bool
+
+
+@attrs.frozen
+class _Sequence:
+    context_dense: list[_Dense]
+    context_sparse: list[_Sparse]
+    lists_dense: list[_FeatureList]
+    lists_sparse: list[_Sparse]
+
+
+def _steps(ctx: KernelContext, key: bytes, dtype: dtypes.DType, name: str,
+           steps: list[tuple[str | None, list[Any]]]) -> list[list[Any]]:
+    """Each step's values, checking their kind (a step with no kind set has none)."""
+    out = []
+    for t, (kind, values) in enumerate(steps):
+        if kind is not None and _DTYPE_OF_KIND[kind] != dtype:
+            raise fail(ctx, f"Name: {name}, Feature list: {text(key)}, Index: {t}.  Data types "
+                            f"don't match. Expected type: {_TF_NAME[dtype]}")
+        out.append(values)
+    return out
+
+
+def _dense_steps(ctx: KernelContext, c: _FeatureList, name: str,
+                 steps: list[tuple[str | None, list[Any]]] | None) -> np.ndarray:
+    """One SequenceExample's ``[steps, *shape]`` values of the dense feature list `c`."""
+    if steps is None and not c.allow_missing:
+        raise fail(ctx, f"Name: {name}, Feature list '{text(c.key)}' is required but could "
+                        "not be found.  Did you mean to include it in "
+                        "feature_list_dense_missing_assumed_empty or "
+                        "feature_list_dense_defaults?")
+    values = _steps(ctx, c.key, c.dtype, name, steps or [])
+    for t, step in enumerate(values):
+        if len(step) != math.prod(c.shape):
+            raise fail(ctx, f"Name: {name}, Key: {text(c.key)}, Index: {t}.  Number of values "
+                            f"!= expected.  values size: {len(step)} but output shape: "
+                            f"{_shape_text(c.shape)}")
+    flat = _array([v for step in values for v in step], c.dtype)
+    return flat.reshape(len(values), *c.shape)
+
+
+def _sparse_lists(sparse: list[_Sparse], per_example: list[list[list[list[Any]]]],
+                  batched: bool) -> list[np.ndarray]:
+    """Indices ``[example, step, j]`` (``[step, j]`` for one), values and dense shapes
+    ``[batch, most steps, most values]`` of each sparse feature list."""
+    indices, values, shapes = [], [], []
+    for c, examples in zip(sparse, per_example):
+        rows = [(e, t, j) for e, steps in enumerate(examples)
+                for t, step in enumerate(steps) for j in range(len(step))]
+        index = np.array(rows, dtype=np.int64).reshape(len(rows), 3)
+        indices.append(index if batched else index[:, 1:].copy())
+        values.append(_array([v for steps in examples for step in steps for v in step],
+                             c.dtype))
+        longest = [max((len(steps) for steps in examples), default=0),
+                   max((len(step) for steps in examples for step in steps), default=0)]
+        shapes.append(np.array([len(examples), *longest] if batched else longest,
+                               dtype=np.int64))
+    return [*indices, *values, *shapes]
+
+
+def _parse_sequences(ctx: KernelContext, serialized: Sequence[bytes], names: Sequence[bytes],
+                     config: _Sequence, batched: bool) -> tuple[np.ndarray, ...]:
+    """The outputs of the SequenceExample ops (``batched``: ParseSequenceExample's, with the
+    dense feature lists' lengths last)."""
+    context_rows: list[list[np.ndarray]] = [[] for _ in config.context_dense]
+    context_lists: list[list[list[Any]]] = [[] for _ in config.context_sparse]
+    dense_steps: list[list[np.ndarray]] = [[] for _ in config.lists_dense]
+    sparse_steps: list[list[list[list[Any]]]] = [[] for _ in config.lists_sparse]
+    for e, data in enumerate(serialized):
+        name = text(names[e]) if len(names) else "<unknown>"
+        try:
+            context, lists = example_features(data), feature_lists(data)
+        except DecodeError:
+            raise fail(ctx, f"Invalid protocol message input, example id: {name}") from None
+        parse_features(ctx, context, e, name, config.context_dense, config.context_sparse,
+                       context_rows, context_lists)
+        for c, out in zip(config.lists_dense, dense_steps):
+            out.append(_dense_steps(ctx, c, name, lists.get(c.key)))
+        for s, out in zip(config.lists_sparse, sparse_steps):
+            out.append(_steps(ctx, s.key, s.dtype, name, lists.get(s.key, [])))
+    context_dense = [_dense_tensor(c, rows) for c, rows in zip(config.context_dense,
+                                                                context_rows)]
+    lists_dense = [padded(steps, c.dtype, c.shape, b"" if c.dtype.is_string else 0)
+                   for c, steps in zip(config.lists_dense, dense_steps)]
+    if not batched:
+        context_dense = [d[0] for d in context_dense]
+        lists_dense = [d[0] for d in lists_dense]
+    lengths = [np.array([len(s) for s in steps], dtype=np.int64) for steps in dense_steps]
+    return (*sparse_tensors(config.context_sparse, context_lists, batched), *context_dense,
+            *_sparse_lists(config.lists_sparse, sparse_steps, batched), *lists_dense,
+            *(lengths if batched else []))
+
+
+def _sequence_config(ctx: KernelContext, keys: Sequence[Sequence[Any]], defaults: Sequence[Any],
+                     missing_assumed_empty: Sequence[Any]) -> _Sequence:
+    """`keys`: the context sparse, context dense, feature-list sparse and feature-list dense
+    keys."""
+    attrs_ = ctx.attrs
+    allowed = {as_key(k) for k in missing_assumed_empty}
+    return _Sequence(
+        dense_configs(ctx, keys[1], defaults, attrs_["Tcontext_dense"],
+                      attrs_["context_dense_shapes"]),
+        sparse_configs(keys[0], attrs_["context_sparse_types"]),
+        [_FeatureList(as_key(k), t, tuple(int(n) for n in shape.dims), as_key(k) in allowed)
+         for k, t, shape in zip(keys[3], attrs_["feature_list_dense_types"],
+                                attrs_["feature_list_dense_shapes"])],
+        sparse_configs(keys[2], attrs_["feature_list_sparse_types"]))
+
+
+def parse_single_sequence_example(ctx: KernelContext, serialized: Any, missing: Any,
+                                  *rest: Any) -> Any:
+    counts = [ctx.attrs[a] for a in ("Ncontext_sparse", "Ncontext_dense",
+                                     "Nfeature_list_sparse", "Nfeature_list_dense")]
+    keys, at = [], 0
+    for n in counts:
+        keys.append([k[()] for k in rest[at:at + n]])
+        at += n
+    config = _sequence_config(ctx, keys, rest[at:-1], strings(missing))
+    debug_name = strings(rest[-1])
+    return results(list(_parse_sequences(ctx, strings(serialized),
+                                         debug_name if debug_name[0] else [], config, False)))
+
+
+def parse_sequence_example(ctx: KernelContext, serialized: Any, debug_name: Any,
+                           *defaults: Any) -> Any:
+    examples, names = strings(serialized), strings(debug_name)
+    if names and len(names) != len(examples):
+        raise fail(ctx, "example_names must be empty or have the correct number of elements")
+    keys = [ctx.attrs[a] for a in ("context_sparse_keys", "context_dense_keys",
+                                   "feature_list_sparse_keys", "feature_list_dense_keys")]
+    config = _sequence_config(ctx, keys, defaults,
+                              ctx.attrs["feature_list_dense_missing_assumed_empty"])
+    return results(list(_parse_sequences(ctx, examples, names, config, True)))
+
+
+def results(outputs: list[np.ndarray]) -> Any:
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -174,3 +411,5 @@ def _results(outputs: list[np.ndarray]) -> Any:
 def register(registry: Any, device_type: str) -> None:
     registry.add("ParseExample", device_type, parse_example)
     registry.add("ParseSingleExample", device_type, parse_single_example)
+    registry.add("ParseSingleSequenceExample", device_type, parse_single_sequence_example)
+    registry.add("ParseSequenceExample", device_type, parse_sequence_example)
