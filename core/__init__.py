@@ -16,6 +16,7 @@ from tensorweave import (  # noqa: E402
     errors,
     estimator,
     feature_column,
+    gfile,
     graph_util,
     image,
     io,

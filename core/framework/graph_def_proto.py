@@ -38,6 +38,10 @@ empty name and the dict as its attrs.
 At the top level ``_output_types`` (bookkeeping of `Graph`) is never written, and a `Graph`
 node's ``_output_shapes`` only with ``add_shapes``; a parsed node keeps what the file had.
 
+`GraphDef.FromText(text)` (`parse_text`, and ``text_format.Merge(text, graph_def)``) reads
+the text format, by way of the wire format, with the same validation: the messages and fields
+above, by TF's names (``GRAPH_DEF_SCHEMA``).
+
 Parsing validates: wire types, UTF-8 strings, known dtypes, shapes (dims >= -1, no dims with
 unknown rank), tensor sizes (content length, value counts; fewer values than elements repeat the
 last, as TF), library references and function structure. Anything malformed raises `ValueError`
@@ -52,7 +56,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
+from tensorweave import dtypes, text_format
 from tensorweave import proto_wire as wire
 from tensorweave.framework import graph_def as _graph_def
 from tensorweave.framework.func_graph import RETVAL_OP, FunctionDef, check_function
@@ -93,6 +97,49 @@ def _bad(what: str) -> ValueError:
     return ValueError(f"Error parsing GraphDef: {what}")
 
 
+_TF = "tensorflow."
+_ATTR_ENTRY = (5, "tensorflow.NodeDef.AttrEntry")
+_DTYPE_ENUM = ("enum", DATA_TYPE_NAMES)
+GRAPH_DEF_SCHEMA: text_format.Schema = {
+    _TF + "GraphDef": text_format.fields(node=(1, _TF + "NodeDef"),
+                                         library=(2, _TF + "FunctionDefLibrary"),
+                                         versions=(4, _TF + "VersionDef")),
+    _TF + "VersionDef": text_format.fields(producer=(1, "int"), min_consumer=(2, "int"),
+                                           bad_consumers=(3, "int")),
+    _TF + "NodeDef": text_format.fields(name=(1, "string"), op=(2, "string"),
+                                        input=(3, "string"), device=(4, "string"),
+                                        attr=_ATTR_ENTRY),
+    _TF + "NodeDef.AttrEntry": text_format.fields(key=(1, "string"),
+                                                  value=(2, _TF + "AttrValue")),
+    _TF + "AttrValue": text_format.fields(
+        list=(1, _TF + "AttrValue.ListValue"), s=(2, "bytes"), i=(3, "int"), f=(4, "float"),
+        b=(5, "bool"), type=(6, *_DTYPE_ENUM), shape=(7, _TF + "TensorShapeProto"),
+        tensor=(8, _TF + "TensorProto"), placeholder=(9, "string"),
+        func=(10, _TF + "NameAttrList")),
+    _TF + "AttrValue.ListValue": text_format.fields(
+        s=(2, "bytes"), i=(3, "int"), f=(4, "float"), b=(5, "bool"), type=(6, *_DTYPE_ENUM),
+        shape=(7, _TF + "TensorShapeProto"), tensor=(8, _TF + "TensorProto"),
+        func=(9, _TF + "NameAttrList")),
+    _TF + "NameAttrList": text_format.fields(name=(1, "string"),
+                                             attr=(2, _TF + "NodeDef.AttrEntry")),
+    _TF + "TensorProto": text_format.fields(
+        dtype=(1, *_DTYPE_ENUM), tensor_shape=(2, _TF + "TensorShapeProto"),
+        tensor_content=(4, "bytes"), float_val=(5, "float"), double_val=(6, "double"),
+        int_val=(7, "int"), string_val=(8, "bytes"), int64_val=(10, "int"),
+        bool_val=(11, "bool"), half_val=(13, "int")),
+    _TF + "TensorShapeProto": text_format.fields(dim=(2, _TF + "TensorShapeProto.Dim"),
+                                                 unknown_rank=(3, "bool")),
+    _TF + "TensorShapeProto.Dim": text_format.fields(size=(1, "int"), name=(2, "string")),
+    _TF + "FunctionDefLibrary": text_format.fields(function=(1, _TF + "FunctionDef")),
+    _TF + "FunctionDef": text_format.fields(signature=(1, _TF + "OpDef"),
+                                            node_def=(3, _TF + "NodeDef")),
+    _TF + "OpDef": text_format.fields(name=(1, "string"),
+                                      input_arg=(2, _TF + "OpDef.ArgDef"),
+                                      output_arg=(3, _TF + "OpDef.ArgDef")),
+    _TF + "OpDef.ArgDef": text_format.fields(name=(1, "string"), type=(3, *_DTYPE_ENUM)),
+}
+
+
 @attrs.define
 class VersionDef:
     """TF's ``VersionDef``: the producer's graph version and the oldest consumer it allows."""
@@ -110,6 +157,8 @@ class GraphDef(_graph_def.GraphDef):
     # Graph.as_graph_def(add_shapes=True): write each node's _output_shapes
     _add_shapes: bool = attrs.field(default=False, alias="add_shapes", repr=False)
 
+    TEXT_SCHEMA = (GRAPH_DEF_SCHEMA, "tensorflow.GraphDef")  # text_format.Merge reads by it
+
     def SerializeToString(self, deterministic: bool = True) -> bytes:  # noqa: N802, ARG002
         return to_binary(graph_def_message(self))
 
@@ -121,6 +170,10 @@ class GraphDef(_graph_def.GraphDef):
     @classmethod
     def FromString(cls, data: bytes) -> GraphDef:  # noqa: N802
         return parse_graph_def(data)
+
+    @classmethod
+    def FromText(cls, text: str | bytes) -> GraphDef:  # noqa: N802 - as FromString
+        return parse_text(text)
 
     def CopyFrom(self, other: _graph_def.GraphDef) -> None:  # noqa: N802
         self.node = [n.copy() for n in other.node]
@@ -632,3 +685,9 @@ def parse_graph_def(data: bytes) -> GraphDef:
     resolve = _library_resolver(library)
     return GraphDef(node=[parse_node(n, resolve) for n in nodes],
                     versions=parse_versions(versions))
+
+
+def parse_text(text: str | bytes) -> GraphDef:
+    """A ``GraphDef`` in text format; `text_format.ParseError` (a `ValueError`) naming the line
+    if the text is malformed, `ValueError` if the graph it holds is."""
+    return parse_graph_def(text_format.to_binary(text, GRAPH_DEF_SCHEMA, "tensorflow.GraphDef"))

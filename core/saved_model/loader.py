@@ -8,10 +8,10 @@ variables from ``variables/variables``, runs the meta graph's main op (or legacy
 each asset tensor fed the path of its copy under ``assets/``, and returns the `MetaGraphDef`, whose
 ``signature_def`` names the tensors to feed and fetch.
 
-Only what `SavedModelBuilder` writes can be loaded: a missing ``saved_model.pb`` raises
-``OSError`` ("SavedModel file does not exist at: ..."), bytes that do not parse raise
-``OSError`` ("Cannot parse file ..."), a text-only SavedModel (``saved_model.pbtxt``) is written
-but not read, and a SavedModel written by TensorFlow has its variables in TF's tensor bundle,
+Only what `SavedModelBuilder` writes can be loaded: ``saved_model.pb`` is read, else
+``saved_model.pbtxt`` (text format, as TF); neither raises ``OSError`` ("SavedModel file does
+not exist at: ..."), a file that does not parse raises ``OSError`` ("Cannot parse file ..."),
+and a SavedModel written by TensorFlow has its variables in TF's tensor bundle,
 which tensorweave cannot read (``ValueError``). Variables are restored under the default
 `Saver`'s keys (op names), so a SavedModel built with a custom-keyed saver does not load.
 """
@@ -22,6 +22,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from tensorweave import text_format
 from tensorweave.framework.graph import Graph, Operation, Tensor
 from tensorweave.saved_model import constants
 from tensorweave.saved_model.builder import variables_path
@@ -39,21 +40,20 @@ def maybe_saved_model_directory(export_dir: str) -> bool:
 
 
 def parse_saved_model(export_dir: str) -> SavedModel:
-    """The `SavedModel` in `export_dir`'s ``saved_model.pb``."""
+    """The `SavedModel` in `export_dir`'s ``saved_model.pb``, else its ``saved_model.pbtxt``."""
     path = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PB)
-    if not os.path.isfile(path):
-        text_path = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
-        if os.path.isfile(text_path):
-            raise OSError(f"Cannot parse file {text_path}: text-format SavedModels are written "
-                          "but not read; save with as_text=False.")
-        raise OSError(f"SavedModel file does not exist at: {export_dir}{os.sep}"
-                      f"{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
-                      f"{constants.SAVED_MODEL_FILENAME_PB}}}")
+    as_text = not os.path.isfile(path)
+    if as_text:
+        path = os.path.join(export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
+        if not os.path.isfile(path):
+            raise OSError(f"SavedModel file does not exist at: {export_dir}{os.sep}"
+                          f"{{{constants.SAVED_MODEL_FILENAME_PBTXT}|"
+                          f"{constants.SAVED_MODEL_FILENAME_PB}}}")
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return SavedModel.FromString(data)
-    except ValueError as exc:
+        return text_format.Merge(data, SavedModel()) if as_text else SavedModel.FromString(data)
+    except ValueError as exc:  # text_format.ParseError included
         raise OSError(f"Cannot parse file {path}: {exc}.") from None
 
 

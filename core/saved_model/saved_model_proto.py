@@ -19,7 +19,9 @@ Each message has protobuf's entry points: ``SerializeToString()``, ``FromString(
 ``ParseFromString(data)`` and ``str(message)`` in text format. Maps are written sorted by key
 (protobuf's deterministic order). In memory, a `TensorInfo`'s ``dtype`` is a `DType` and its
 ``tensor_shape`` a `TensorShape` (``None`` when unset), as tensorweave's `GraphDef` holds attrs.
-Malformed bytes raise `ValueError` naming the field; parsing builds data only.
+Malformed bytes raise `ValueError` naming the field; parsing builds data only. Text format is
+read with `tensorweave.text_format` (``text_format.Merge(text, SavedModel())``) by
+``SAVED_MODEL_SCHEMA``.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Any, Self
 
 import attrs
 
-from tensorweave import dtypes
+from tensorweave import dtypes, text_format
 from tensorweave import proto_wire as wire
 from tensorweave.framework.graph_def_proto import (
     DATA_TYPE_NAMES,
@@ -53,6 +55,34 @@ def _fields(data: Any, what: str) -> Iterable[tuple[int, int, Any]]:
         yield from wire.fields(bytes(data))
     except ValueError as exc:
         raise ValueError(f"Error parsing SavedModel: {what}: {exc}") from None
+
+
+_TF = "tensorflow."
+_TENSOR_INFO_ENTRY = text_format.fields(key=(1, "string"), value=(2, _TF + "TensorInfo"))
+SAVED_MODEL_SCHEMA: text_format.Schema = {
+    **_meta_graph.META_GRAPH_SCHEMA,
+    _TF + "MetaGraphDef": {
+        **_meta_graph.META_GRAPH_SCHEMA[_TF + "MetaGraphDef"],
+        **text_format.fields(signature_def=(5, _TF + "MetaGraphDef.SignatureDefEntry"),
+                             asset_file_def=(6, _TF + "AssetFileDef"))},
+    _TF + "MetaGraphDef.SignatureDefEntry": text_format.fields(
+        key=(1, "string"), value=(2, _TF + "SignatureDef")),
+    _TF + "SignatureDef": text_format.fields(
+        inputs=(1, _TF + "SignatureDef.InputsEntry"),
+        outputs=(2, _TF + "SignatureDef.OutputsEntry"), method_name=(3, "string")),
+    _TF + "SignatureDef.InputsEntry": _TENSOR_INFO_ENTRY,
+    _TF + "SignatureDef.OutputsEntry": _TENSOR_INFO_ENTRY,
+    _TF + "TensorInfo": text_format.fields(
+        name=(1, "string"), dtype=(2, "enum", DATA_TYPE_NAMES),
+        tensor_shape=(3, _TF + "TensorShapeProto"), coo_sparse=(4, _TF + "TensorInfo.CooSparse")),
+    _TF + "TensorInfo.CooSparse": text_format.fields(
+        values_tensor_name=(1, "string"), indices_tensor_name=(2, "string"),
+        dense_shape_tensor_name=(3, "string")),
+    _TF + "AssetFileDef": text_format.fields(tensor_info=(1, _TF + "TensorInfo"),
+                                             filename=(2, "string")),
+    _TF + "SavedModel": text_format.fields(saved_model_schema_version=(1, "int"),
+                                           meta_graphs=(2, _TF + "MetaGraphDef")),
+}
 
 
 def _map_entries(entries: list[bytes], what: str) -> Iterable[tuple[str, bytes]]:
@@ -234,6 +264,8 @@ class MetaGraphDef(_meta_graph.MetaGraphDef):
     signature_def: dict[str, SignatureDef] = attrs.field(factory=dict)
     asset_file_def: list[AssetFileDef] = attrs.field(factory=list)
 
+    TEXT_SCHEMA = (SAVED_MODEL_SCHEMA, "tensorflow.MetaGraphDef")  # text_format.Merge's
+
     @classmethod
     def from_meta_graph(cls, meta: _meta_graph.MetaGraphDef) -> MetaGraphDef:
         """`meta` (a plain meta graph, as `export_meta_graph` gives) with no signatures yet."""
@@ -277,6 +309,8 @@ class SavedModel(_Proto):
 
     saved_model_schema_version: int = 0
     meta_graphs: list[MetaGraphDef] = attrs.field(factory=list)
+
+    TEXT_SCHEMA = (SAVED_MODEL_SCHEMA, "tensorflow.SavedModel")  # text_format.Merge's
 
     def message(self) -> Message:
         out: Message = []

@@ -30,7 +30,9 @@ by the collections that list it, so `global_variables()`, `trainable_variables()
 imported global variables, keyed by their names in the exported graph (the default `Saver`'s
 keys), with the exported saver's ``max_to_keep`` and ``keep_checkpoint_every_n_hours`` (``None``
 if there are no variables). A saver built with custom checkpoint keys must be rebuilt by hand.
-Text-format files are written but not read.
+A ``.meta`` file is read as binary, else as text format (as TF does): ``META_GRAPH_SCHEMA``
+names the fields above; a ``stripped_op_list`` (which TF writes, and tensorweave does not read)
+is not part of it, so such a text file raises `ValueError`.
 """
 
 from __future__ import annotations
@@ -45,8 +47,9 @@ import attrs
 
 import tensorweave
 from tensorweave import proto_wire as wire
+from tensorweave import text_format
 from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.framework.graph_def_proto import GraphDef, parse_graph_def
+from tensorweave.framework.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
 from tensorweave.framework.importer import import_graph_def
 from tensorweave.plugin_manager import get_registries
 from tensorweave.proto_message import (
@@ -74,6 +77,34 @@ VARIABLE_COLLECTIONS = frozenset({
 })
 _V2 = 2  # SaverDef.CheckpointFormatVersion.V2
 _KINDS = ("node_list", "bytes_list", "int64_list", "float_list")
+_CHECKPOINT_VERSIONS = {0: "LEGACY", 1: "V1", 2: "V2"}
+
+_TF = "tensorflow."
+META_GRAPH_SCHEMA: text_format.Schema = {
+    **GRAPH_DEF_SCHEMA,
+    _TF + "MetaGraphDef": text_format.fields(
+        meta_info_def=(1, _TF + "MetaGraphDef.MetaInfoDef"), graph_def=(2, _TF + "GraphDef"),
+        saver_def=(3, _TF + "SaverDef"),
+        collection_def=(4, _TF + "MetaGraphDef.CollectionDefEntry")),
+    _TF + "MetaGraphDef.MetaInfoDef": text_format.fields(
+        meta_graph_version=(1, "string"), tags=(4, "string"), tensorflow_version=(5, "string"),
+        tensorflow_git_version=(6, "string"), stripped_default_attrs=(7, "bool")),
+    _TF + "SaverDef": text_format.fields(
+        filename_tensor_name=(1, "string"), save_tensor_name=(2, "string"),
+        restore_op_name=(3, "string"), max_to_keep=(4, "int"), sharded=(5, "bool"),
+        keep_checkpoint_every_n_hours=(6, "float"), version=(7, "enum", _CHECKPOINT_VERSIONS)),
+    _TF + "MetaGraphDef.CollectionDefEntry": text_format.fields(
+        key=(1, "string"), value=(2, _TF + "CollectionDef")),
+    _TF + "CollectionDef": text_format.fields(
+        node_list=(1, _TF + "CollectionDef.NodeList"),
+        bytes_list=(2, _TF + "CollectionDef.BytesList"),
+        int64_list=(3, _TF + "CollectionDef.Int64List"),
+        float_list=(4, _TF + "CollectionDef.FloatList")),
+    _TF + "CollectionDef.NodeList": text_format.fields(value=(1, "string")),
+    _TF + "CollectionDef.BytesList": text_format.fields(value=(1, "bytes")),
+    _TF + "CollectionDef.Int64List": text_format.fields(value=(1, "int")),
+    _TF + "CollectionDef.FloatList": text_format.fields(value=(1, "float")),
+}
 
 
 def _fields(data: bytes, what: str) -> Iterable[tuple[int, int, Any]]:
@@ -144,7 +175,7 @@ class SaverDef:
             out.append(Field("keep_checkpoint_every_n_hours", 6, "float",
                              self.keep_checkpoint_every_n_hours))
         if self.version:
-            out.append(Field("version", 7, "enum", self.version, {0: "LEGACY", 1: "V1", 2: "V2"}))
+            out.append(Field("version", 7, "enum", self.version, _CHECKPOINT_VERSIONS))
         return out
 
     @classmethod
@@ -233,6 +264,8 @@ class MetaGraphDef:
     graph_def: GraphDef = attrs.field(factory=GraphDef)
     saver_def: SaverDef | None = None
     collection_def: dict[str, CollectionDef] = attrs.field(factory=dict)
+
+    TEXT_SCHEMA = (META_GRAPH_SCHEMA, "tensorflow.MetaGraphDef")  # text_format.Merge reads by it
 
     def _message(self) -> Message:
         from tensorweave.framework.graph_def_proto import graph_def_message
@@ -443,8 +476,14 @@ def read_meta_graph_file(filename: str) -> MetaGraphDef:
     try:
         return MetaGraphDef.FromString(data)
     except ValueError as exc:
-        raise ValueError(f"Cannot parse file {filename}: {exc} (text-format meta graphs are "
-                         "written but not read)") from None
+        binary_error = exc
+    try:  # as TF: what is not a binary MetaGraphDef is read as text
+        return text_format.Merge(data, MetaGraphDef())
+    except text_format.ParseError as exc:
+        raise ValueError(f"Cannot parse file {filename}: not a binary MetaGraphDef "
+                         f"({binary_error}), nor a text one ({exc})") from None
+    except ValueError as exc:  # text that parses, holding a malformed message
+        raise ValueError(f"Cannot parse file {filename}: {exc}") from None
 
 
 def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: bool = False,
