@@ -1,5 +1,6 @@
-"""`ConditionalAccumulator` through the public API: the mean (or sum) of the gradients a take
-gives, stale gradients dropped, the global step, takes that wait for gradients from other runs,
+"""`ConditionalAccumulator` and `SparseConditionalAccumulator` through the public API: the mean
+(or sum) of the gradients a take gives (row by row for sparse ones, against a numpy reference),
+stale gradients dropped, the global step, takes that wait for gradients from other runs,
 deadlines and closed sessions that release them, validation at construction and at run time,
 sharing by name and placement. Every run that could wait has a deadline, every thread a join
 timeout."""
@@ -281,3 +282,195 @@ def test_names_and_raw_ops() -> None:
         run(sess, tf.raw_ops.AccumulatorApplyGradient(
             handle=handle, local_step=tf.constant(0, tf.int64), gradient=tf.constant(1.0)))
         assert run(sess, count) == 1
+
+
+# -- sparse accumulators ------------------------------------------------------------------------
+
+class SparseFeeds:
+    """A sparse accumulator's apply op fed with indices, values and a local step."""
+
+    def __init__(self, acc: tf.SparseConditionalAccumulator, row_shape: list[int],
+                 dtype: tf.DType = tf.float32, grad_shape: Any = None) -> None:
+        self.indices = tf.placeholder(tf.int64, [None])
+        self.values = tf.placeholder(dtype, [None, *row_shape])
+        self.step = tf.placeholder(tf.int64, [])
+        self.apply = acc.apply_grad(self.indices, self.values, grad_shape=grad_shape,
+                                    local_step=self.step)
+
+    def __call__(self, sess: tf.Session, indices: Any, values: Any, step: int = 0) -> None:
+        run(sess, self.apply, feed_dict={self.indices: indices, self.values: values,
+                                         self.step: step})
+
+
+def sparse_mean(grads: list[tuple[list[int], np.ndarray]], rows: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """TF's sparse mean in numpy: the touched rows, ascending, each summed and divided by the
+    number of gradients that touched it."""
+    total = np.zeros((rows, *grads[0][1].shape[1:]))
+    touched = np.zeros(rows)
+    for indices, values in grads:
+        np.add.at(total, indices, values)
+        touched[sorted(set(indices))] += 1
+    index = np.flatnonzero(touched)
+    return index, total[index] / touched[index].reshape(-1, *[1] * (total.ndim - 1))
+
+
+def test_sparse_take_gives_each_rows_mean_over_the_gradients_that_touched_it() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[6, 2])
+    feed = SparseFeeds(acc, [2])
+    indices, values, shape = acc.take_grad(2)
+    assert [indices.dtype, values.dtype, shape.dtype] == [tf.int64, tf.float32, tf.int64]
+    assert values.shape.as_list() == [None, 2] and shape.shape.as_list() == [2]
+    grads = [([4, 0, 4], np.array([[1, 2], [3, 4], [5, 6]], np.float32)),
+             ([1, 4], np.array([[10, 20], [30, 40]], np.float32))]
+    with tf.Session() as sess:
+        for i, v in grads:
+            feed(sess, i, v)
+        assert run(sess, acc.num_accumulated()) == 2
+        got_indices, got_values, got_shape = run(sess, [indices, values, shape])
+        ref_indices, ref_values = sparse_mean(grads, 6)
+        np.testing.assert_array_equal(got_indices, ref_indices)  # [0, 1, 4]
+        np.testing.assert_allclose(got_values, ref_values)
+        np.testing.assert_array_equal(got_shape, [6, 2])
+        assert got_indices.dtype == np.int64 and got_values.dtype == np.float32
+        assert run(sess, acc.num_accumulated()) == 0
+
+
+def test_sparse_sum_and_integer_means_truncate_toward_zero() -> None:
+    summed = tf.SparseConditionalAccumulator(tf.float64, shape=[3], reduction_type="SUM")
+    ints = tf.SparseConditionalAccumulator(tf.int32, shape=[4, 1])
+    sum_feed, int_feed = SparseFeeds(summed, [], tf.float64), SparseFeeds(ints, [1], tf.int32)
+    with tf.Session() as sess:
+        sum_feed(sess, [2, 0], [1.5, 2.0])
+        sum_feed(sess, [2], [4.0])
+        got = run(sess, summed.take_grad(2))
+        np.testing.assert_array_equal(got[0], [0, 2])
+        np.testing.assert_array_equal(got[1], [2.0, 5.5])
+        assert got[1].dtype == np.float64
+        int_feed(sess, [1, 3], [[-7], [5]])
+        int_feed(sess, [3], [[2]])
+        got = run(sess, ints.take_grad(2))
+        np.testing.assert_array_equal(got[0], [1, 3])
+        np.testing.assert_array_equal(got[1], [[-7], [3]])  # 7 / 2 truncates to 3
+        assert got[1].dtype == np.int32
+
+
+def test_indexed_slices_in_and_out() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[5, 3], name="emb_acc")
+    grad = tf.IndexedSlices(tf.constant([[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]]),
+                            tf.constant([3, 1]), tf.constant([5, 3]))
+    apply_op = acc.apply_indexed_slices_grad(grad)
+    assert apply_op.type == "SparseAccumulatorApplyGradient"
+    assert apply_op.get_attr("has_known_shape") is True
+    taken = acc.take_indexed_slices_grad(1)
+    assert isinstance(taken, tf.IndexedSlices) and taken.dtype == tf.float32
+    assert acc.name == "emb_acc"
+    assert acc.accumulator_ref.op.type == "SparseConditionalAccumulator"
+    assert isinstance(acc, tf.ConditionalAccumulatorBase)
+    with tf.Session() as sess:
+        run(sess, apply_op)
+        value = run(sess, taken)
+        np.testing.assert_array_equal(value.indices, [1, 3])
+        np.testing.assert_array_equal(value.values, [[2.0, 2.0, 2.0], [1.0, 1.0, 1.0]])
+        np.testing.assert_array_equal(value.dense_shape, [5, 3])
+        # a gradient without a dense shape is not checked against one (the take made the
+        # global step 1)
+        run(sess, acc.apply_indexed_slices_grad(tf.IndexedSlices(grad.values, grad.indices),
+                                                local_step=1))
+        assert run(sess, acc.num_accumulated()) == 1
+
+
+def test_an_unknown_first_dim_gives_minus_one_in_the_dense_shape() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32)
+    with tf.Session() as sess:
+        run(sess, acc.apply_grad([7], [[1.0, 2.0]]))
+        _, values, shape = run(sess, acc.take_grad(1))
+        np.testing.assert_array_equal(shape, [-1, 2])
+        np.testing.assert_array_equal(values, [[1.0, 2.0]])
+
+
+def test_sparse_stale_gradients_are_dropped_and_takes_wait() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[4])
+    feed = SparseFeeds(acc, [])
+    take = acc.take_grad(1)
+    with tf.Session() as sess:
+        waiting = Background(lambda: run(sess, take))
+        assert waiting.still_waiting()
+        feed(sess, [2], [3.0])
+        np.testing.assert_array_equal(waiting.join()[1], [3.0])  # the global step is now 1
+        feed(sess, [9], [1.0], step=0)  # stale: dropped before the index is checked
+        assert run(sess, acc.num_accumulated()) == 0
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            run(sess, take, timeout_ms=SHORT_MS)
+        run(sess, acc.set_global_step(5))
+        feed(sess, [1], [2.0], step=4)
+        assert run(sess, acc.num_accumulated()) == 0
+        feed(sess, [1], [2.0], step=5)
+        np.testing.assert_array_equal(run(sess, take)[0], [1])
+
+
+def test_bad_sparse_gradients_fail_at_run_time() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[4, None])
+    indices = tf.placeholder(tf.int64, None)
+    values = tf.placeholder(tf.float32, None)
+    dense_shape = tf.placeholder(tf.int64, [None])
+    loose = acc.apply_grad(indices, values)
+    shaped = acc.apply_grad(indices, values, grad_shape=dense_shape)
+    required = tf.placeholder(tf.int32, [])
+    cases = [
+        (loose, {indices: [4], values: [[1.0]]},
+         "index of slice 0 exceeded limits of shape; index is 4 exceeded 4"),
+        (loose, {indices: [-1], values: [[1.0]]}, "Index of slice 0 is negative: -1"),
+        (loose, {indices: [[0]], values: [[1.0]]}, "Input indices should be vector"),
+        (loose, {indices: [0, 1], values: [[1.0]]}, "Expected 2 non-empty input values, got 1"),
+        (loose, {indices: [0], values: [1.0]}, "expected values rank at least 2, got 1"),
+        (shaped, {indices: [0], values: [[1.0]], dense_shape: [3, 1]},
+         "expected shape dim 0 to be 4, got 3"),
+    ]
+    with tf.Session() as sess:
+        for op, feeds, message in cases:
+            with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+                run(sess, op, feed_dict=feeds)
+        run(sess, loose, feed_dict={indices: [0], values: [[1.0, 2.0]]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="expected values dim 1 to be 2, got 3"):
+            run(sess, loose, feed_dict={indices: [1], values: [[1.0, 2.0, 3.0]]})
+        with pytest.raises(tf.errors.InvalidArgumentError, match="expected values rank 2, got 3"):
+            run(sess, loose, feed_dict={indices: [1], values: [[[1.0, 2.0]]]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="num_required must be positive, but was 0"):
+            run(sess, acc.take_grad(required), feed_dict={required: 0})
+        assert run(sess, acc.num_accumulated()) == 1
+
+
+def test_bad_sparse_arguments_fail_at_construction() -> None:
+    acc = tf.SparseConditionalAccumulator(tf.float32, shape=[4, 2])
+    with pytest.raises(ValueError):
+        acc.apply_grad([0], [[1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="rank 1"):
+        acc.apply_grad([[0]], [[1.0, 2.0]])
+    with pytest.raises((TypeError, ValueError)):
+        acc.apply_grad([0], [["a", "b"]])
+    with pytest.raises(ValueError, match="rank 0"):
+        acc.apply_grad([0], [[1.0, 2.0]], local_step=[1])
+    with pytest.raises(ValueError, match="reduction_type must be one of"):
+        tf.SparseConditionalAccumulator(tf.float32, reduction_type="MAX")
+    with pytest.raises(TypeError):
+        tf.SparseConditionalAccumulator(tf.string)
+
+
+def test_sparse_and_dense_accumulators_of_one_name_are_apart() -> None:
+    sparse = tf.SparseConditionalAccumulator(tf.float32, shape=[3], shared_name="g")
+    again = tf.SparseConditionalAccumulator(tf.float32, shape=[3], shared_name="g")
+    dense = tf.ConditionalAccumulator(tf.float32, shape=[3], shared_name="g")
+    wrong = tf.raw_ops.AccumulatorTakeGradient(handle=sparse.accumulator_ref,
+                                               num_required=tf.constant(1), dtype=tf.float32)
+    with tf.Session() as sess:
+        run(sess, sparse.apply_grad([0], [1.0]))
+        run(sess, again.apply_grad([0], [3.0]))
+        run(sess, dense.apply_grad([5.0, 5.0, 5.0]))
+        assert run(sess, sparse.num_accumulated()) == 2
+        assert run(sess, dense.num_accumulated()) == 1
+        np.testing.assert_array_equal(run(sess, again.take_grad(2))[1], [2.0])
+        with pytest.raises(tf.errors.NotFoundError):
+            run(sess, wrong)

@@ -1,7 +1,7 @@
-"""TF1 queues: FIFO, padding and random shuffle queues through the public API -- order, dtypes,
-static shapes, blocking with concurrent runs, close semantics, deadlines and aborts that release
-waiting steps, validation, sharing by name, placement, and a queue on a ps task of a real
-cluster. Every run that could wait has a deadline, every thread a join timeout."""
+"""TF1 queues: FIFO, padding, random shuffle and priority queues through the public API --
+order, dtypes, static shapes, blocking with concurrent runs, close semantics, deadlines and
+aborts that release waiting steps, validation, sharing by name, placement, and a queue on a ps
+task of a real cluster. Every run that could wait has a deadline, every thread a join timeout."""
 
 from __future__ import annotations
 
@@ -418,6 +418,115 @@ def test_random_shuffle_queue_checks_min_after_dequeue() -> None:
     with tf.Session() as sess:
         with pytest.raises(tf.errors.InvalidArgumentError, match="must be < capacity"):
             run(sess, q.size())
+
+
+# -- priority queue -------------------------------------------------------------------------------
+
+def test_priority_queue_gives_least_priority_first_with_the_priority_leading() -> None:
+    q = tf.PriorityQueue(10, [tf.string, tf.float32], shapes=[[], [2]])
+    assert q.dtypes == [tf.int64, tf.string, tf.float32]
+    assert q.shapes == [tf.TensorShape([]), tf.TensorShape([]), tf.TensorShape([2])]
+    assert q.queue_ref.op.type == "PriorityQueueV2"
+    assert q.queue_ref.op.get_attr("component_types") == [tf.string, tf.float32]
+    enqueue = q.enqueue_many([[5, 1, 3, 1], [b"e", b"a", b"c", b"b"],
+                              np.arange(8, dtype=np.float32).reshape(4, 2)])
+    one, many = q.dequeue(), q.dequeue_many(2)
+    assert [t.dtype for t in one] == [tf.int64, tf.string, tf.float32]
+    assert [t.shape.as_list() for t in many] == [[2], [2], [2, 2]]
+    with tf.Session() as sess:
+        run(sess, enqueue)
+        priority, text, row = run(sess, one)
+        assert (priority, text) == (1, b"a") and priority.dtype == np.int64
+        np.testing.assert_array_equal(row, [2.0, 3.0])
+        assert run(sess, one)[1] == b"b"  # equal priorities leave in arrival order
+        priorities, texts, rows = run(sess, many)
+        np.testing.assert_array_equal(priorities, [3, 5])
+        assert list(texts) == [b"c", b"e"] and rows.dtype == np.float32
+        np.testing.assert_array_equal(rows, [[4.0, 5.0], [0.0, 1.0]])
+
+
+def test_priority_queue_names_namespaces_and_priority_only_elements() -> None:
+    named = tf.PriorityQueue(3, [tf.int32], shapes=[[]], names=["p", "x"])
+    assert tf.queue.PriorityQueue is tf.PriorityQueue
+    assert issubclass(tf.PriorityQueue, tf.queue.QueueBase)
+    bare = tf.PriorityQueue(3, [])
+    assert isinstance(bare.dequeue(), tf.Tensor) and bare.dequeue().dtype == tf.int64
+    with tf.Session() as sess:
+        run(sess, named.enqueue({"p": 7, "x": 70}))
+        run(sess, named.enqueue({"p": -2, "x": 20}))
+        assert run(sess, named.dequeue()) == {"p": -2, "x": 20}
+        run(sess, bare.enqueue_many([[4, 2, 9]]))
+        assert [run(sess, bare.dequeue()) for _ in range(3)] == [2, 4, 9]
+    with pytest.raises(ValueError, match="Queue names must have the same length"):
+        tf.PriorityQueue(3, [tf.int32], names=["x"])
+
+
+def test_priority_dequeue_many_waits_for_the_whole_sorted_batch() -> None:
+    q = tf.PriorityQueue(5, [tf.int32], shapes=[[]])
+    priority = tf.placeholder(tf.int64, [])
+    enqueue = q.enqueue([priority, 0])
+    with tf.Session() as sess:
+        run(sess, enqueue, feed_dict={priority: 8})
+        waiting = Background(lambda: run(sess, q.dequeue_many(2)[0]))
+        assert waiting.still_waiting()
+        assert run(sess, q.size()) == 1  # a waiting batch takes nothing piecemeal
+        run(sess, enqueue, feed_dict={priority: 3})
+        np.testing.assert_array_equal(waiting.join(), [3, 8])
+        run(sess, enqueue, feed_dict={priority: 1})
+        with pytest.raises(tf.errors.DeadlineExceededError):
+            run(sess, q.dequeue_many(2), timeout_ms=SHORT_MS)
+        assert run(sess, q.size()) == 1
+
+
+def test_closed_priority_queue_drains_in_order() -> None:
+    q = tf.PriorityQueue(5, [tf.int32], shapes=[[]])
+    with tf.Session() as sess:
+        run(sess, q.enqueue_many([[4, 1, 6], [40, 10, 60]]))
+        run(sess, q.close())
+        with pytest.raises(tf.errors.CancelledError,
+                           match="PriorityQueue 'priority_queue' is closed"):
+            run(sess, q.enqueue([0, 0]))
+        with pytest.raises(tf.errors.OutOfRangeError,
+                           match=r"PriorityQueue 'priority_queue' is closed and has "
+                                 r"insufficient elements \(requested 4, current size 3\)"):
+            run(sess, q.dequeue_many(4))
+        priorities, values = run(sess, q.dequeue_up_to(4))
+        np.testing.assert_array_equal(priorities, [1, 4, 6])
+        np.testing.assert_array_equal(values, [10, 40, 60])
+
+
+def test_priority_queue_checks_its_priorities() -> None:
+    q = tf.PriorityQueue(5, [tf.float32])
+    priority = tf.placeholder(tf.int64, None)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"priority element to be a scalar, but received shape: \[2\]"):
+            run(sess, q.enqueue([priority, 1.0]), feed_dict={priority: [1, 2]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"priority element to be a scalar, but received shape: \[1\]"):
+            run(sess, q.enqueue_many([priority, [1.0, 2.0]]), feed_dict={priority: [[1], [2]]})
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="DequeueMany and DequeueUpTo require the components"):
+            run(sess, q.dequeue_many(1))
+        assert run(sess, q.size()) == 0
+    with pytest.raises((TypeError, ValueError)):
+        q.enqueue(["high", 1.0])
+    with pytest.raises(ValueError):
+        tf.PriorityQueue(5, [tf.float32], shapes=[[2]]).enqueue([1, [1.0, 2.0, 3.0]])
+    with pytest.raises(ValueError, match="Expected 2 components"):
+        q.enqueue([1.0])
+
+
+def test_priority_queues_share_by_name_and_kind() -> None:
+    a = tf.PriorityQueue(3, [tf.int32], shapes=[[]], shared_name="pq")
+    b = tf.PriorityQueue(3, [tf.int32], shapes=[[]], shared_name="pq")
+    fifo = tf.FIFOQueue(3, [tf.int64, tf.int32], shapes=[[], []], shared_name="pq")
+    with tf.Session() as sess:
+        run(sess, a.enqueue([2, 20]))
+        assert run(sess, b.dequeue()) == [2, 20]
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match="has type 'PriorityQueue' but a FIFOQueue was requested"):
+            run(sess, fifo.size())
 
 
 # -- sharing and placement -------------------------------------------------------------------------

@@ -67,20 +67,55 @@ def full_loss(w: np.ndarray, b: np.ndarray) -> float:
     return float(np.mean((X @ w + b - Y) ** 2))
 
 
+# The embedding model: worker i's loss is sum(lookup(emb, IDS[i]) * WEIGHTS[i]), so its
+# gradient is the IndexedSlices (IDS[i], WEIGHTS[i]). Worker 0 repeats row 2, both touch it.
+EMB = (np.arange(12, dtype=np.float32).reshape(6, 2) / 10).astype(np.float32)
+IDS = ([0, 2, 2], [2, 4])
+WEIGHTS = (np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], np.float32),
+           np.array([[-1.0, 1.0], [2.0, -2.0]], np.float32))
+
+Model = Callable[[int], tuple[tf.Tensor, dict[str, tf.Variable]]]
+
+
+def linear_model(index: int) -> tuple[tf.Tensor, dict[str, tf.Variable]]:
+    w = tf.Variable(tf.zeros([3, 1]), name="w")
+    b = tf.Variable(tf.zeros([1]), name="b")
+    x, y = shard(index)
+    loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), w) + b - tf.constant(y)))
+    return loss, {"w": w, "b": b}
+
+
+def embedding_model(index: int) -> tuple[tf.Tensor, dict[str, tf.Variable]]:
+    emb = tf.Variable(EMB, name="emb")
+    rows = tf.nn.embedding_lookup(emb, tf.constant(IDS[index]))
+    return tf.reduce_sum(rows * tf.constant(WEIGHTS[index])), {"emb": emb}
+
+
+def sparse_reference(steps: int) -> np.ndarray:
+    """TF's sparse aggregation: each row's summed gradient divided by the number of workers
+    whose gradient touched it, applied once per step."""
+    emb = EMB.astype(np.float64)
+    for _ in range(steps):
+        total, touched = np.zeros_like(emb), np.zeros(len(emb))
+        for ids, values in zip(IDS, WEIGHTS):
+            np.add.at(total, ids, values)
+            touched[sorted(set(ids))] += 1
+        rows = touched > 0
+        emb[rows] -= LR * total[rows] / touched[rows, None]
+    return emb
+
+
 class Worker:
     """One worker's graph, train op and monitored session."""
 
-    def __init__(self, cluster: LocalCluster, index: int, num_tokens: int) -> None:
+    def __init__(self, cluster: LocalCluster, index: int, num_tokens: int,
+                 model: Model = linear_model) -> None:
         self.graph = tf.Graph()
         with self.graph.as_default():
             with tf.device(tf.train.replica_device_setter(
                     cluster=cluster.cluster, worker_device=f"/job:worker/task:{index}")):
                 self.global_step = tf.train.get_or_create_global_step()
-                self.w = tf.Variable(tf.zeros([3, 1]), name="w")
-                self.b = tf.Variable(tf.zeros([1]), name="b")
-                x, y = shard(index)
-                loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(x), self.w) + self.b
-                                                - tf.constant(y)))
+                loss, self.vars = model(index)
                 self.opt = tf.train.SyncReplicasOptimizer(
                     tf.train.GradientDescentOptimizer(LR), replicas_to_aggregate=2,
                     total_num_replicas=2)
@@ -124,10 +159,12 @@ def in_lockstep(workers: list[Worker], rounds: int) -> list[int]:
     return steps
 
 
-def train_on_cluster(num_tokens: int, body: Callable[[list[Worker]], None]) -> None:
+def train_on_cluster(num_tokens: int, body: Callable[[list[Worker]], None],
+                     model: Model = linear_model) -> None:
     with LocalCluster({"ps": 1, "worker": 2}) as cluster:
-        workers = [Worker(cluster, 0, num_tokens)]  # the chief first: the other waits for it
-        workers.append(Worker(cluster, 1, num_tokens))
+        # the chief first: the other waits for it
+        workers = [Worker(cluster, 0, num_tokens, model)]
+        workers.append(Worker(cluster, 1, num_tokens, model))
         try:
             body(workers)
         finally:
@@ -149,7 +186,7 @@ def test_two_workers_aggregate_each_step_into_one_global_step() -> None:
         assert steps == [rounds, rounds]  # 2 * rounds gradients were applied ...
         assert other.run(other.global_step) == rounds  # ... and the model took `rounds` steps
         assert chief.run(chief.local_step) == other.run(other.local_step) == rounds
-        w, b = other.run([other.w, other.b])
+        w, b = other.run([other.vars["w"], other.vars["b"]])
         ref_w, ref_b = reference(rounds)
         np.testing.assert_allclose(w, ref_w, rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(b, ref_b, rtol=1e-4, atol=1e-5)
@@ -170,19 +207,43 @@ def test_initial_tokens_let_the_first_steps_through_and_their_late_gradients_are
         deadline = time.monotonic() + 10.0  # the chief's thread applies the mean meanwhile
         while other.run(other.global_step) != 1 and time.monotonic() < deadline:
             time.sleep(0.01)
-        np.testing.assert_allclose(other.run(other.w), ref_w, rtol=1e-5)
+        np.testing.assert_allclose(other.run(other.vars["w"]), ref_w, rtol=1e-5)
         assert chief.run(chief.local_step) == other.run(other.local_step) == 0
         # The second steps still carry local step 0, below the accumulators' global step 1:
         # their gradients are dropped, and the workers wait for the tokens of step 1.
         in_lockstep(workers, 1)
         assert other.run(other.global_step) == 1
         assert chief.run(chief.local_step) == other.run(other.local_step) == 1
-        np.testing.assert_allclose(other.run(other.w), ref_w, rtol=1e-5)
+        np.testing.assert_allclose(other.run(other.vars["w"]), ref_w, rtol=1e-5)
         in_lockstep(workers, 3)
         assert other.run(other.global_step) == 4
-        np.testing.assert_allclose(other.run(other.w), reference(4)[0], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(other.run(other.vars["w"]), reference(4)[0], rtol=1e-4,
+                                   atol=1e-5)
 
     train_on_cluster(-1, body)
+
+
+@chief_thread_dies_with_its_session
+def test_sparse_gradients_aggregate_row_by_row_and_stay_sparse() -> None:
+    rounds = 2
+
+    def body(workers: list[Worker]) -> None:
+        chief, other = workers
+        ops = chief.graph.get_operations()
+        takes = [op for op in ops if op.type == "SparseAccumulatorTakeGradient"]
+        assert len(takes) == 1 and takes[0].device == "/job:ps/task:0"
+        assert not [op for op in ops if op.type == "ConditionalAccumulator"]
+        # the chief's update reads the taken rows, not a [6, 2] densified gradient
+        consumers = {op.type for out in takes[0].outputs for op in out.consumers()}
+        assert "UnsortedSegmentSum" not in consumers
+        in_lockstep(workers, rounds)
+        assert other.run(other.global_step) == rounds
+        emb = other.run(other.vars["emb"])
+        np.testing.assert_allclose(emb, sparse_reference(rounds), rtol=1e-6)
+        np.testing.assert_array_equal(emb[[1, 3, 5]], EMB[[1, 3, 5]])  # untouched rows
+        assert emb.dtype == np.float32
+
+    train_on_cluster(0, body, embedding_model)
 
 
 # -- graph construction ---------------------------------------------------------------------------

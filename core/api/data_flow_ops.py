@@ -1,5 +1,5 @@
-"""TF1 queues: ``tf.FIFOQueue``, ``tf.PaddingFIFOQueue``, ``tf.RandomShuffleQueue`` and their base
-``tf.QueueBase`` (also under ``tf.queue``).
+"""TF1 queues: ``tf.FIFOQueue``, ``tf.PaddingFIFOQueue``, ``tf.RandomShuffleQueue``,
+``tf.PriorityQueue`` and their base ``tf.QueueBase`` (also under ``tf.queue``).
 
 Contract: a queue object wraps the string handle its queue op gives (`queue_ref`); every method
 builds one op on that handle (TF's V2 queue ops), which the placer keeps on the queue's device
@@ -9,8 +9,10 @@ by `names`), ``enqueue_many`` the same with an extra leading batch dim; values a
 the component dtypes (`TypeError`/`ValueError` as `convert_to_tensor`) and static shapes that
 contradict the queue's raise `ValueError` here. ``dequeue`` gives one element, ``dequeue_many(n)``
 and ``dequeue_up_to(n)`` a batch, as a single tensor, a list, or a dict when the queue has names,
-with the static shapes the queue knows. At run time a dequeue waits for elements and an enqueue
-for room, until the step's deadline (`DeadlineExceededError`); see
+with the static shapes the queue knows. A priority queue's elements lead with an int64
+priority that its `types` leave out: its `dtypes` and `shapes` (and `names`, when given) count
+it, and its dequeues give it first, least priority first. At run time a dequeue waits for
+elements and an enqueue for room, until the step's deadline (`DeadlineExceededError`); see
 `tensorweave.plugins.kernels.data_flow_ops` for close and error semantics.
 """
 
@@ -28,7 +30,7 @@ from tensorweave.framework.graph import Operation, Tensor, constant_value, get_d
 from tensorweave.framework.op_builder import make_op
 from tensorweave.tensor_shape import TensorShape, as_shape
 
-__all__ = ["FIFOQueue", "PaddingFIFOQueue", "QueueBase", "RandomShuffleQueue"]
+__all__ = ["FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue"]
 
 
 def _as_type_list(dtypes: Any) -> list[_dtypes.DType]:
@@ -283,3 +285,17 @@ class RandomShuffleQueue(QueueBase):
                  "seed2": seed2 or 0}
         super().__init__(types, shape_list, name_list,
                          _queue_ref("RandomShuffleQueueV2", attrs, name))
+
+
+class PriorityQueue(QueueBase):
+    """A queue whose elements lead with an int64 scalar priority (not in `types`): dequeues give
+    the element of least priority first, the priority as its first component."""
+
+    def __init__(self, capacity: int, types: Any, shapes: Any = None, names: Any = None,
+                 shared_name: str | None = None, name: str = "priority_queue") -> None:
+        type_list = _as_type_list(types)
+        shape_list = _as_shape_list(shapes)
+        ref = _queue_ref("PriorityQueueV2",
+                         _queue_attrs(type_list, shape_list, capacity, shared_name), name)
+        priority_shapes = [TensorShape([]), *shape_list] if shape_list else None
+        super().__init__([_dtypes.int64, *type_list], priority_shapes, names, ref)

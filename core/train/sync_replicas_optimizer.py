@@ -21,8 +21,11 @@ step, and on the chief also sets every accumulator's global step, enqueues the i
 (`get_init_tokens_op`: by default `replicas_to_aggregate`, so the first steps of the workers do
 not wait) and starts the chief queue runner's thread with the session's coordinator.
 
-Deviations from TF: dense gradients only (tensorweave has no ``IndexedSlices``; TF uses a
-``SparseConditionalAccumulator`` for them).
+An `IndexedSlices` gradient (a variable read by a gather) goes to a
+`SparseConditionalAccumulator` of the same shared name instead, as in TF, so the workers send
+and the chief applies only the touched rows: each row aggregated is the mean over the gradients
+that touched it. Unlike TF's (shape ``()``), that accumulator has the variable's shape, so the
+aggregated slices keep the variable's dense shape and bad indices fail on the ps.
 
 With `variable_averages` (an `ExponentialMovingAverage`), the chief's op also updates the
 averages of `variables_to_average` after pushing the tokens.
@@ -41,13 +44,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from tensorweave import dtypes
-from tensorweave.api.accumulators import ConditionalAccumulator
+from tensorweave.api.accumulators import (
+    ConditionalAccumulator,
+    ConditionalAccumulatorBase,
+    SparseConditionalAccumulator,
+)
 from tensorweave.api.array_ops import fill
 from tensorweave.api.control_flow_ops import group, no_op
 from tensorweave.api.data_flow_ops import FIFOQueue
 from tensorweave.api.state_ops import assign
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.framework.indexed_slices import IndexedSlices
 from tensorweave.train.monitored_session import _ready
 from tensorweave.train.optimizers import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
@@ -83,7 +91,7 @@ class SyncReplicasOptimizer(Optimizer):
         self._local_step: Variable | None = None
         self._sync_token_queue: FIFOQueue | None = None
         self._chief_queue_runner: QueueRunner | None = None
-        self._accumulator_list: list[tuple[ConditionalAccumulator, str]] = []
+        self._accumulator_list: list[tuple[ConditionalAccumulatorBase, str]] = []
         self.local_step_init_op: Tensor | None = None
         self.chief_init_op: Operation | None = None
         self.ready_for_local_init_op: Tensor | None = None
@@ -123,12 +131,23 @@ class SyncReplicasOptimizer(Optimizer):
                     if grad is None:
                         aggregated.append(None)  # passed on to the optimizer as it is
                         continue
-                    grad = convert_to_tensor(grad)
-                    accumulator = ConditionalAccumulator(
-                        grad.dtype, shape=var.get_shape(),
-                        shared_name=f"{var.name}/grad_accum")
-                    train_ops.append(accumulator.apply_grad(grad, local_step=self._local_step))
-                    aggregated.append(accumulator.take_grad(self._replicas_to_aggregate))
+                    accumulator: ConditionalAccumulatorBase
+                    if isinstance(grad, IndexedSlices):
+                        accumulator = SparseConditionalAccumulator(
+                            grad.dtype, shape=var.get_shape(),
+                            shared_name=f"{var.name}/grad_accum")
+                        train_ops.append(accumulator.apply_indexed_slices_grad(
+                            grad, local_step=self._local_step))
+                        aggregated.append(accumulator.take_indexed_slices_grad(
+                            self._replicas_to_aggregate))
+                    else:
+                        grad = convert_to_tensor(grad)
+                        accumulator = ConditionalAccumulator(
+                            grad.dtype, shape=var.get_shape(),
+                            shared_name=f"{var.name}/grad_accum")
+                        train_ops.append(accumulator.apply_grad(grad,
+                                                                local_step=self._local_step))
+                        aggregated.append(accumulator.take_grad(self._replicas_to_aggregate))
                     self._accumulator_list.append((accumulator, var.device))
 
             with graph.device(global_step.device), graph.name_scope(None):

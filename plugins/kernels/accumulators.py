@@ -1,10 +1,13 @@
-"""Kernels of TF1's conditional accumulators (CPU only, as TF's).
+"""Kernels of TF1's conditional accumulators, dense and sparse (CPU only, as TF's).
 
 Contract: an accumulator lives in its device's resource store under ``accumulator:<shared_name>``
-(the node name when the shared name is empty), created by the first run of its
-``ConditionalAccumulator`` op; a second op with the same name must ask for the same dtype, shape
-and reduction type (`InvalidArgumentError`; TF does not check). The handle it gives is that key
-(`resources.make_handle`).
+(``sparse_accumulator:<shared_name>`` for a sparse one; the node name when the shared name is
+empty), created by the first run of its accumulator op (``ConditionalAccumulator`` or
+``SparseConditionalAccumulator``); a second op with the same name must ask for the same dtype,
+shape and reduction type (`InvalidArgumentError`; TF does not check). The handle it gives is
+that key (`resources.make_handle`). The ops that apply or take gradients find only their own
+kind (`NotFoundError`); ``AccumulatorNumAccumulated`` and ``AccumulatorSetGlobalStep`` serve
+both, as in TF.
 
 Semantics (TF's ``ConditionalAccumulator``): the accumulator holds a sum of gradients, their
 count and a global step, which starts at 0. ``AccumulatorApplyGradient`` adds its gradient only
@@ -21,15 +24,27 @@ session) is withdrawn and fails with the step's error, taking nothing (see
 the global step (a smaller value is logged as a warning and set all the same, as TF);
 ``AccumulatorNumAccumulated`` gives the count. Ops whose ``dtype`` differs from the accumulator's
 fail with `InvalidArgumentError` ("Signature mismatch ...").
+
+A sparse accumulator (TF's ``SparseConditionalAccumulator``) sums rows: each gradient is
+(indices, values) of the dense tensor whose row ``indices[i]`` is ``values[i]``, checked as TF's
+(indices a vector, one row of values per index, indices below the static shape's first dim,
+rows shaped as the static shape and as the rows already summed; with ``has_known_shape`` the
+given dense shape matches the static one). Each row keeps its sum and the number of gradients
+that touched it, and a ``MEAN`` take divides every row by its own count. The take gives the
+touched indices in ascending order (int64), their rows, and the dense shape (int64: the static
+first dim, -1 when unknown, then the rows' dims). Rows repeated within one gradient are summed
+and touch their row once, where TF assumes indices sorted and unique; indices below 0 are an
+`InvalidArgumentError`, which TF does not check.
 """
 
 from __future__ import annotations
 
+import abc
 import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
@@ -39,6 +54,8 @@ from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.data_flow_ops import watch_step_abort
 from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.tensor_shape import TensorShape, format_dims
+
+R = TypeVar("R", bound="Accumulator")
 
 Done = Callable[[Any], None]
 
@@ -57,8 +74,8 @@ class _Take:
     unwatch: Callable[[], Any] | None = None
 
 
-class Accumulator:
-    """One accumulator's sum, count, global step and waiting takes."""
+class Accumulator(abc.ABC):
+    """One accumulator's count, global step and waiting takes; a subclass keeps the sum."""
 
     def __init__(self, name: str, dtype: dtypes.DType, shape: TensorShape,
                  reduction_type: str) -> None:
@@ -67,7 +84,6 @@ class Accumulator:
         self.shape = shape
         self.reduction_type = reduction_type
         self.lock = threading.Lock()
-        self.total: Any = None  # the sum of the accepted gradients, None when count is 0
         self.count = 0
         self.global_step = 0
         self.takes: deque[_Take] = deque()
@@ -89,21 +105,22 @@ class Accumulator:
     # -- gradients ------------------------------------------------------------------------------
 
     def apply(self, ctx: KernelContext, local_step: int, grad: Any) -> None:
+        """Add `grad` (checked by `_add_locked`) unless `local_step` makes it stale."""
         with self.lock:
             if local_step < self.global_step:
                 return  # stale: computed from variables older than the current step
-            got = TensorShape(grad.shape)
-            expected = TensorShape(self.total.shape) if self.count else self.shape
-            if not expected.is_compatible_with(got):
-                raise _invalid(ctx, f"Shape mismatch: expected {format_dims(expected)}, got "
-                               f"{format_dims(got)}")
-            if self.count:
-                ctx.xp.add(self.total, grad, out=self.total)
-            else:
-                self.total = ctx.xp.array(grad, dtype=self.dtype.np_type, copy=True)
+            self._add_locked(ctx, grad)
             self.count += 1
             finished = self._flush_locked()
         self._finish(finished)
+
+    @abc.abstractmethod
+    def _add_locked(self, ctx: KernelContext, grad: Any) -> None:
+        """Check `grad` against the accumulator (`InvalidArgumentError`) and add it."""
+
+    @abc.abstractmethod
+    def _reduce_locked(self, ctx: KernelContext) -> Any:
+        """The kernel outputs of a take (the mean or sum); empties the sum."""
 
     def set_global_step(self, step: int) -> None:
         with self.lock:
@@ -133,22 +150,12 @@ class Accumulator:
         finished = []
         while self.takes and self.count >= self.takes[0].num_required:
             take = self.takes.popleft()
-            take.result = self._take_locked(take.ctx)
+            take.result = self._reduce_locked(take.ctx)
+            self.count = 0
+            self.global_step += 1
             take.finished = True
             finished.append(take)
         return finished
-
-    def _take_locked(self, ctx: KernelContext) -> Any:
-        xp, total, count = ctx.xp, self.total, self.count
-        self.total, self.count = None, 0
-        self.global_step += 1
-        if self.reduction_type == "SUM":
-            return total
-        if self.dtype.is_floating:
-            return (total / count).astype(self.dtype.np_type, copy=False)
-        # TF divides in the integer type: the quotient truncates toward zero
-        return (xp.sign(total) * (xp.abs(total) // count)).astype(self.dtype.np_type,
-                                                                     copy=False)
 
     @staticmethod
     def _finish(finished: list[_Take]) -> None:
@@ -168,6 +175,127 @@ class Accumulator:
         self._finish(finished)
 
 
+class DenseAccumulator(Accumulator):
+    """Sums whole gradients of one shape."""
+
+    def __init__(self, name: str, dtype: dtypes.DType, shape: TensorShape,
+                 reduction_type: str) -> None:
+        super().__init__(name, dtype, shape, reduction_type)
+        self.total: Any = None  # the sum of the accepted gradients, None when count is 0
+
+    def _add_locked(self, ctx: KernelContext, grad: Any) -> None:
+        got = TensorShape(grad.shape)
+        expected = TensorShape(self.total.shape) if self.count else self.shape
+        if not expected.is_compatible_with(got):
+            raise _invalid(ctx, f"Shape mismatch: expected {format_dims(expected)}, got "
+                           f"{format_dims(got)}")
+        if self.count:
+            ctx.xp.add(self.total, grad, out=self.total)
+        else:
+            self.total = ctx.xp.array(grad, dtype=self.dtype.np_type, copy=True)
+
+    def _reduce_locked(self, ctx: KernelContext) -> Any:
+        total, self.total = self.total, None
+        if self.reduction_type == "SUM":
+            return total
+        return _divide(ctx.xp, total, self.count, self.dtype)
+
+
+class SparseAccumulator(Accumulator):
+    """Sums gradients row by row, counting the gradients that touched each row."""
+
+    def __init__(self, name: str, dtype: dtypes.DType, shape: TensorShape,
+                 reduction_type: str) -> None:
+        super().__init__(name, dtype, shape, reduction_type)
+        self.indices: Any = None  # the touched rows, ascending (int64); None when count is 0
+        self.values: Any = None  # their sums
+        self.counts: Any = None  # how many gradients touched each
+
+    def _add_locked(self, ctx: KernelContext, grad: Any) -> None:
+        indices, values, dense_shape = grad
+        self._check(ctx, indices, values, dense_shape)
+        xp = ctx.xp
+        values = values.astype(self.dtype.np_type, copy=False)
+        if self.count:
+            old_indices, old_values = self.indices, self.values
+        else:
+            old_indices = xp.zeros([0], dtype=np.int64)
+            old_values = xp.zeros([0, *values.shape[1:]], dtype=self.dtype.np_type)
+        self.indices, where = xp.unique(xp.concatenate([old_indices, indices]),
+                                        return_inverse=True)
+        where = where.reshape(-1)
+        self.values = xp.zeros([len(self.indices), *values.shape[1:]], dtype=self.dtype.np_type)
+        xp.add.at(self.values, where, xp.concatenate([old_values, values]))
+        counts = xp.zeros(len(self.indices), dtype=np.int64)
+        if self.count:
+            xp.add.at(counts, where[:len(old_indices)], self.counts)
+        # a row repeated within one gradient was touched by one gradient
+        counts[xp.searchsorted(self.indices, xp.unique(indices))] += 1
+        self.counts = counts
+
+    def _check(self, ctx: KernelContext, indices: Any, values: Any,
+               dense_shape: Any) -> None:
+        """TF's checks of a sparse gradient, in TF's order and words."""
+        if indices.ndim != 1:
+            raise _invalid(ctx, f"Input indices should be vector but received shape: "
+                           f"{format_dims(TensorShape(indices.shape))}")
+        if values.ndim == 0:
+            raise _invalid(ctx, "Values cannot be 0-dimensional.")
+        if values.shape[0] != indices.shape[0]:
+            raise _invalid(ctx, f"Expected {indices.shape[0]} non-empty input values, got "
+                           f"{values.shape[0]}")
+        dims = _dims(self.shape) or []
+        if dense_shape is not None:
+            if len(dims) > dense_shape.size:
+                raise _invalid(ctx, f"Shape mismatch: expected shape rank at least {len(dims)}, "
+                               f"got {dense_shape.size}")
+            for i, dim in enumerate(dims):
+                if dim is not None and dim != int(dense_shape[i]):
+                    raise _invalid(ctx, f"Shape mismatch: expected shape dim {i} to be {dim}, "
+                                   f"got {int(dense_shape[i])}")
+        rows = dims[0] if dims else None
+        if rows is not None and bool((indices >= rows).any()):
+            i = int((indices >= rows).argmax())
+            raise _invalid(ctx, f"Shape mismatch: index of slice {i} exceeded limits of shape; "
+                           f"index is {int(indices[i])} exceeded {rows}")
+        if bool((indices < 0).any()):
+            i = int((indices < 0).argmax())
+            raise _invalid(ctx, f"Index of slice {i} is negative: {int(indices[i])}")
+        if self.count:
+            expected: list[int | None] = list(self.values.shape)
+            if len(expected) != values.ndim:
+                raise _invalid(ctx, f"Shape mismatch: expected values rank {len(expected)}, "
+                               f"got {values.ndim}")
+        else:
+            expected = dims
+            if len(expected) > values.ndim:
+                raise _invalid(ctx, f"Shape mismatch: expected values rank at least "
+                               f"{len(expected)}, got {values.ndim}")
+        for i in range(1, len(expected)):
+            if expected[i] is not None and expected[i] != values.shape[i]:
+                raise _invalid(ctx, f"Shape mismatch: expected values dim {i} to be "
+                               f"{expected[i]}, got {values.shape[i]}")
+
+    def _reduce_locked(self, ctx: KernelContext) -> Any:
+        xp = ctx.xp
+        indices, values, counts = self.indices, self.values, self.counts
+        self.indices = self.values = self.counts = None
+        if self.reduction_type == "MEAN":
+            values = _divide(xp, values, counts.reshape(-1, *[1] * (values.ndim - 1)),
+                             self.dtype)
+        dims = _dims(self.shape)
+        rows = dims[0] if dims and dims[0] is not None else -1
+        dense_shape = xp.asarray([rows, *values.shape[1:]], dtype=np.int64)
+        return indices.astype(np.int64, copy=False), values, dense_shape
+
+
+def _divide(xp: Any, total: Any, count: Any, dtype: dtypes.DType) -> Any:
+    """`total / count` in `dtype`: TF divides integers in their type, truncating toward zero."""
+    if dtype.is_floating:
+        return (total / count).astype(dtype.np_type, copy=False)
+    return (xp.sign(total) * (xp.abs(total) // count)).astype(dtype.np_type, copy=False)
+
+
 def _dims(shape: TensorShape) -> list[int | None] | None:
     return None if shape.dims is None else shape.as_list()
 
@@ -185,39 +313,51 @@ def _scalar(ctx: KernelContext, value: Any, what: str) -> int:
 
 # -- kernels ------------------------------------------------------------------------------------
 
+_KINDS: dict[str, tuple[str, type[Accumulator]]] = {
+    "ConditionalAccumulator": ("accumulator", DenseAccumulator),
+    "SparseConditionalAccumulator": ("sparse_accumulator", SparseAccumulator),
+}
+
+
 def accumulator_op(ctx: KernelContext) -> Any:
     a = ctx.attrs
     dtype, shape, reduction = a["dtype"], TensorShape(a["shape"]), a["reduction_type"]
-    return make_handle(ctx, "accumulator",
-                       lambda name: Accumulator(name, dtype, shape, reduction),
+    kind, cls = _KINDS[ctx.op]
+    return make_handle(ctx, kind, lambda name: cls(name, dtype, shape, reduction),
                        lambda accumulator: accumulator.matches(dtype, shape, reduction))
 
 
-def _accumulator(ctx: KernelContext, handle: Any) -> Accumulator:
-    return find(ctx, handle, Accumulator)
-
-
-def _check_dtype(ctx: KernelContext, accumulator: Accumulator) -> None:
-    wanted = ctx.attrs["dtype"]
-    if wanted != accumulator.dtype:
-        raise _invalid(ctx, f"Signature mismatch: the op's dtype is {wanted.name} but the "
-                       f"accumulator '{accumulator.name}' holds {accumulator.dtype.name}")
+def _accumulator(ctx: KernelContext, handle: Any, cls: type[R] = Accumulator) -> R:
+    accumulator = find(ctx, handle, cls)
+    if "dtype" in ctx.attrs and ctx.attrs["dtype"] != accumulator.dtype:
+        raise _invalid(ctx, f"Signature mismatch: the op's dtype is {ctx.attrs['dtype'].name} "
+                       f"but the accumulator '{accumulator.name}' holds "
+                       f"{accumulator.dtype.name}")
+    return accumulator
 
 
 def apply_gradient(ctx: KernelContext, handle: Any, local_step: Any, grad: Any) -> None:
-    accumulator = _accumulator(ctx, handle)
-    _check_dtype(ctx, accumulator)
+    accumulator = _accumulator(ctx, handle, DenseAccumulator)
     accumulator.apply(ctx, _scalar(ctx, local_step, "local_step"), grad)
 
 
-def take_gradient(ctx: KernelContext, step: Any, done: Done, handle: Any,
-                  num_required: Any) -> None:
-    accumulator = _accumulator(ctx, handle)
-    _check_dtype(ctx, accumulator)
-    required = _scalar(ctx, num_required, "num_required")
-    if required <= 0:
-        raise _invalid(ctx, f"Argument num_required must be positive, but was {required}")
-    accumulator.submit(_Take(ctx, required, done), step)
+def sparse_apply_gradient(ctx: KernelContext, handle: Any, local_step: Any, indices: Any,
+                          values: Any, dense_shape: Any) -> None:
+    accumulator = _accumulator(ctx, handle, SparseAccumulator)
+    known = dense_shape if ctx.attrs["has_known_shape"] else None
+    accumulator.apply(ctx, _scalar(ctx, local_step, "local_step"), (indices, values, known))
+
+
+def _take(cls: type[Accumulator]) -> Callable[..., None]:
+    def take_gradient(ctx: KernelContext, step: Any, done: Done, handle: Any,
+                      num_required: Any) -> None:
+        accumulator = _accumulator(ctx, handle, cls)
+        required = _scalar(ctx, num_required, "num_required")
+        if required <= 0:
+            raise _invalid(ctx, f"Argument num_required must be positive, but was {required}")
+        accumulator.submit(_Take(ctx, required, done), step)
+
+    return take_gradient
 
 
 def num_accumulated(ctx: KernelContext, handle: Any) -> Any:
@@ -234,8 +374,13 @@ def set_global_step(ctx: KernelContext, handle: Any, new_global_step: Any) -> No
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # TF keeps accumulators in host memory only
         return
-    registry.add("ConditionalAccumulator", device_type, accumulator_op)
+    for op in _KINDS:
+        registry.add(op, device_type, accumulator_op)
     registry.add("AccumulatorApplyGradient", device_type, apply_gradient)
-    registry.add("AccumulatorTakeGradient", device_type, take_gradient, is_async=True)
+    registry.add("SparseAccumulatorApplyGradient", device_type, sparse_apply_gradient)
+    registry.add("AccumulatorTakeGradient", device_type, _take(DenseAccumulator),
+                 is_async=True)
+    registry.add("SparseAccumulatorTakeGradient", device_type, _take(SparseAccumulator),
+                 is_async=True)
     registry.add("AccumulatorNumAccumulated", device_type, num_accumulated)
     registry.add("AccumulatorSetGlobalStep", device_type, set_global_step)

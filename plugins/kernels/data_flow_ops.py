@@ -23,16 +23,21 @@ a closed queue cannot satisfy -> `OutOfRangeError` ("... is closed and has insuf
 behind pending enqueues; closing with ``cancel_pending_enqueues`` fails them at once
 (`CancelledError`); closing a closed queue is a `CancelledError`. A random shuffle queue gives a
 random element, and only while more than ``min_after_dequeue`` remain (until it is closed); a
-padding queue pads each batch component to the largest element with zeros (empty strings).
+padding queue pads each batch component to the largest element with zeros (empty strings). A
+priority queue's component 0 is an int64 scalar priority (a vector for an enqueue of many; any
+other shape is an `InvalidArgumentError`, TF's words): it gives the element of least priority
+first (equal priorities in arrival order, where TF leaves the order open), and a dequeue of many
+takes nothing until the whole batch is there, so the batch comes out sorted (as TF's).
 Elements are copied on enqueue: a fed array mutated later does not change the queue.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
@@ -67,6 +72,30 @@ def watch_step_abort(step: Any, device: Any,
     return lambda: rendezvous.cancel_recv(key, on_value)
 
 
+class _ByPriority:
+    """A priority queue's elements, least priority first and equal ones in arrival order; the
+    deque operations `Queue` uses, where ``extendleft`` puts elements back ahead of their
+    equals."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, Element]] = []
+        self._arrivals = itertools.count()
+        self._returns = itertools.count(-1, -1)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def append(self, element: Element) -> None:
+        heapq.heappush(self._heap, (int(element[0]), next(self._arrivals), element))
+
+    def popleft(self) -> Element:
+        return heapq.heappop(self._heap)[2]
+
+    def extendleft(self, elements: Iterable[Element]) -> None:
+        for element in elements:  # as deque.extendleft: the last one given comes out first
+            heapq.heappush(self._heap, (int(element[0]), next(self._returns), element))
+
+
 @attrs.define(eq=False)
 class _Attempt:
     """One enqueue, dequeue or close waiting on a queue."""
@@ -90,7 +119,7 @@ class Queue:
     def __init__(self, kind: str, name: str, component_types: list[dtypes.DType],
                  shapes: list[TensorShape], capacity: int, min_after_dequeue: int = 0,
                  seeds: tuple[int, int] = (0, 0)) -> None:
-        self.kind = kind  # FIFOQueue, PaddingFIFOQueue or RandomShuffleQueue
+        self.kind = kind  # FIFOQueue, PaddingFIFOQueue, RandomShuffleQueue or PriorityQueue
         self.name = name
         self.component_types = component_types
         self.shapes = shapes
@@ -99,7 +128,8 @@ class Queue:
         # TF: seeds (0, 0) draw a random seed; any other pair gives a reproducible order.
         self.rng = np.random.default_rng(None if seeds == (0, 0) else list(seeds))
         self.lock = threading.Lock()
-        self.elements: deque[Element] = deque()
+        self.elements: deque[Element] | _ByPriority = \
+            _ByPriority() if kind == "PriorityQueue" else deque()
         self.closed = False
         self.enqueues: deque[_Attempt] = deque()
         self.dequeues: deque[_Attempt] = deque()
@@ -216,6 +246,9 @@ class Queue:
                     f"{self.kind} '{self.name}' is closed and has insufficient elements "
                     f"(requested {attempt.wanted}, current size {len(self.elements)})")
                 return COMPLETE
+        if self.kind == "PriorityQueue" and not self.closed and \
+                len(self.elements) < attempt.wanted:
+            return NO_PROGRESS  # a batch taken piecemeal would not come out sorted
         status = NO_PROGRESS
         floor = 0 if self.closed else self.min_after_dequeue
         while attempt.wanted and len(self.elements) > floor:
@@ -238,8 +271,7 @@ class Queue:
 
     def matches(self, kind: str, attrs_: dict[str, Any]) -> str | None:
         """Why a queue op with `attrs_` cannot share this queue, or None."""
-        types = list(attrs_["component_types"])
-        shapes = [TensorShape(s) for s in attrs_["shapes"]]
+        types, shapes = _components(kind, attrs_)
         if kind != self.kind:
             return f"Shared queue '{self.name}' has type '{self.kind}' but a {kind} was requested"
         if attrs_["capacity"] != self.capacity:
@@ -274,6 +306,10 @@ class Queue:
                     raise _invalid(ctx, f"All input tensors must have the same size in the 0th "
                                    f"dimension. Component {i} has {value.shape[0]}, and should "
                                    f"have {batch}")
+        if self.kind == "PriorityQueue" and values[0].ndim != int(many):
+            got = TensorShape(values[0].shape[int(many):])
+            raise _invalid(ctx, f"Expected the priority element to be a scalar, but received "
+                           f"shape: {format_dims(got)}")
         for i, (value, shape) in enumerate(zip(values, self.shapes)):
             expected = TensorShape([value.shape[0]]).concatenate(shape) if many else shape
             got = TensorShape(value.shape)
@@ -320,13 +356,23 @@ def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
 # -- kernels ------------------------------------------------------------------------------------
 
 _KINDS = {"FIFOQueueV2": "FIFOQueue", "PaddingFIFOQueueV2": "PaddingFIFOQueue",
-          "RandomShuffleQueueV2": "RandomShuffleQueue"}
+          "RandomShuffleQueueV2": "RandomShuffleQueue", "PriorityQueueV2": "PriorityQueue"}
+
+
+def _components(kind: str, attrs_: dict[str, Any]) -> tuple[list[dtypes.DType],
+                                                              list[TensorShape]]:
+    """The component types and shapes of a queue op's elements: a priority queue's attrs leave
+    out the int64 scalar priority that leads each element (as TF's)."""
+    types = list(attrs_["component_types"])
+    shapes = [TensorShape(s) for s in attrs_["shapes"]]
+    if kind != "PriorityQueue":
+        return types, shapes
+    return [dtypes.int64, *types], [TensorShape([]), *shapes] if shapes else []
 
 
 def _new_queue(ctx: KernelContext, kind: str, name: str) -> Queue:
     a = ctx.attrs
-    types = list(a["component_types"])
-    shapes = [TensorShape(s) for s in a["shapes"]]
+    types, shapes = _components(kind, a)
     capacity = int(a["capacity"])
     if kind == "PaddingFIFOQueue" and len(shapes) != len(types):
         raise _invalid(ctx, f"Shapes must be provided for all components, but received "
@@ -369,7 +415,7 @@ def enqueue_many(ctx: KernelContext, step: Any, done: Done, handle: Any,
         done(None)
         return
     batches = [ctx.xp.array(c, copy=True) for c in components]
-    pending = deque(tuple(b[i] for b in batches) for i in range(batches[0].shape[0]))
+    pending = deque(tuple(b[i, ...] for b in batches) for i in range(batches[0].shape[0]))
     queue.submit(_Attempt(ctx, queue.run_enqueue, done, True, pending), step)
 
 

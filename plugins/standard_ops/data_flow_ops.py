@@ -1,13 +1,16 @@
 """OpDefs of TF1 queues (TF's V2 queue ops) and ``CountUpTo``, the epoch counter of the input
 producers.
 
-Contract: a queue op (``FIFOQueueV2``, ``PaddingFIFOQueueV2``, ``RandomShuffleQueueV2``) gives a
-string scalar handle naming the queue in its device's resource store (tensorweave has no resource
-dtype). Every op that uses the queue takes that handle as input 0, declared a ref input, so the
-placer keeps it on the queue's device whatever its own device scope says. The element ops take
-their components as a list input whose dtypes the ``Tcomponents`` attr repeats (checked here);
-dequeue ops give one output per ``component_types`` entry, with unknown shapes (the Python
-`QueueBase` sets the static shapes it knows). ``n`` of ``QueueDequeueManyV2`` and
+Contract: a queue op (``FIFOQueueV2``, ``PaddingFIFOQueueV2``, ``RandomShuffleQueueV2``,
+``PriorityQueueV2``) gives a string scalar handle naming the queue in its device's resource
+store (tensorweave has no resource dtype). Every op that uses the queue takes that handle as
+input 0, declared a ref input, so the placer keeps it on the queue's device whatever its own
+device scope says. The element ops take their components as a list input whose dtypes the
+``Tcomponents`` attr repeats (checked here); dequeue ops give one output per ``component_types``
+entry, with unknown shapes (the Python `QueueBase` sets the static shapes it knows). A priority
+queue's ``component_types`` and ``shapes`` leave out the int64 scalar priority that leads every
+element (so they may be empty, and ``shapes`` is required, as TF's), while the element and
+dequeue ops' types include it. ``n`` of ``QueueDequeueManyV2`` and
 ``QueueDequeueUpToV2`` is an int32 scalar. ``CountUpTo(ref)`` increments an int32/int64 variable
 and gives its old value. All are stateful: never merged, folded or pruned into one.
 """
@@ -26,12 +29,12 @@ from tensorweave.plugins.standard_ops.shape_fns import (
 )
 from tensorweave.tensor_shape import TensorShape
 
-QUEUE_OPS = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2")
+QUEUE_OPS = ("FIFOQueueV2", "PaddingFIFOQueueV2", "RandomShuffleQueueV2", "PriorityQueueV2")
 
 
 def _handle(ctx: InferContext) -> list[TensorSpec]:
     types = ctx.attr("component_types")
-    if not isinstance(types, (list, tuple)) or not types:
+    if not isinstance(types, (list, tuple)) or (not types and ctx.op != "PriorityQueueV2"):
         raise ctx.type_error("attr 'component_types' must be a non-empty list of dtypes")
     shapes = ctx.attr("shapes")
     if shapes and len(shapes) != len(types):
@@ -95,6 +98,8 @@ def register(registry: Any) -> None:
     registry.op("PaddingFIFOQueueV2", [], _handle, stateful=True, attrs=queue)
     registry.op("RandomShuffleQueueV2", [], _handle, stateful=True,
                 attrs={**queue, "min_after_dequeue": 0, "seed": 0, "seed2": 0})
+    registry.op("PriorityQueueV2", [], _handle, stateful=True,
+                attrs={**queue, "component_types": [], "shapes": REQUIRED})
     element = {"Tcomponents": REQUIRED, "timeout_ms": -1}
     registry.op("QueueEnqueueV2", ["handle:string", "components:*"], _enqueue, stateful=True,
                 ref_inputs=(0,), attrs=element)
