@@ -277,14 +277,22 @@ def slice_(ctx: KernelContext, x: Any, begin: Any, size: Any) -> Any:
 
 
 def strided_slice(ctx: KernelContext, x: Any, begin: Any, end: Any, strides: Any) -> Any:
-    a = ctx.attrs
-    try:
-        spec = strided_slice_spec(
-            x.shape, _ints(begin), _ints(end), _ints(strides), a["begin_mask"], a["end_mask"],
-            a["ellipsis_mask"], a["new_axis_mask"], a["shrink_axis_mask"])
-    except SliceError as exc:
-        raise _fail(ctx, str(exc)) from None
-    return ctx.xp.reshape(x[spec.index()], spec.final_shape)
+    # the spec of the last call is kept: a slice inside a loop body repeats it every iteration
+    key = (x.shape, *(tuple(_ints(v)) for v in (begin, end, strides)))
+    cached = ctx.state.get("strided_slice")
+    if cached is not None and cached[0] == key:
+        index, final_shape = cached[1]
+    else:
+        a = ctx.attrs
+        try:
+            spec = strided_slice_spec(x.shape, *key[1:], a["begin_mask"], a["end_mask"],
+                                      a["ellipsis_mask"], a["new_axis_mask"],
+                                      a["shrink_axis_mask"])
+        except SliceError as exc:
+            raise _fail(ctx, str(exc)) from None
+        index, final_shape = spec.index(), spec.final_shape
+        ctx.state["strided_slice"] = (key, (index, final_shape))
+    return ctx.xp.reshape(x[index], final_shape)
 
 
 def reverse(ctx: KernelContext, x: Any, axis: Any) -> Any:
