@@ -3,7 +3,6 @@ SavedModel it exports classifies serialized Examples exactly as ``Estimator.pred
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from typing import Any
@@ -12,19 +11,11 @@ import numpy as np
 import pytest
 
 from tensorweave.summary import FileWriterCache
-
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "census_estimator.py"
-
-
-def load_example() -> Any:
-    spec = importlib.util.spec_from_file_location("census_estimator", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples_support import load_example
 
 
 def test_people_are_labelled_by_the_rule() -> None:
-    example = load_example()
+    example = load_example("census_estimator")
     people, labels = example.make_people(300, seed=3)
     score = (0.08 * (people["age"] - 45) + 0.06 * (people["hours_per_week"] - 40)
              + np.array([example.EDUCATION[e] for e in people["education"]])
@@ -35,7 +26,7 @@ def test_people_are_labelled_by_the_rule() -> None:
 
 def test_it_learns_exports_and_serves(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
     try:
-        report = load_example().main(["--model-dir", str(tmp_path)])
+        report = load_example("census_estimator").main(["--model-dir", str(tmp_path)])
     finally:
         FileWriterCache.clear()
     out = capsys.readouterr().out

@@ -3,24 +3,14 @@ synthetic images, and its saved weights give a fresh model the same predictions.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "keras_classifier.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("keras_classifier", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples_support import load_example
 
 
 def test_each_image_holds_one_bar_of_its_labelled_orientation() -> None:
-    example = load_example()
+    example = load_example("keras_classifier")
     images, labels = example.make_images(100, seed=3)
     assert images.shape == (100, example.SIZE, example.SIZE, 1) and images.dtype == np.float32
     assert labels.dtype == np.int32 and set(labels.tolist()) == {0, 1, 2}
@@ -35,7 +25,7 @@ def test_each_image_holds_one_bar_of_its_labelled_orientation() -> None:
 
 def test_it_learns_the_task_and_reloads_the_weights(capsys: pytest.CaptureFixture[str]
                                                     ) -> None:
-    result = load_example().main(["--epochs", "5"])
+    result = load_example("keras_classifier").main(["--epochs", "5"])
     out = capsys.readouterr().out
     assert result.accuracy >= 0.95
     assert result.fresh_accuracy < 0.7  # an untrained copy does not know the task ...

@@ -3,23 +3,13 @@ and averaged, learn to tell good from bad."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "text_classifier.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("text_classifier", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.examples_support import load_example
 
 
 def test_sentences_are_labelled_by_their_good_and_bad_words() -> None:
-    example = load_example()
+    example = load_example("text_classifier")
     for text, label in example.make_sentences(200, seed=5):
         words = text.split()
         good = sum(w in example.GOOD for w in words)
@@ -28,7 +18,7 @@ def test_sentences_are_labelled_by_their_good_and_bad_words() -> None:
 
 
 def test_it_learns_the_task(capsys: pytest.CaptureFixture[str]) -> None:
-    accuracy = load_example().main(["--epochs", "2"])
+    accuracy = load_example("text_classifier").main(["--epochs", "2"])
     out = capsys.readouterr().out
     assert accuracy >= 0.95
     assert "epoch 1: mean loss" in out and "held-out accuracy:" in out

@@ -9,7 +9,6 @@ updates from two workers land, which differs from run to run.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -19,6 +18,7 @@ import sys
 from pathlib import Path
 
 import tensorweave as tf
+from tests.examples_support import load_example
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "examples" / "train_ps.py"
@@ -66,13 +66,6 @@ def assert_servers_gone(output: str) -> None:
             raise AssertionError(f"server process {pid} is still running")
         with socket.socket() as s:
             s.bind(("localhost", int(port)))  # OSError if a server still listens there
-
-
-def load_example() -> object:
-    spec = importlib.util.spec_from_file_location("train_ps_example", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_cluster_training_converges_resumes_and_stops_its_servers(tmp_path) -> None:
@@ -131,7 +124,7 @@ def test_an_error_stops_the_servers(tmp_path) -> None:
 
 
 def test_worker_graph_puts_state_on_the_ps_and_compute_on_its_worker() -> None:
-    example = load_example()
+    example = load_example("train_ps")
     cluster = tf.train.ClusterSpec({"ps": ["localhost:1"],
                                     "worker": ["localhost:2", "localhost:3"]})
     graph, _ = example.build_graph(1, example.parse_args([]), cluster)
