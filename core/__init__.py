@@ -28,6 +28,7 @@ from tensorweave import (  # noqa: E402
     nn,
     python_io,
     queue,
+    ragged,
     random,
     raw_ops,
     saved_model,
@@ -49,6 +50,7 @@ from tensorweave.api.init_ops import *  # noqa: F403
 from tensorweave.api.logging_ops import *  # noqa: F403
 from tensorweave.api.math_ops import *  # noqa: F403
 from tensorweave.api.parsing_ops import *  # noqa: F403
+from tensorweave.api.ragged_ops import *  # noqa: F403
 from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.script_ops import *  # noqa: F403

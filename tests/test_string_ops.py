@@ -429,17 +429,13 @@ def test_split_composes_with_sparse_to_dense_and_fed_inputs() -> None:
     assert empty.dense_shape.tolist() == [0, 0]
 
 
-def test_split_refuses_non_vectors_ragged_results_and_non_strings() -> None:
+def test_split_refuses_non_vectors_and_non_strings() -> None:
     with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 2"):
         tw.string_split([["a b"], ["c"]])
     with pytest.raises(ValueError, match="Shape must be rank 1 but is rank 0"):
         tw.strings.split("a b")
     with pytest.raises(ValueError, match="Shape must be rank 0 but is rank 1"):
         tw.strings.split(["a b"], sep=[",", ";"])
-    with pytest.raises(ValueError, match="ragged tensors"):
-        tw.strings.split(["a b"], result_type="RaggedTensor")
-    with pytest.raises(ValueError, match="ragged tensors"):
-        tw.string_split(["a b"], result_type="RaggedTensor")
     with pytest.raises(ValueError, match="result_type must be 'RaggedTensor' or 'SparseTensor'"):
         tw.string_split(["a b"], result_type="Tensor")
     with pytest.raises(TypeError):

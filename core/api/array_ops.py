@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.api import control_flow_ops, math_ops
+from tensorweave.api import control_flow_ops, dispatch, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like, to_numpy
@@ -263,6 +263,7 @@ def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 # -- joining and splitting -------------------------------------------------------------------
 
+@dispatch.dispatchable
 def concat(values: Any, axis: Any, name: str = "concat") -> Tensor:
     if not isinstance(values, (list, tuple)):
         values = [values]
@@ -403,6 +404,7 @@ reverse_v2 = reverse
 
 # -- gathering and scattering ----------------------------------------------------------------
 
+@dispatch.dispatchable
 def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | None = None,
            axis: Any = None, batch_dims: int = 0) -> Tensor:
     """Gather slices of `params` along `axis` (default `batch_dims`); `validate_indices` is

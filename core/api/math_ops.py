@@ -9,7 +9,9 @@ operand's dtype when that one is a tensor), so mixing two tensors of different d
 Functions TF writes as composites (``truediv`` of integers, ``div``, ``logical_xor``,
 ``saturate_cast``, ``count_nonzero``, ``reduce_logsumexp``, ``tensordot``, ...) build the same
 ops under a name scope named after themselves. Reductions take ``axis=None`` as "all axes" and
-accept TF1's ``keep_dims`` and ``reduction_indices`` aliases.
+accept TF1's ``keep_dims`` and ``reduction_indices`` aliases. The elementwise functions,
+``truediv``, ``cast`` and the reductions are `dispatch.dispatchable` (ragged tensors register
+there from `tensorweave.api.ragged_ops`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.api import dispatch
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import colocate_with, name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
@@ -71,7 +74,7 @@ def _binary(op: str, py_name: str, default_name: str | None = None) -> Callable[
 
     fn.__name__ = fn.__qualname__ = py_name
     fn.__doc__ = f"Elementwise `{op}` of `x` and `y`, with broadcasting."
-    return fn
+    return dispatch.dispatchable(fn)
 
 
 def _unary(op: str, py_name: str) -> Callable[..., Tensor]:
@@ -80,7 +83,7 @@ def _unary(op: str, py_name: str) -> Callable[..., Tensor]:
 
     fn.__name__ = fn.__qualname__ = py_name
     fn.__doc__ = f"Elementwise `{op}` of `x`."
-    return fn
+    return dispatch.dispatchable(fn)
 
 
 # -- arithmetic -----------------------------------------------------------------------------
@@ -114,6 +117,7 @@ def _same_dtype(x: Tensor, y: Tensor) -> None:
         raise TypeError(f"x and y must have the same dtype, got {x.dtype!r} != {y.dtype!r}.")
 
 
+@dispatch.dispatchable
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Python 3 division: integers are cast to floating point first."""
     with name_scope(name, "truediv", [x, y]) as scope:
@@ -236,6 +240,7 @@ def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
 # -- casts ----------------------------------------------------------------------------------
 
 
+@dispatch.dispatchable
 def cast(x: Any, dtype: Any, name: str | None = None) -> Tensor:
     """`x` as `dtype`; a tensor that already has it is returned as is."""
     target = dtypes.as_dtype(dtype)
@@ -321,7 +326,7 @@ def _reduction(op: str, py_name: str) -> Callable[..., Tensor]:
     fn.__name__ = fn.__qualname__ = py_name
     fn.__doc__ = (f"`{op}` of `input_tensor` over `axis` (all axes if None); reduced axes are "
                   "dropped unless `keepdims`.")
-    return fn
+    return dispatch.dispatchable(fn)
 
 
 reduce_sum = _reduction("Sum", "reduce_sum")

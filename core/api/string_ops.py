@@ -11,8 +11,10 @@ and ``regex_full_match`` build TF's ``StaticRegex*`` ops when the pattern (and r
 Python strings, as TF does. Regexes run on Python's `re`, not RE2: see
 ``tensorweave.plugins.kernels.string_ops`` for the differences. ``string_split`` and
 ``strings_split`` (``tw.strings.split``) return a `SparseTensor` of the tokens of a vector of
-strings; a source of another rank raises `ValueError` at construction (TF builds ragged tensors
-for those, and tensorweave has none), as does ``result_type="RaggedTensor"``.
+strings (a source of another rank raises `ValueError` at construction), or with
+``result_type="RaggedTensor"`` a `RaggedTensor` with one row per string; ``strings_split`` then
+takes any rank, as TF 1.15: a scalar gives its tokens as a vector, and a source of rank ``r > 1``
+a tensor of ragged rank ``r``.
 ``string_format`` (``tw.strings.format``) checks its placeholder count at construction
 (`ValueError`).
 """
@@ -25,11 +27,13 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
+from tensorweave.api import array_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.framework.ragged_tensor import RaggedTensor
 from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = [
@@ -157,11 +161,14 @@ def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 
 def _check_result_type(result_type: str) -> None:
-    if result_type == "RaggedTensor":
-        raise ValueError("result_type='RaggedTensor' is not supported: tensorweave does not "
-                         "implement ragged tensors; use result_type='SparseTensor'.")
-    if result_type != "SparseTensor":
+    if result_type not in ("RaggedTensor", "SparseTensor"):
         raise ValueError("result_type must be 'RaggedTensor' or 'SparseTensor'.")
+
+
+def _ragged_rows(tokens: SparseTensor) -> RaggedTensor:
+    """The tokens of a split, one row per string."""
+    return RaggedTensor.from_value_rowids(tokens.values, tokens.indices[:, 0],
+                                          tokens.dense_shape[0], validate=False)
 
 
 def _split(op_type: str, source: Any, sep: Any, attrs: dict[str, Any],
@@ -174,26 +181,43 @@ def _split(op_type: str, source: Any, sep: Any, attrs: dict[str, Any],
 
 
 def string_split(source: Any, sep: Any = None, skip_empty: bool = True, delimiter: Any = None,
-                 result_type: str = "SparseTensor", name: str | None = None) -> SparseTensor:
+                 result_type: str = "SparseTensor",
+                 name: str | None = None) -> SparseTensor | RaggedTensor:
     """The tokens of each string of the vector `source`, split at any byte of `sep` (default
     ``" "``; empty: into single bytes), as a `SparseTensor` of dense shape ``[len(source),
-    most tokens]``; empty tokens are dropped when `skip_empty`."""
+    most tokens]`` or a `RaggedTensor` of one row per string; empty tokens are dropped when
+    `skip_empty`."""
     _check_result_type(result_type)
     sep = deprecated_argument_lookup("sep", sep, "delimiter", delimiter)
-    return _split("StringSplit", source, " " if sep is None else sep,
-                  {"skip_empty": bool(skip_empty)}, name)
+    tokens = _split("StringSplit", source, " " if sep is None else sep,
+                    {"skip_empty": bool(skip_empty)}, name)
+    return tokens if result_type == "SparseTensor" else _ragged_rows(tokens)
 
 
 def strings_split(input: Any = None, sep: Any = None, maxsplit: int = -1,  # noqa: A002
                   result_type: str = "SparseTensor", source: Any = None,
-                  name: str | None = None) -> SparseTensor:
+                  name: str | None = None) -> SparseTensor | RaggedTensor | Tensor:
     """``tf.compat.v1.strings.split``: the tokens of each string of the vector `input` as
     Python's ``bytes.split(sep, maxsplit)`` gives them (``sep=None``: runs of whitespace), as a
-    `SparseTensor` of dense shape ``[len(input), most tokens]``."""
+    `SparseTensor` of dense shape ``[len(input), most tokens]``, or as a `RaggedTensor` (any
+    rank of `input`; a scalar gives a vector of its tokens)."""
     _check_result_type(result_type)
     input = deprecated_argument_lookup("input", input, "source", source)  # noqa: A001
-    return _split("StringSplitV2", input, "" if sep is None else sep,
-                  {"maxsplit": int(maxsplit)}, name)
+    sep = "" if sep is None else sep
+    attrs = {"maxsplit": int(maxsplit)}
+    if result_type == "SparseTensor":
+        return _split("StringSplitV2", input, sep, attrs, name)
+    with name_scope(name, "StringSplit", [input]):
+        input = convert_to_tensor(input, dtypes.string, name="input")  # noqa: A001
+        rank = input.shape.ndims
+        if rank == 0:
+            return _ragged_rows(_split("StringSplitV2", array_ops.reshape(input, [1]), sep,
+                                       attrs, None)).values
+        if rank is None or rank == 1:
+            return _ragged_rows(_split("StringSplitV2", input, sep, attrs, None))
+        rows = RaggedTensor.from_tensor(input, ragged_rank=rank - 1)
+        tokens = _ragged_rows(_split("StringSplitV2", rows.flat_values, sep, attrs, None))
+        return rows.with_flat_values(tokens)
 
 
 def string_format(template: str, inputs: Any, placeholder: str = "{}", summarize: int = 3,

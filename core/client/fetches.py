@@ -2,7 +2,8 @@
 
 Contract: `FetchMapper(graph, fetches)` accepts a `Tensor`, an `Operation`, a name (``"x:0"``,
 ``"op"``), anything with ``_as_graph_element`` (variables), a `SparseTensor` (fetched as its
-three component tensors, rebuilt as a `SparseTensorValue`), an `IndexedSlices` (its values,
+three component tensors, rebuilt as a `SparseTensorValue`), a `RaggedTensor` (its flat values
+and row splits, rebuilt as a nested `RaggedTensorValue`), an `IndexedSlices` (its values,
 indices and dense shape, rebuilt as an `IndexedSlicesValue`; ``dense_shape`` None if it has
 none), and lists, tuples, namedtuples and dicts of these, nested. `tensor_names` lists each
 fetched tensor once; `target_names` the ops run for effect. `build(values)` returns the same
@@ -17,6 +18,7 @@ from typing import Any
 
 from tensorweave.framework.graph import Graph, Operation, Tensor
 from tensorweave.framework.indexed_slices import IndexedSlices, IndexedSlicesValue
+from tensorweave.framework.ragged_tensor import RaggedTensor, RaggedTensorValue
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 
 
@@ -35,6 +37,10 @@ class FetchMapper:
         if isinstance(fetch, SparseTensor):
             parts = [self._map(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
             return lambda values: SparseTensorValue(*(b(values) for b in parts))
+        if isinstance(fetch, RaggedTensor):
+            flat = self._map(fetch.flat_values)
+            splits = [self._map(t) for t in fetch.nested_row_splits]
+            return lambda values: _ragged_value(flat(values), [b(values) for b in splits])
         if isinstance(fetch, IndexedSlices):
             parts = [self._map(t) for t in (fetch.values, fetch.indices)]
             shape = None if fetch.dense_shape is None else self._map(fetch.dense_shape)
@@ -72,3 +78,10 @@ class FetchMapper:
 
     def build(self, values: list[Any]) -> Any:
         return self._build(values)
+
+
+def _ragged_value(flat_values: Any, nested_row_splits: list[Any]) -> RaggedTensorValue:
+    value = flat_values
+    for splits in reversed(nested_row_splits):
+        value = RaggedTensorValue(value, splits)
+    return value

@@ -5,7 +5,8 @@ directly with no serialization; ``Session("grpc://host:port")`` reaches a remote
 the transport registered for the scheme. `run` accepts any fetch structure (see `FetchMapper`),
 feeds for any feedable tensor (values converted to the tensor's dtype, shapes checked against its
 static shape, `ValueError` otherwise; a `SparseTensor` key takes a `SparseTensorValue` or an
-``(indices, values, dense_shape)`` triple, fed as its three component tensors), and fills
+``(indices, values, dense_shape)`` triple, fed as its three component tensors; a
+`RaggedTensor` key a `RaggedTensorValue`, fed as its flat values and row splits), and fills
 `RunMetadata` when asked. New graph ops are sent to the master before each run (TF's
 ExtendSession). Errors are the typed `OpError`s; the session stays usable after one.
 
@@ -37,6 +38,7 @@ from tensorweave.client.config import (
 from tensorweave.client.fetches import FetchMapper
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.ragged_tensor import RaggedTensor, ragged_feed_items
 from tensorweave.framework.sparse_tensor import SparseTensor, sparse_feed_items
 from tensorweave.framework.string_array import to_string_array
 from tensorweave.plugin_manager import get_registries
@@ -154,6 +156,9 @@ class Session:
         for key, value in (feed_dict or {}).items():
             if isinstance(key, SparseTensor):
                 feeds.update(self._feeds(dict(sparse_feed_items(key, value))))
+                continue
+            if isinstance(key, RaggedTensor):
+                feeds.update(self._feeds(dict(ragged_feed_items(key, value))))
                 continue
             target = self._feed_target(key)
             if target is not None:
@@ -282,6 +287,8 @@ class Session:
         """The feeds of one value for `key`, checked as `run` checks them."""
         if isinstance(key, SparseTensor):
             return lambda value: self._feeds(dict(sparse_feed_items(key, value)))
+        if isinstance(key, RaggedTensor):
+            return lambda value: self._feeds(dict(ragged_feed_items(key, value)))
         target = _FeedTarget(self, self._feed_tensor(key))
         return lambda value: {target.name: target.convert(value)}
 

@@ -1,0 +1,36 @@
+"""``tw.ragged``: the ragged-tensor API under ``tf.compat.v1.ragged``'s names (``constant``,
+``placeholder``, ``range``, ``map_flat_values``, ``row_splits_to_segment_ids``,
+``segment_ids_to_row_splits``, ``RaggedTensorValue``), plus ragged-aware ``reduce_*``,
+``concat`` and ``gather`` (the public ``tw.reduce_sum``, ``tw.concat``, ``tw.gather`` dispatch to
+them too); the ops live in `tensorweave.api.ragged_ops`, the row-partition conversions in
+`tensorweave.framework.ragged_tensor`.
+"""
+
+from tensorweave.api.ragged_ops import (
+    RaggedTensor,
+    RaggedTensorValue,
+    concat,
+    constant,
+    gather,
+    map_flat_values,
+    placeholder,
+    reduce_all,
+    reduce_any,
+    reduce_max,
+    reduce_mean,
+    reduce_min,
+    reduce_prod,
+    reduce_sum,
+)
+from tensorweave.api.ragged_ops import ragged_range as range  # noqa: A004 - TF's name
+from tensorweave.framework.ragged_tensor import (
+    row_splits_to_segment_ids,
+    segment_ids_to_row_splits,
+)
+
+__all__ = [
+    "RaggedTensor", "RaggedTensorValue", "concat", "constant", "gather", "map_flat_values",
+    "placeholder", "range", "reduce_all", "reduce_any", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_sum", "row_splits_to_segment_ids",
+    "segment_ids_to_row_splits",
+]
