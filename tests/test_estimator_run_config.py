@@ -65,5 +65,5 @@ def test_tf_config_local_settings_and_refused_clusters(monkeypatch: pytest.Monke
         RunConfig()
     monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["localhost:1"]},
                                                 "task": {"type": "worker", "index": 0}}))
-    with pytest.raises(ValueError, match="distributed estimators are not implemented"):
+    with pytest.raises(ValueError, match="it must have one \"chief\" node"):
         RunConfig()

@@ -1,9 +1,9 @@
 """``tw.estimator``: ``tf.compat.v1.estimator``'s core API: `Estimator` with a `model_fn`
-returning an `EstimatorSpec`, `RunConfig`, `TrainSpec`/`EvalSpec`/`train_and_evaluate` (local
-mode), `WarmStartSettings`, ``inputs.numpy_input_fn`` and the canned estimators (linear, DNN,
-DNN-linear combined and baseline classifiers and regressors), and SavedModel export
-(``Estimator.export_saved_model`` with the receivers and outputs of ``export``). Distribution
-strategies and ``TF_CONFIG`` clusters are not implemented."""
+returning an `EstimatorSpec`, `RunConfig`, `TrainSpec`/`EvalSpec`/`train_and_evaluate` (locally,
+or on a ps/chief/worker/evaluator cluster described by ``TF_CONFIG``), `WarmStartSettings`,
+``inputs.numpy_input_fn`` and the canned estimators (linear, DNN, DNN-linear combined and
+baseline classifiers and regressors), and SavedModel export (``Estimator.export_saved_model``
+with the receivers and outputs of ``export``). Distribution strategies are not implemented."""
 
 from tensorweave.estimator import export, inputs
 from tensorweave.estimator.canned import (

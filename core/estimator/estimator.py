@@ -32,8 +32,14 @@ is required) and runs the resulting `EstimatorSpec`.
 
 `warm_start_from` (a checkpoint path or directory, or `WarmStartSettings`) initializes matching
 variables from that checkpoint whenever a model is initialized rather than restored from
-`model_dir`. Not implemented: exporting TRAIN/EVAL graphs (``experimental_mode``),
-distribution strategies, ps/worker clusters.
+`model_dir`.
+
+In a ps/worker cluster (``TF_CONFIG``, see `RunConfig`) the default device function is
+`replica_device_setter`: variables on the ps tasks, everything else on this task. `train`
+opens its session on ``config.master`` as ``config.is_chief``: the chief initializes or
+restores the model and alone writes checkpoints and summaries; other workers wait for it.
+Not implemented: exporting TRAIN/EVAL graphs (``experimental_mode``), distribution strategies,
+and TF's move of the summaries from a legacy ``master`` task to worker 0.
 """
 
 from __future__ import annotations
@@ -77,6 +83,7 @@ from tensorweave.train.checkpoint_management import (
     list_variables,
     load_variable,
 )
+from tensorweave.train.device_setter import STANDARD_PS_OPS, replica_device_setter
 from tensorweave.train.monitored_session import (
     ChiefSessionCreator,
     MonitoredSession,
@@ -104,7 +111,7 @@ class Estimator:
         self._config = _config_with_model_dir(config, model_dir)
         self._model_dir: str = self._config.model_dir
         self._session_config = self._config.session_config
-        self._device_fn = self._config.device_fn
+        self._device_fn = self._config.device_fn or _replica_device_setter(self._config)
         if model_fn is None:
             raise ValueError("model_fn must be provided to Estimator.")
         _verify_model_fn_args(model_fn, params)
@@ -503,6 +510,17 @@ def _config_with_model_dir(config: RunConfig | None, model_dir: Any) -> RunConfi
         _log.warning("Using temporary folder as model directory: %s", model_dir)
         return config.replace(model_dir=model_dir)
     return config
+
+
+def _replica_device_setter(config: RunConfig) -> Callable[[Any], str] | None:
+    """With ps tasks, variables go to the ps and the rest to this task, as TF's estimator."""
+    if config.num_ps_replicas == 0:
+        return None
+    worker_device = (f"/job:{config.task_type}/task:{config.task_id}" if config.task_type
+                     else "/job:worker")
+    return replica_device_setter(ps_tasks=config.num_ps_replicas, worker_device=worker_device,
+                                 merge_devices=True, ps_ops=list(STANDARD_PS_OPS),
+                                 cluster=config.cluster_spec)
 
 
 def _verify_model_fn_args(model_fn: Callable[..., Any], params: Any) -> None:
