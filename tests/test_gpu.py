@@ -247,6 +247,10 @@ CASES = [
     ("unsorted_segment_sum", lambda x: tf.unsorted_segment_sum(x, [0, 2, 0], 3), [F]),
     ("segment_max", lambda x: tf.segment_max(x, [0, 0, 1]), [F]),
     ("scatter_nd", lambda u: tf.scatter_nd([[1], [3], [1]], u, [5, 4]), [F]),
+    ("tensor_scatter_update", lambda x, u: tf.tensor_scatter_update(x, [[2], [0]], u),
+     [F, G[:2].copy()]),
+    ("tensor_scatter_add", lambda x, u: tf.tensor_scatter_add(x, [[2], [2]], u),
+     [F, G[:2].copy()]),
     ("sparse_dense_matmul", lambda b: tf.sparse_tensor_dense_matmul(
         tf.SparseTensor([[0, 1], [2, 3], [2, 0]], [1.5, -2.0, 0.5], [3, 4]), b), [G.T.copy()]),
     ("sparse_reduce_sum", lambda v: tf.sparse_reduce_sum(

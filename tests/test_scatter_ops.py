@@ -223,3 +223,49 @@ def test_a_fetched_value_keeps_its_contents_when_the_variable_is_updated_in_plac
     np.testing.assert_array_equal(before, np.zeros((5, 2)))
     np.testing.assert_array_equal(after[[1, 3]], np.full((2, 2), 3.0))
     np.testing.assert_array_equal(after[[0, 2, 4]], np.zeros((3, 2)))
+
+
+def test_tensor_scatter_ops_return_updated_copies() -> None:
+    t = tw.placeholder(tw.float32, [4, 3])
+    u = tw.placeholder(tw.float32, [2, 3])
+    t_value = np.arange(12, dtype=np.float32).reshape(4, 3)
+    u_value = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 4.0]], np.float32)
+    update = tw.tensor_scatter_update(t, [[1], [3]], u)
+    add = tw.tensor_scatter_nd_add(t, [[1], [1]], u)  # repeated indices accumulate
+    sub = tw.tensor_scatter_sub(t, [[0], [2]], u)
+    elements = tw.tensor_scatter_update(t, [[0, 0], [3, 2]], tw.constant([7.0, 9.0]))
+    assert update.shape.as_list() == [4, 3] and update.dtype == tw.float32
+    with tw.Session() as sess:
+        got = sess.run([update, add, sub, elements], {t: t_value, u: u_value})
+    want_update, want_add, want_sub = t_value.copy(), t_value.copy(), t_value.copy()
+    want_update[[1, 3]] = u_value
+    want_add[1] += u_value[0] + u_value[1]
+    want_sub[[0, 2]] -= u_value
+    want_elements = t_value.copy()
+    want_elements[0, 0], want_elements[3, 2] = 7.0, 9.0
+    for g, w in zip(got, [want_update, want_add, want_sub, want_elements]):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("name", ["tensor_scatter_update", "tensor_scatter_add",
+                                  "tensor_scatter_sub"])
+def test_tensor_scatter_gradients_match_numeric_ones(name: str) -> None:
+    t_value = np.linspace(-1, 1, 12).reshape(4, 3)
+    u_value = np.linspace(2, 3, 6).reshape(2, 3)
+    t = tw.placeholder(tw.float64, [4, 3])
+    u = tw.placeholder(tw.float64, [2, 3])
+    y = getattr(tw, name)(t, [[2], [0]], u) ** 2
+    assert tw.test.compute_gradient_error(t, [4, 3], y, [4, 3], x_init_value=t_value,
+                                          extra_feed_dict={u: u_value}) < 1e-6
+    assert tw.test.compute_gradient_error(u, [2, 3], y, [4, 3], x_init_value=u_value,
+                                          extra_feed_dict={t: t_value}) < 1e-6
+
+
+def test_tensor_scatter_errors() -> None:
+    t = tw.zeros([3, 2])
+    with pytest.raises(ValueError, match="must be indices.shape"):
+        tw.tensor_scatter_update(t, [[0]], tw.zeros([1, 3]))
+    bad = tw.tensor_scatter_update(t, [[3]], tw.zeros([1, 2]))
+    with tw.Session() as sess, pytest.raises(errors.InvalidArgumentError,
+                                             match=r"indices\[0\] = \[3\] does not index"):
+        sess.run(bad)

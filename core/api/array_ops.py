@@ -33,8 +33,10 @@ __all__ = [
     "invert_permutation", "lin_space", "linspace", "meshgrid", "newaxis", "one_hot", "ones",
     "ones_like", "pad", "range", "rank", "reshape", "reverse", "reverse_v2", "scatter_nd",
     "sequence_mask", "shape", "size", "slice", "split", "squeeze", "stack", "strided_slice",
-    "tile", "transpose", "unique", "unsorted_segment_max", "unsorted_segment_sum", "unstack",
-    "where", "where_v2", "zeros", "zeros_like",
+    "tensor_scatter_add", "tensor_scatter_nd_add", "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_update", "tensor_scatter_sub", "tensor_scatter_update", "tile",
+    "transpose", "unique", "unsorted_segment_max", "unsorted_segment_sum", "unstack", "where",
+    "where_v2", "zeros", "zeros_like",
 ]
 
 newaxis = None
@@ -417,6 +419,27 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | 
 
 def gather_nd(params: Any, indices: Any, name: str | None = None) -> Tensor:
     return apply("GatherNd", [params, indices], name=name or "GatherNd")
+
+
+def tensor_scatter_update(tensor: Any, indices: Any, updates: Any,
+                          name: str | None = None) -> Tensor:
+    """A copy of `tensor` with the slices at `indices` (``[..., k]``) replaced by `updates`."""
+    return apply("TensorScatterUpdate", [tensor, indices, updates], name=name)
+
+
+def tensor_scatter_add(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+    """A copy of `tensor` with `updates` added at `indices` (repeated indices accumulate)."""
+    return apply("TensorScatterAdd", [tensor, indices, updates], name=name)
+
+
+def tensor_scatter_sub(tensor: Any, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+    """A copy of `tensor` with `updates` subtracted at `indices`."""
+    return apply("TensorScatterSub", [tensor, indices, updates], name=name)
+
+
+tensor_scatter_nd_update = tensor_scatter_update
+tensor_scatter_nd_add = tensor_scatter_add
+tensor_scatter_nd_sub = tensor_scatter_sub
 
 
 def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) -> Tensor:

@@ -4,8 +4,8 @@ Contract: TF1's TensorArray is a resource with a flow tensor; here (as TF2's Ten
 functions) the array *is* its flow: one tensor of shape ``[size, *element_shape]`` holding every
 element. `write`, `scatter` and `unstack` return a new `TensorArray` (use the returned one, as in
 TF); `while_loop` and `cond` carry a TensorArray as its flow (`flow`, `_with_flow`). Every
-operation is built from differentiable ops (``SelectV2``, ``GatherV2``, ``ScatterNd``,
-``BroadcastTo``, ``ConcatV2``), so gradients flow through writes and reads.
+operation is built from differentiable ops (``TensorScatterUpdate``, ``SelectV2``, ``GatherV2``,
+``ScatterNd``, ``BroadcastTo``, ``ConcatV2``), so gradients flow through writes and reads.
 
 Until the element shape is known (no `element_shape`, nothing written yet) the flow is a scalar
 zero of unknown static shape, which the first write broadcasts to the full buffer; `infer_shape`
@@ -160,10 +160,9 @@ class TensorArray:
                 f"to write dtype {value.dtype.name}")
         return value
 
-    def _updated(self, positions: Tensor, rows: Tensor, row_shape: TensorShape,
-                 new_size: Tensor) -> TensorArray:
-        """This array with the rows at `positions` (a bool vector over ``new_size`` entries)
-        taken from `rows` (broadcastable to ``[new_size, *row]``)."""
+    def _buffer(self, rows: Tensor, row_shape: TensorShape, new_size: Tensor) -> Tensor:
+        """The buffer as ``[new_size, *row]`` for rows like `rows`: an array never written
+        broadcast, a growing one padded with zero rows."""
         self._meta.merge_element_shape(row_shape)
         row = array_ops.shape(rows)[1:]
         length = self._length()
@@ -174,14 +173,24 @@ class TensorArray:
             pad = array_ops.zeros(array_ops.concat([[new_size - length], row], 0),
                                   dtype=self._meta.dtype)
             old = array_ops.concat([old, pad], 0)
+        return old
+
+    def _with_buffer(self, flow: Tensor) -> TensorArray:
+        flow.set_shape(self._meta.buffer_shape())
+        return TensorArray(self._meta.dtype, flow=flow, _meta=self._meta)
+
+    def _updated(self, positions: Tensor, rows: Tensor, row_shape: TensorShape,
+                 new_size: Tensor) -> TensorArray:
+        """This array with the rows at `positions` (a bool vector over ``new_size`` entries)
+        taken from `rows` (broadcastable to ``[new_size, *row]``)."""
+        old = self._buffer(rows, row_shape, new_size)
         if row_shape.ndims is not None:
             mask_shape: Any = [-1] + [1] * row_shape.ndims
         else:
-            mask_shape = array_ops.concat([[-1], array_ops.ones_like(row)], 0)
+            mask_shape = array_ops.concat([[-1], array_ops.ones_like(array_ops.shape(rows)[1:])],
+                                          0)
         mask = array_ops.reshape(positions, mask_shape)
-        flow = array_ops.where_v2(mask, rows, old)
-        flow.set_shape(self._meta.buffer_shape())
-        return TensorArray(self._meta.dtype, flow=flow, _meta=self._meta)
+        return self._with_buffer(array_ops.where_v2(mask, rows, old))
 
     def _new_size(self, largest: Tensor) -> Tensor:
         if not self._meta.dynamic_size:
@@ -193,12 +202,12 @@ class TensorArray:
         with name_scope(name, "TensorArrayWrite", [self._flow, index, value]):
             index = convert_to_tensor(index, dtype=dtypes.int32, name="index")
             value = self._value(value)
-            new_size = self._new_size(index)
-            # a gather from the positions raises InvalidArgumentError for an index out of range
-            positions = array_ops.range(new_size)
-            index = array_ops.gather(positions, index, name="check_index")
-            return self._updated(math_ops.equal(positions, index),
-                                 array_ops.expand_dims(value, 0), value.shape, new_size)
+            row = array_ops.expand_dims(value, 0)
+            old = self._buffer(row, value.shape, self._new_size(index))
+            # one copy of the buffer with the row replaced; an index out of range is the
+            # kernel's InvalidArgumentError
+            return self._with_buffer(array_ops.tensor_scatter_update(
+                old, array_ops.reshape(index, [1, 1]), row))
 
     def scatter(self, indices: Any, value: Any, name: str | None = None) -> TensorArray:
         """A new array with element ``indices[i]`` set to ``value[i]`` for each i."""

@@ -45,6 +45,8 @@ GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
     "SparseReduceSum": _ATOMIC_ADD,  # add.at
     "SparseTensorDenseAdd": _ATOMIC_ADD,  # add.at
     "SparseAdd": _ATOMIC_ADD,  # add.at
+    "TensorScatterAdd": _ATOMIC_ADD,  # add.at
+    "TensorScatterSub": _ATOMIC_ADD,  # add.at
 }
 
 # every dtype with a fixed-size representation: `dtypes.string` is deliberately absent

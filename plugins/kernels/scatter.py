@@ -1,8 +1,9 @@
 """Kernels of the variable scatter updates (``ScatterUpdate``, ``ScatterAdd``, ...,
-``ScatterNdUpdate``, ``ScatterNdAdd``, ``ScatterNdSub``).
+``ScatterNdUpdate``, ``ScatterNdAdd``, ``ScatterNdSub``) and of ``TensorScatterUpdate``/``Add``/
+``Sub``, which return an updated copy of their tensor input.
 
-Contract: each kernel updates the variable under its lock, in place when no reader holds its
-value and in a fresh array otherwise (`VariableRef.updatable`: a value already read keeps its
+Contract: each variable kernel updates the variable under its lock, in place when no reader holds
+its value and in a fresh array otherwise (`VariableRef.updatable`: a value already read keeps its
 contents), stores it and returns the new value.
 Repeated indices accumulate for the combining ops (last write wins for the ``*Update`` ops, as
 TF leaves their order unspecified). Indices outside the variable raise `InvalidArgumentError`
@@ -122,18 +123,33 @@ def _nd_rows(ctx: KernelContext, params: Any, indices: Any, updates: Any) -> tup
     return tuple(rows.T), xp.reshape(updates, (rows.shape[0],) + params.shape[k:])
 
 
+def _combine_nd(ctx: KernelContext, combine: Combine, out: Any, idx: Any, rows: Any) -> None:
+    if idx:
+        combine(ctx, out, idx, rows)
+    elif rows.shape[0]:  # indices.shape[-1] == 0: every update addresses the whole array
+        combine(ctx, out[None], ctx.xp.zeros(rows.shape[0], dtype=int), rows)
+
+
 def _scatter_nd(combine: Combine) -> Callable[..., Any]:
     def kernel(ctx: KernelContext, ref: VariableRef, indices: Any, updates: Any) -> Any:
         with ref.lock:
             idx, rows = _nd_rows(ctx, ref.read(), indices, updates)
             out = ref.updatable()
-            if idx:
-                combine(ctx, out, idx, rows)
-            elif rows.shape[0]:  # indices.shape[-1] == 0: every update addresses the whole ref
-                combine(ctx, out[None], ctx.xp.zeros(rows.shape[0], dtype=int), rows)
+            _combine_nd(ctx, combine, out, idx, rows)
             return ref.store(out)
 
     kernel.__name__ = f"scatter_nd{combine.__name__}"
+    return kernel
+
+
+def _tensor_scatter(combine: Combine) -> Callable[..., Any]:
+    def kernel(ctx: KernelContext, tensor: Any, indices: Any, updates: Any) -> Any:
+        idx, rows = _nd_rows(ctx, tensor, indices, updates)
+        out = tensor.copy()
+        _combine_nd(ctx, combine, out, idx, rows)
+        return out
+
+    kernel.__name__ = f"tensor_scatter{combine.__name__}"
     return kernel
 
 
@@ -143,6 +159,8 @@ KERNELS = {
     "ScatterMax": _scatter(_max), "ScatterMin": _scatter(_min),
     "ScatterNdUpdate": _scatter_nd(_update), "ScatterNdAdd": _scatter_nd(_add),
     "ScatterNdSub": _scatter_nd(_sub),
+    "TensorScatterUpdate": _tensor_scatter(_update), "TensorScatterAdd": _tensor_scatter(_add),
+    "TensorScatterSub": _tensor_scatter(_sub),
 }
 
 

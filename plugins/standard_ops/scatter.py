@@ -1,5 +1,7 @@
 """OpDefs of the variable scatter updates: ``ScatterUpdate``, ``ScatterAdd``, ... and
-``ScatterNdUpdate``, ``ScatterNdAdd``, ``ScatterNdSub``, as TF's ``state_ops.cc``.
+``ScatterNdUpdate``, ``ScatterNdAdd``, ``ScatterNdSub``, as TF's ``state_ops.cc``; and of their
+value counterparts ``TensorScatterUpdate``, ``TensorScatterAdd``, ``TensorScatterSub``, which
+return an updated copy of a tensor (``array_ops.cc``).
 
 Contract: input 0 is a variable ref (the op is placed with its variable); the output is the
 variable's new value, of the ref's shape. ``Scatter*`` take ``updates`` of shape
@@ -22,6 +24,7 @@ SCATTER_OPS = ("ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterM
                "ScatterMin")
 SCATTER_ND_OPS = ("ScatterNdAdd", "ScatterNdSub")
 ALL_OPS = ("ScatterUpdate", *SCATTER_OPS, "ScatterNdUpdate", *SCATTER_ND_OPS)
+TENSOR_SCATTER_OPS = ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub")
 
 
 def _scatter(ctx: InferContext) -> list[TensorSpec]:
@@ -61,6 +64,11 @@ def register(registry: Any) -> None:
         registry.op(name, ["ref:T", "indices:Tindices", "updates:T"], infer, stateful=True,
                     ref_inputs=(0,), attrs={"T": REQUIRED, "Tindices": None, "use_locking": True},
                     type_constraints=index)
+    for name in TENSOR_SCATTER_OPS:  # the shapes of ScatterNd*, on a tensor instead of a ref
+        registry.op(name, ["tensor:T", "indices:Tindices", "updates:T"], _scatter_nd,
+                    attrs={"T": REQUIRED, "Tindices": None},
+                    type_constraints=index if name == "TensorScatterUpdate" else
+                    {"T": dtypes.NUMERIC, **index})
     for names, infer in ((SCATTER_OPS, _scatter), (SCATTER_ND_OPS, _scatter_nd)):
         for name in names:
             registry.op(name, ["ref:T", "indices:Tindices", "updates:T"], infer, stateful=True,
