@@ -16,7 +16,7 @@ by name, bools as ``true``/``false``, float fields at float32 precision.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -163,6 +163,18 @@ def read_string(wire_type: int, raw: Any, what: str) -> str:
 def read_bytes(wire_type: int, raw: Any, what: str) -> bytes:
     expect(wire_type, wire.BYTES, what)
     return bytes(raw)
+
+
+def read_map_entry(fields: Iterable[tuple[int, int, Any]], what: str) -> tuple[str, bytes]:
+    """The key and the value bytes of one ``map<string, bytes or message>`` entry, from its
+    fields (``key`` = 1, ``value`` = 2; a repeated value is merged, as protobuf merges)."""
+    key, value = "", b""
+    for number, wire_type, raw in fields:
+        if number == 1:
+            key = read_string(wire_type, raw, f"{what} key")
+        elif number == 2:
+            value += read_bytes(wire_type, raw, f"{what} value")
+    return key, value
 
 
 def read_int(wire_type: int, raw: Any, what: str) -> int:

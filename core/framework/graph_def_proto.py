@@ -68,6 +68,7 @@ from tensorweave.proto_message import (
     read_bytes,
     read_float,
     read_int,
+    read_map_entry,
     read_repeated,
     read_string,
     to_binary,
@@ -506,12 +507,7 @@ def _parse_attr_map(entries: list[bytes], resolve: Resolve, depth: int,
                     what: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for entry in entries:
-        key, value = "", b""
-        for number, wire_type, raw in _fields(entry, what):
-            if number == 1:
-                key = read_string(wire_type, raw, f"{what} key")
-            elif number == 2:
-                value += read_bytes(wire_type, raw, f"{what} value")
+        key, value = read_map_entry(_fields(entry, what), what)
         out[key] = parse_attr(value, resolve, depth + 1, f"{what}['{key}']")
     return out
 

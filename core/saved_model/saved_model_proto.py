@@ -41,7 +41,15 @@ from tensorweave.framework.graph_def_proto import (
     parse_shape,
     shape_message,
 )
-from tensorweave.proto_message import Field, Message, read_bytes, read_int, read_string, to_binary
+from tensorweave.proto_message import (
+    Field,
+    Message,
+    read_bytes,
+    read_int,
+    read_map_entry,
+    read_string,
+    to_binary,
+)
 from tensorweave.proto_message import to_text as _to_text
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.train import meta_graph as _meta_graph
@@ -86,14 +94,7 @@ SAVED_MODEL_SCHEMA: text_format.Schema = {
 
 
 def _map_entries(entries: list[bytes], what: str) -> Iterable[tuple[str, bytes]]:
-    for entry in entries:
-        key, value = "", b""
-        for number, wire_type, raw in _fields(entry, what):
-            if number == 1:
-                key = read_string(wire_type, raw, f"{what} key")
-            elif number == 2:
-                value += read_bytes(wire_type, raw, f"{what} value")
-        yield key, value
+    return (read_map_entry(_fields(entry, what), what) for entry in entries)
 
 
 def _map_message(name: str, number: int, items: dict[str, Any]) -> Message:

@@ -59,6 +59,7 @@ from tensorweave.proto_message import (
     read_bytes,
     read_float,
     read_int,
+    read_map_entry,
     read_repeated,
     read_string,
     to_binary,
@@ -302,13 +303,9 @@ class MetaGraphDef:
                 parts[number] += read_bytes(wire_type, raw, f"field {number}")
                 seen.add(number)
             elif number == 4:
-                key, value = "", b""
-                for n, wt, r in _fields(read_bytes(wire_type, raw, "collection_def"),
-                                        "collection_def"):
-                    if n == 1:
-                        key = read_string(wt, r, "collection_def key")
-                    elif n == 2:
-                        value += read_bytes(wt, r, "collection_def value")
+                key, value = read_map_entry(
+                    _fields(read_bytes(wire_type, raw, "collection_def"), "collection_def"),
+                    "collection_def")
                 collections[key] = CollectionDef.parse(value, f"collection '{key}'")
         return cls(meta_info_def=MetaInfoDef.parse(parts[1]),
                    graph_def=parse_graph_def(parts[2]),
