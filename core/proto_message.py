@@ -165,6 +165,15 @@ def read_bytes(wire_type: int, raw: Any, what: str) -> bytes:
     return bytes(raw)
 
 
+def message_fields(data: Any, message: str, what: str) -> Iterable[tuple[int, int, Any]]:
+    """`proto_wire.fields` of `data`, a malformed message raising ``ValueError("Error parsing
+    <message>: <what>: ...")``."""
+    try:
+        yield from wire.fields(bytes(data))
+    except ValueError as exc:
+        raise ValueError(f"Error parsing {message}: {what}: {exc}") from None
+
+
 def read_map_entry(fields: Iterable[tuple[int, int, Any]], what: str) -> tuple[str, bytes]:
     """The key and the value bytes of one ``map<string, bytes or message>`` entry, from its
     fields (``key`` = 1, ``value`` = 2; a repeated value is merged, as protobuf merges)."""

@@ -57,13 +57,13 @@ import attrs
 import numpy as np
 
 from tensorweave import dtypes, text_format
-from tensorweave import proto_wire as wire
 from tensorweave.framework import graph_def as _graph_def
 from tensorweave.framework.func_graph import RETVAL_OP, FunctionDef, check_function
 from tensorweave.framework.graph_def import NodeDef
 from tensorweave.proto_message import (
     Field,
     Message,
+    message_fields,
     read_bool,
     read_bytes,
     read_float,
@@ -396,10 +396,7 @@ def graph_def_message(graph_def: _graph_def.GraphDef) -> Message:
 
 
 def _fields(data: Any, what: str) -> Iterable[tuple[int, int, Any]]:
-    try:
-        yield from wire.fields(bytes(data))
-    except ValueError as exc:
-        raise _bad(f"{what}: {exc}") from None
+    return message_fields(data, "GraphDef", what)
 
 
 def parse_dtype(code: int, what: str) -> dtypes.DType:

@@ -33,7 +33,6 @@ from typing import Any, Self
 import attrs
 
 from tensorweave import dtypes, text_format
-from tensorweave import proto_wire as wire
 from tensorweave.framework.graph_def_proto import (
     DATA_TYPE_NAMES,
     DATA_TYPES,
@@ -44,6 +43,7 @@ from tensorweave.framework.graph_def_proto import (
 from tensorweave.proto_message import (
     Field,
     Message,
+    message_fields,
     read_bytes,
     read_int,
     read_map_entry,
@@ -59,10 +59,7 @@ __all__ = ["AssetFileDef", "CooSparse", "MetaGraphDef", "SavedModel", "Signature
 
 
 def _fields(data: Any, what: str) -> Iterable[tuple[int, int, Any]]:
-    try:
-        yield from wire.fields(bytes(data))
-    except ValueError as exc:
-        raise ValueError(f"Error parsing SavedModel: {what}: {exc}") from None
+    return message_fields(data, "SavedModel", what)
 
 
 _TF = "tensorflow."

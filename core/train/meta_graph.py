@@ -46,7 +46,6 @@ from typing import Any
 import attrs
 
 import tensorweave
-from tensorweave import proto_wire as wire
 from tensorweave import text_format
 from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.framework.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
@@ -55,6 +54,7 @@ from tensorweave.plugin_manager import get_registries
 from tensorweave.proto_message import (
     Field,
     Message,
+    message_fields,
     read_bool,
     read_bytes,
     read_float,
@@ -109,10 +109,7 @@ META_GRAPH_SCHEMA: text_format.Schema = {
 
 
 def _fields(data: bytes, what: str) -> Iterable[tuple[int, int, Any]]:
-    try:
-        yield from wire.fields(bytes(data))
-    except ValueError as exc:
-        raise ValueError(f"Error parsing MetaGraphDef: {what}: {exc}") from None
+    return message_fields(data, "MetaGraphDef", what)
 
 
 def _strings(*pairs: tuple[str, int, str]) -> Message:
