@@ -542,14 +542,13 @@ class _RecoverableSession(_WrappedSession):
         except Exception:  # noqa: BLE001 - TF: should_stop answers True rather than raising
             return True
 
-    def run(self, fetches: Any, feed_dict: dict[Any, Any] | None = None,
-            options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+    def _recovering(self, call: Callable[[Any], Any]) -> Any:
+        """``call(session)``, on a new session after each preemption error."""
         while True:
             try:
                 if not self._sess:
                     self._sess = self._create_session()
-                return self._sess.run(fetches, feed_dict=feed_dict, options=options,
-                                      run_metadata=run_metadata)
+                return call(self._sess)
             except PREEMPTION_ERRORS as exc:
                 _log.info("An error was raised. This may be due to a preemption in a connected "
                           "worker or parameter server. The current session will be closed and "
@@ -557,22 +556,17 @@ class _RecoverableSession(_WrappedSession):
                 self.close()
                 self._sess = None
 
+    def run(self, fetches: Any, feed_dict: dict[Any, Any] | None = None,
+            options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        return self._recovering(lambda sess: sess.run(
+            fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata))
+
     def run_step_fn(self, step_fn: Callable[[Any], Any], raw_session: Any,
                     run_with_hooks: Callable[..., Any] | None) -> Any:
-        while True:
-            try:
-                if not self._sess:
-                    self._sess = self._create_session()
-                # The raw session of the current session (TF hands on the one it was given,
-                # closed after a recovery).
-                return self._sess.run_step_fn(step_fn, self._sess_creator.tf_sess,
-                                              self._sess.run)
-            except PREEMPTION_ERRORS as exc:
-                _log.info("An error was raised. This may be due to a preemption in a connected "
-                          "worker or parameter server. The current session will be closed and "
-                          "a new session will be created. Error: %s", exc)
-                self.close()
-                self._sess = None
+        # The raw session of the current session (TF hands on the one it was given, closed
+        # after a recovery).
+        return self._recovering(lambda sess: sess.run_step_fn(
+            step_fn, self._sess_creator.tf_sess, sess.run))
 
 
 class _CoordinatedSession(_WrappedSession):
