@@ -61,10 +61,6 @@ class RNNCell(Layer):
     """The base class, a `Layer`: subclasses define `state_size`, `output_size` and
     ``call(inputs, state)``; `build(inputs_shape)` creates their variables on the first call."""
 
-    def __init__(self, trainable: bool = True, name: str | None = None,
-                 dtype: Any = None, **kwargs: Any) -> None:
-        super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
-
     @property
     def state_size(self) -> Any:
         """An int, a TensorShape or a nested structure of them, per batch element."""
