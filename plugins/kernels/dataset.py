@@ -50,6 +50,7 @@ import numpy as np
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.control_flow import call_function
+from tensorweave.plugins.kernels.resources import get_or_create
 from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.tf_record import read_lines, read_records
@@ -529,12 +530,7 @@ class _Builder:
 
 
 def _resource(ctx: KernelContext) -> IteratorResource:
-    key = resource_key(ctx.attrs["shared_name"])
-    with ctx.device.lock:
-        resource = ctx.device.resources.get(key)
-        if resource is None:
-            resource = ctx.device.resources[key] = IteratorResource()
-    return resource
+    return get_or_create(ctx, resource_key(ctx.attrs["shared_name"]), IteratorResource)
 
 
 def make_iterator(ctx: KernelContext, *components: Any) -> None:

@@ -8,7 +8,8 @@ variable's name). The first node to ask creates the resource; every node asking 
 its attrs agree with the resource (`InvalidArgumentError` with the check's message). The
 handle is cached in the node's kernel state, which outlives a plan (it belongs to the node
 name on this device), so it is trusted only for the attrs it was checked against. `find`
-returns the resource a handle names (`NotFoundError` if there is none of the expected type).
+returns the resource a handle names (`NotFoundError` if there is none of the expected type);
+`get_or_create` is the store's create-once lookup, which variables and iterators use too.
 """
 
 from __future__ import annotations
@@ -33,16 +34,23 @@ def make_handle(ctx: KernelContext, kind: str, create: Callable[[str], Any],
         return cached[1]
     name = ctx.attrs["shared_name"] or ctx.node_name
     key = f"{kind}:{name}"
-    with ctx.device.lock:
-        resource = ctx.device.resources.get(key)
-        if resource is None:
-            resource = ctx.device.resources[key] = create(name)
+    resource = get_or_create(ctx, key, lambda: create(name))
     problem = mismatch(resource)
     if problem is not None:
         raise errors.InvalidArgumentError(ctx.node_name, ctx.op, problem)
     handle = np.array(key.encode(), dtype=object)
     ctx.state["handle"] = (ctx.attrs, handle)
     return handle
+
+
+def get_or_create(ctx: KernelContext, key: str, create: Callable[[], R]) -> R:
+    """The resource stored under `key` on the node's device, made by `create` if there is
+    none (under the device's lock, so concurrent first runs make one)."""
+    with ctx.device.lock:
+        resource = ctx.device.resources.get(key)
+        if resource is None:
+            resource = ctx.device.resources[key] = create()
+    return resource
 
 
 def find(ctx: KernelContext, handle: Any, kind: type[R]) -> R:

@@ -6,6 +6,7 @@ from typing import Any
 
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
+from tensorweave.plugins.kernels.resources import get_or_create
 from tensorweave.runtime.variables_store import VariableRef
 from tensorweave.tensor_shape import format_dims
 
@@ -36,11 +37,7 @@ def variable(ctx: KernelContext) -> VariableRef:
     ref = ctx.state.get("ref")
     key = ctx.attrs.get("shared_name") or ctx.node_name
     if ref is None or ref.name != key:  # (the state is the node name's, across graphs)
-        with ctx.device.lock:
-            ref = ctx.device.resources.get(key)
-            if ref is None:
-                ref = ctx.device.resources[key] = VariableRef(key)
-        ctx.state["ref"] = ref
+        ref = ctx.state["ref"] = get_or_create(ctx, key, lambda: VariableRef(key))
     return ref
 
 
