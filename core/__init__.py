@@ -9,6 +9,7 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from tensorweave import (  # noqa: E402
+    app,
     compat,
     data,
     debugging,
@@ -16,12 +17,15 @@ from tensorweave import (  # noqa: E402
     errors,
     estimator,
     feature_column,
+    flags,
     gfile,
     graph_util,
     image,
     io,
     keras,
     layers,
+    linalg,
+    lookup,
     losses,
     math,
     metrics,
@@ -38,26 +42,43 @@ from tensorweave import (  # noqa: E402
     test,
     train,
 )
+from tensorweave import tf_logging as logging  # noqa: E402 - tf.logging
 from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 - installs operators
 from tensorweave.api.accumulators import *  # noqa: F403
 from tensorweave.api.array_ops import *  # noqa: F403
+from tensorweave.api.array_ops_extra import *  # noqa: F403
 from tensorweave.api.check_ops import *  # noqa: F403
+from tensorweave.api.confusion_matrix import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
+from tensorweave.api.csv_ops import *  # noqa: F403
+from tensorweave.api.custom_gradient import *  # noqa: F403
 from tensorweave.api.data_flow_ops import *  # noqa: F403
 from tensorweave.api.functional_ops import *  # noqa: F403
 from tensorweave.api.gradients import *  # noqa: F403
+from tensorweave.api.image_io_ops import read_file, write_file
+from tensorweave.api.image_measure_ops import extract_image_patches
+from tensorweave.api.image_ops import random_crop
 from tensorweave.api.init_ops import *  # noqa: F403
+from tensorweave.api.io_ops import *  # noqa: F403
+from tensorweave.api.linalg_ops import *  # noqa: F403
 from tensorweave.api.logging_ops import *  # noqa: F403
 from tensorweave.api.math_ops import *  # noqa: F403
+from tensorweave.api.misc_ops import *  # noqa: F403
+from tensorweave.api.numerics import *  # noqa: F403
 from tensorweave.api.parsing_ops import *  # noqa: F403
+from tensorweave.api.partitioned_variables import *  # noqa: F403
 from tensorweave.api.ragged_ops import *  # noqa: F403
+from tensorweave.api.random_distributions import *  # noqa: F403
 from tensorweave.api.random_ops import *  # noqa: F403
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.script_ops import *  # noqa: F403
 from tensorweave.api.segment_ops import *  # noqa: F403
 from tensorweave.api.sparse_ops import *  # noqa: F403
+from tensorweave.api.sparse_ops_extra import *  # noqa: F403
+from tensorweave.api.special_math_ops import *  # noqa: F403
 from tensorweave.api.state_ops import *  # noqa: F403
 from tensorweave.api.string_ops import *  # noqa: F403
+from tensorweave.api.template import *  # noqa: F403
 from tensorweave.api.tensor_array import *  # noqa: F403
 from tensorweave.api.variable_scope import *  # noqa: F403
 from tensorweave.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
@@ -95,6 +116,16 @@ from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.indexed_slices import *  # noqa: F403
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.summary_proto import Summary
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value
+from tensorweave.tf_logging import get_logger
 from tensorweave.train.meta_graph import MetaGraphDef
 from tensorweave.variables import *  # noqa: F403
+
+
+def __getattr__(name: str) -> object:
+    # tf.contrib is optional and heavier: imported on first use
+    if name == "contrib":
+        import importlib
+
+        return importlib.import_module("tensorweave.contrib")
+    raise AttributeError(f"module 'tensorweave' has no attribute {name!r}")

@@ -3,6 +3,7 @@
 
 from types import SimpleNamespace
 
+from tensorweave.api.csv_ops import CsvDataset
 from tensorweave.api.dataset_ops import AUTOTUNE, Dataset, TextLineDataset, TFRecordDataset
 from tensorweave.api.iterator_ops import (
     Iterator,
@@ -13,7 +14,7 @@ from tensorweave.api.iterator_ops import (
     make_one_shot_iterator,
 )
 
-experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE)
+experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE, CsvDataset=CsvDataset)
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "experimental",
            "get_output_classes", "get_output_shapes", "get_output_types",

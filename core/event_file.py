@@ -2,7 +2,8 @@
 
 Contract: an event file is a TFRecord file (`tensorweave.tf_record`: the framing, CRC32C, and
 `DataLossError` for a truncated record or a CRC mismatch) whose records are serialized
-`Event`s, the first one carrying ``file_version="brain.Event:2"``; `read_events` parses them.
+`Event`s, the first one carrying ``file_version="brain.Event:2"``; `read_events` parses them,
+and `summary_iterator` (``tf.train.summary_iterator``) yields them lazily.
 `event_file_name` names a new file as TF's ``EventsWriter`` does
 (``events.out.tfevents.<secs>.<host><suffix>``), and `create_event_file` creates one without
 clobbering another.
@@ -13,7 +14,8 @@ from __future__ import annotations
 import os
 import socket
 import time
-from typing import BinaryIO
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from tensorweave.summary_proto import Event
 from tensorweave.tf_record import read_records
@@ -41,4 +43,10 @@ def create_event_file(logdir: str, suffix: str | None = None) -> tuple[str, Bina
 
 
 def read_events(path: str) -> list[Event]:
-    return [Event.FromString(record) for record in read_records(path)]
+    return list(summary_iterator(path))
+
+
+def summary_iterator(path: Any) -> Iterator[Event]:
+    """Each `Event` of the event file `path`, in order (errors come from iterating)."""
+    for record in read_records(os.fsdecode(path)):
+        yield Event.FromString(record)

@@ -2,6 +2,9 @@
 SequenceExample parsing (`tensorweave.api.parsing_ops`), and ``gfile`` (`tensorweave.gfile`)."""
 
 from tensorweave import gfile
+from tensorweave.api.csv_ops import decode_csv
+from tensorweave.api.image_io_ops import *  # noqa: F403
+from tensorweave.api.image_io_ops import __all__ as _image_io_all
 from tensorweave.api.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,
@@ -11,6 +14,11 @@ from tensorweave.api.parsing_ops import (
     parse_single_example,
     parse_single_sequence_example,
 )
+from tensorweave.api.sparse_ops_extra import (
+    deserialize_many_sparse,
+    serialize_many_sparse,
+    serialize_sparse,
+)
 from tensorweave.tf_record import (
     TFRecordCompressionType,
     TFRecordOptions,
@@ -19,6 +27,8 @@ from tensorweave.tf_record import (
 )
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType",
-           "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "gfile", "parse_example",
-           "parse_sequence_example", "parse_single_example", "parse_single_sequence_example",
-           "tf_record_iterator"]
+           "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "decode_csv", "gfile",
+           "parse_example", "parse_sequence_example", "parse_single_example",
+           "parse_single_sequence_example", "tf_record_iterator"]
+__all__ += _image_io_all
+__all__ += ["deserialize_many_sparse", "serialize_many_sparse", "serialize_sparse"]

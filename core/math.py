@@ -108,8 +108,13 @@ __all__ = [
 ]
 
 _ELSEWHERE = {
+    "tensorweave.api.array_ops_extra": ("is_non_decreasing", "is_strictly_increasing"),
     "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_softmax",
                                "softmax", "softplus", "softsign", "top_k"),
+    "tensorweave.api.confusion_matrix": ("confusion_matrix",),
+    "tensorweave.api.special_math_ops": ("bessel_i0", "bessel_i0e", "bessel_i1", "bessel_i1e",
+                                         "betainc", "digamma", "igamma", "igammac", "lbeta",
+                                         "lgamma", "polygamma", "zeta"),
     "tensorweave.api.array_ops": ("invert_permutation", "unsorted_segment_max",
                                   "unsorted_segment_sum"),
     "tensorweave.api.segment_ops": ("segment_max", "segment_mean", "segment_min", "segment_prod",

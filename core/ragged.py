@@ -1,11 +1,13 @@
 """``tw.ragged``: the ragged-tensor API under ``tf.compat.v1.ragged``'s names (``constant``,
-``placeholder``, ``range``, ``map_flat_values``, ``row_splits_to_segment_ids``,
-``segment_ids_to_row_splits``, ``RaggedTensorValue``), plus ragged-aware ``reduce_*``,
-``concat`` and ``gather`` (the public ``tw.reduce_sum``, ``tw.concat``, ``tw.gather`` dispatch to
-them too); the ops live in `tensorweave.api.ragged_ops`, the row-partition conversions in
-`tensorweave.framework.ragged_tensor`.
+``placeholder``, ``range``, ``map_flat_values``, ``boolean_mask``, ``stack``,
+``row_splits_to_segment_ids``, ``segment_ids_to_row_splits``, ``RaggedTensorValue``), plus
+ragged-aware ``reduce_*``, ``concat`` and ``gather`` (the public ``tw.reduce_sum``,
+``tw.concat``, ``tw.gather``, ``tw.tile``, ``tw.stack``, ... dispatch to them too); the ops live
+in `tensorweave.api.ragged_ops` and `tensorweave.api.ragged_array_ops`, the row-partition
+conversions in `tensorweave.framework.ragged_tensor`.
 """
 
+from tensorweave.api.ragged_array_ops import boolean_mask, stack
 from tensorweave.api.ragged_ops import (
     RaggedTensor,
     RaggedTensorValue,
@@ -29,8 +31,8 @@ from tensorweave.framework.ragged_tensor import (
 )
 
 __all__ = [
-    "RaggedTensor", "RaggedTensorValue", "concat", "constant", "gather", "map_flat_values",
-    "placeholder", "range", "reduce_all", "reduce_any", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_prod", "reduce_sum", "row_splits_to_segment_ids",
-    "segment_ids_to_row_splits",
+    "RaggedTensor", "RaggedTensorValue", "boolean_mask", "concat", "constant", "gather",
+    "map_flat_values", "placeholder", "range", "reduce_all", "reduce_any", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_prod", "reduce_sum", "row_splits_to_segment_ids",
+    "segment_ids_to_row_splits", "stack",
 ]

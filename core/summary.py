@@ -5,12 +5,14 @@ Contract: `FileWriter(logdir)` creates `logdir` and a new event file in it
 ``file_version="brain.Event:2"`` event, as TF's. `add_summary` takes a serialized ``Summary``
 (what ``sess.run`` of a summary op returns) or a `Summary` object and records it with
 `global_step` and the wall time; `add_event` records an `Event`; `add_graph` records the graph's
-structure (nodes' names, ops, inputs and devices; attrs are not written). Records reach the file
-in order; the file is flushed once `max_queue` records are pending, every `flush_secs` seconds
-(by a daemon thread), on `flush` and on `close`. After `close`, adds are ignored until `reopen`,
-which starts a new file, as in TF. A `session` (TF2's summary-writer bridge) is not supported.
-`FileWriterCache` (TF's ``SummaryWriterCache``) hands out one writer per directory, created with
-the default graph of its first `get`, so that hooks writing to one directory share a file.
+structure (nodes' names, ops, inputs and devices; attrs are not written); `add_run_metadata`
+records a traced run's `RunMetadata` under a tag used once per writer (`ValueError` otherwise).
+Records reach the file in order; the file is flushed once `max_queue` records are pending,
+every `flush_secs` seconds (by a daemon thread), on `flush` and on `close`. After `close`, adds
+are ignored until `reopen`, which starts a new file, as in TF. A `session` (TF2's
+summary-writer bridge) is not supported. `FileWriterCache` (TF's ``SummaryWriterCache``) hands
+out one writer per directory, created with the default graph of its first `get`, so that hooks
+writing to one directory share a file.
 """
 
 from __future__ import annotations
@@ -20,14 +22,20 @@ import threading
 import time
 from typing import Any, ClassVar
 
-from tensorweave.api.summary_ops import histogram, merge, merge_all, scalar
+from tensorweave.api.summary_ops import histogram, image, merge, merge_all, scalar
 from tensorweave.event_file import FILE_VERSION, create_event_file
 from tensorweave.framework.graph import Graph, get_default_graph
-from tensorweave.summary_proto import Event, HistogramProto, Summary, serialize_graph_def
+from tensorweave.summary_proto import (
+    Event,
+    HistogramProto,
+    Summary,
+    TaggedRunMetadata,
+    serialize_graph_def,
+)
 from tensorweave.tf_record import encode_record
 
-__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "Summary", "histogram",
-           "merge", "merge_all", "scalar"]
+__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "Summary",
+           "TaggedRunMetadata", "histogram", "image", "merge", "merge_all", "scalar"]
 
 
 class FileWriter:
@@ -46,6 +54,7 @@ class FileWriter:
         self._file: Any = None
         self._pending = 0
         self._stop = threading.Event()
+        self._run_metadata_tags: set[str] = set()
         self._open()
         if graph is not None or graph_def is not None:
             self.add_graph(graph, graph_def=graph_def)
@@ -95,6 +104,16 @@ class FileWriter:
             raise TypeError(f"add_summary expects a serialized Summary (bytes) or a Summary, "
                             f"got {type(summary).__name__}")
         self._write(Event(wall_time=time.time(), step=int(global_step or 0), summary=summary))
+
+    def add_run_metadata(self, run_metadata: Any, tag: str,
+                         global_step: int | None = None) -> None:
+        """Record `run_metadata` (a traced run's ``RunMetadata``) under `tag`, as TF's."""
+        if tag in self._run_metadata_tags:
+            raise ValueError("The provided tag was already used for this event type")
+        self._run_metadata_tags.add(tag)
+        tagged = TaggedRunMetadata(tag, run_metadata.SerializeToString())
+        self._write(Event(wall_time=time.time(), step=int(global_step or 0),
+                          tagged_run_metadata=tagged))
 
     def add_graph(self, graph: Graph | None, global_step: int | None = None,
                   graph_def: Any = None) -> None:

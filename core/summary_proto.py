@@ -1,12 +1,15 @@
 """The protocol buffers of summaries and event files, encoded by hand (no protobuf dependency).
 
-Contract: `Summary`, `SummaryValue`, `HistogramProto` and `Event` are attrs value classes with
+Contract: `Summary`, `SummaryValue`, `HistogramProto` and `Event` are attrs classes with
 ``SerializeToString()`` giving the bytes TensorFlow's ``summary.proto`` / ``event.proto``
 would, and ``FromString(data)`` parsing them back (`ValueError` for malformed bytes). Field
 numbers, from TF's protos:
 
     Summary        { repeated Value value = 1; }
-    Summary.Value  { string tag = 1; float simple_value = 2; HistogramProto histo = 5; }
+    Summary.Value  { string tag = 1; float simple_value = 2; Image image = 4;
+                     HistogramProto histo = 5; }
+    Summary.Image  { int32 height = 1; int32 width = 2; int32 colorspace = 3;
+                     bytes encoded_image_string = 4; }
     HistogramProto { double min = 1; double max = 2; double num = 3; double sum = 4;
                      double sum_squares = 5; repeated double bucket_limit = 6 [packed];
                      repeated double bucket = 7 [packed]; }
@@ -88,48 +91,113 @@ class HistogramProto:
 
 
 @attrs.frozen
+class SummaryImage:
+    """``Summary.Image``: an encoded (PNG) image and its size; colorspace is the channels."""
+
+    height: int = 0
+    width: int = 0
+    colorspace: int = 0
+    encoded_image_string: bytes = b""
+
+    def SerializeToString(self) -> bytes:  # noqa: N802
+        return b"".join((int64_field(1, self.height), int64_field(2, self.width),
+                         int64_field(3, self.colorspace),
+                         bytes_field(4, self.encoded_image_string)))
+
+    @classmethod
+    def FromString(cls, data: bytes) -> SummaryImage:  # noqa: N802
+        values: dict[str, Any] = {}
+        names = {1: "height", 2: "width", 3: "colorspace"}
+        for number, wire_type, raw in fields(data):
+            if number in names and wire_type == wire.VARINT:
+                values[names[number]] = raw
+            elif number == 4 and wire_type == wire.BYTES:
+                values["encoded_image_string"] = raw
+        return cls(**values)
+
+
+@attrs.define
 class SummaryValue:
-    """``Summary.Value``: a tag and one of `simple_value` or `histo` (None: not a scalar or
-    histogram; such values keep only their tag here)."""
+    """``Summary.Value``: a tag and one of `simple_value`, `image` or `histo` (None: none of
+    those; other kinds keep only their tag here)."""
 
     tag: str
     simple_value: float | None = None
     histo: HistogramProto | None = None
+    image: SummaryImage | None = None
 
     def SerializeToString(self) -> bytes:  # noqa: N802
         out = bytes_field(1, self.tag.encode())
         if self.simple_value is not None:  # a oneof member is written even when 0
             out += wire.key(2, wire.FIXED32) + wire.F32.pack(self.simple_value)
+        if self.image is not None:
+            out += bytes_field(4, self.image.SerializeToString(), always=True)
         if self.histo is not None:
             out += bytes_field(5, self.histo.SerializeToString(), always=True)
         return out
 
     @classmethod
     def FromString(cls, data: bytes) -> SummaryValue:  # noqa: N802
-        tag, simple, histo = "", None, None
+        tag, simple, histo, image = "", None, None, None
         for number, wire_type, raw in fields(data):
             if number == 1 and wire_type == wire.BYTES:
                 tag = raw.decode("utf-8")
             elif number == 2 and wire_type == wire.FIXED32:
                 simple = wire.F32.unpack(raw)[0]
+            elif number == 4 and wire_type == wire.BYTES:
+                image = SummaryImage.FromString(raw)
             elif number == 5 and wire_type == wire.BYTES:
                 histo = HistogramProto.FromString(raw)
-        return cls(tag, simple, histo)
+        return cls(tag, simple, histo, image)
 
 
-@attrs.frozen
+class SummaryValues(list):  # type: list[SummaryValue]
+    """``Summary.value`` as protobuf's repeated field: a list with ``add(**fields)``."""
+
+    def add(self, **fields: Any) -> SummaryValue:
+        value = SummaryValue(**{"tag": "", **fields})
+        self.append(value)
+        return value
+
+
+@attrs.define
 class Summary:
-    value: tuple[SummaryValue, ...] = attrs.field(default=(), converter=tuple)
+    """A mutable message, as TF 1.x scripts use it: ``s = Summary(); s.ParseFromString(b);
+    s.value.add(tag=..., simple_value=...)``."""
+
+    value: SummaryValues = attrs.field(factory=SummaryValues, converter=SummaryValues)
 
     Value = SummaryValue  # TF's nested name: tf.Summary.Value(tag=..., simple_value=...)
+    Image = SummaryImage
 
     def SerializeToString(self) -> bytes:  # noqa: N802
         return b"".join(bytes_field(1, v.SerializeToString(), always=True) for v in self.value)
 
     @classmethod
     def FromString(cls, data: bytes) -> Summary:  # noqa: N802
-        return cls(tuple(SummaryValue.FromString(raw) for number, wire_type, raw in fields(data)
-                         if number == 1 and wire_type == wire.BYTES))
+        return cls(SummaryValue.FromString(raw) for number, wire_type, raw in fields(data)
+                   if number == 1 and wire_type == wire.BYTES)
+
+    def ParseFromString(self, data: bytes) -> None:  # noqa: N802
+        """Replace this message's values with those of the serialized `data`."""
+        self.value = Summary.FromString(data).value
+
+
+@attrs.frozen
+class TaggedRunMetadata:
+    """TF's ``TaggedRunMetadata``: a tag and a serialized ``RunMetadata``."""
+
+    tag: str = ""
+    run_metadata: bytes = b""
+
+    def SerializeToString(self) -> bytes:  # noqa: N802
+        return bytes_field(1, self.tag.encode()) + bytes_field(2, self.run_metadata)
+
+    @classmethod
+    def FromString(cls, data: bytes) -> TaggedRunMetadata:  # noqa: N802
+        found = {number: bytes(raw) for number, wire_type, raw in fields(data)
+                 if number in (1, 2) and wire_type == wire.BYTES}
+        return cls(found.get(1, b"").decode("utf-8"), found.get(2, b""))
 
 
 @attrs.frozen
@@ -141,6 +209,7 @@ class Event:
     file_version: str | None = None
     graph_def: bytes | None = None
     summary: bytes | None = None
+    tagged_run_metadata: TaggedRunMetadata | None = None
 
     def SerializeToString(self) -> bytes:  # noqa: N802
         out = double_field(1, self.wall_time) + int64_field(2, self.step)
@@ -150,6 +219,8 @@ class Event:
             out += bytes_field(4, self.graph_def, always=True)
         if self.summary is not None:
             out += bytes_field(5, self.summary, always=True)
+        if self.tagged_run_metadata is not None:
+            out += bytes_field(8, self.tagged_run_metadata.SerializeToString(), always=True)
         return out
 
     @classmethod
@@ -166,6 +237,8 @@ class Event:
                 found["graph_def"] = bytes(raw)
             elif number == 5 and wire_type == wire.BYTES:
                 found["summary"] = bytes(raw)
+            elif number == 8 and wire_type == wire.BYTES:
+                found["tagged_run_metadata"] = TaggedRunMetadata.FromString(raw)
         return cls(**found)
 
 

@@ -1,14 +1,27 @@
 """Static shapes, possibly partially known.
 
-Contract: a `TensorShape` has unknown rank (`dims is None`) or a tuple of dimensions, each an
-`int` >= 0 or `None` (unknown). Indexing returns an `int`/`None` (TF2-style), and
-`merge_with` raises `ValueError` on a conflict, as TF does.
+Contract: a `TensorShape` has unknown rank (`dims is None`) or a tuple of dimensions, each a
+`Dimension` (an `int` >= 0 with TF1's ``.value``) or `None` (unknown). Indexing returns a
+`Dimension` or `None`, so TF1's ``shape[1].value`` and TF2's ``shape[1] is None`` both work
+(TF1 returns ``Dimension(None)`` for an unknown one: here it is `None`, which has no
+``.value``). `merge_with` raises `ValueError` on a conflict, as TF does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from typing import Any
+
+
+class Dimension(int):
+    """A known dimension: an `int` that also answers TF1's ``.value``. Arithmetic gives plain
+    ints."""
+
+    __slots__ = ()
+
+    @property
+    def value(self) -> int:
+        return int(self)
 
 
 class TensorShape:
@@ -27,7 +40,7 @@ class TensorShape:
             self._dims = tuple(_dim(d) for d in dims)
 
     @property
-    def dims(self) -> tuple[int | None, ...] | None:
+    def dims(self) -> tuple[Dimension | None, ...] | None:
         return self._dims
 
     @property
@@ -39,7 +52,7 @@ class TensorShape:
     def as_list(self) -> list[int | None]:
         if self._dims is None:
             raise ValueError("as_list() is not defined on an unknown TensorShape.")
-        return list(self._dims)
+        return [None if d is None else int(d) for d in self._dims]
 
     def is_fully_defined(self) -> bool:
         return self._dims is not None and all(d is not None for d in self._dims)
@@ -92,7 +105,7 @@ class TensorShape:
             raise ValueError("Cannot take the length of shape with unknown rank.")
         return len(self._dims)
 
-    def __iter__(self) -> Iterator[int | None]:
+    def __iter__(self) -> Iterator[Dimension | None]:
         if self._dims is None:
             raise ValueError("Cannot iterate over a shape with unknown rank.")
         return iter(self._dims)
@@ -132,9 +145,9 @@ def _fmt(d: int | None) -> str:
     return "?" if d is None else str(d)
 
 
-def _dim(d: Any) -> int | None:
-    if d is None:
-        return None
+def _dim(d: Any) -> Dimension | None:
+    if d is None or type(d) is Dimension:
+        return d
     value = getattr(d, "value", d)
     if value is None:
         return None
@@ -143,7 +156,19 @@ def _dim(d: Any) -> int | None:
         if value == -1:
             return None
         raise ValueError(f"Dimension {value} must be >= 0")
-    return value
+    return Dimension(value)
+
+
+def dimension_value(dimension: Any) -> int | None:
+    """TF's ``compat.dimension_value``: the int (or None) of a `Dimension`, int or None."""
+    return getattr(dimension, "value", dimension)
+
+
+def dimension_at_index(shape: Any, index: int) -> Dimension | None:
+    """TF's ``compat.dimension_at_index``: dimension `index` of `shape`; None when its rank is
+    unknown."""
+    shape = as_shape(shape)
+    return None if shape.dims is None else shape.dims[index]
 
 
 def as_shape(value: Any) -> TensorShape:

@@ -27,9 +27,9 @@ from tensorweave.tensor_shape import TensorShape
 
 __all__ = [
     "Variable", "all_variables", "global_variables", "global_variables_initializer",
-    "initialize_all_variables", "local_variables", "local_variables_initializer",
-    "moving_average_variables", "report_uninitialized_variables", "trainable_variables",
-    "variables_initializer",
+    "initialize_all_tables", "initialize_all_variables", "local_variables",
+    "local_variables_initializer", "moving_average_variables", "report_uninitialized_variables",
+    "tables_initializer", "trainable_variables", "variables_initializer",
 ]
 
 
@@ -248,6 +248,14 @@ initialize_all_variables = global_variables_initializer
 
 def local_variables_initializer() -> Operation:
     return variables_initializer(local_variables(), name="init_1")
+
+
+def tables_initializer(name: str = "init_all_tables") -> Operation:
+    """An op running every initializer in ``GraphKeys.TABLE_INITIALIZERS`` (a no-op if none)."""
+    return group(*get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS), name=name)
+
+
+initialize_all_tables = tables_initializer
 
 
 def moving_average_variables(scope: str | None = None) -> list[Variable]:

@@ -172,3 +172,18 @@ def test_as_graph_def_has_tf_node_fields():
     nodes = {n.name: n for n in tf.get_default_graph().as_graph_def().node}
     assert nodes["b"].op == "Identity" and nodes["b"].input == ["a"]
     assert nodes["a"].device == "/device:CPU:0"
+
+
+def test_tensor_str_is_tf_print_form():
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.constant(3.0)
+        total = a + tf.constant(4.0)
+        p = tf.placeholder(tf.float32)
+        with tf.device("/cpu:0"):
+            c = tf.constant([1, 2])
+    assert str(a) == 'Tensor("Const:0", shape=(), dtype=float32)'
+    assert str(total) == 'Tensor("add:0", shape=(), dtype=float32)'
+    assert str(p) == 'Tensor("Placeholder:0", dtype=float32)'  # unknown rank: no shape
+    assert str(c) == 'Tensor("Const_2:0", shape=(2,), dtype=int32, device=/device:CPU:0)'
+    assert repr(total) == "<tf.Tensor 'add:0' shape=() dtype=float32>"

@@ -337,3 +337,35 @@ def test_per_image_standardization() -> None:
     np.testing.assert_array_equal(flat, np.zeros((2, 2, 1)))
     with pytest.raises(ValueError, match="at least three-dimensional"):
         tw.image.per_image_standardization(image(4, 4))
+
+
+def test_random_crop_is_a_window_of_the_input() -> None:
+    value = np.arange(5 * 4 * 3, dtype=np.float32).reshape(5, 4, 3)
+    crop = tw.random_crop(value, [3, 2, 3], seed=7)
+    assert crop.shape.as_list() == [3, 2, 3] and tw.image.random_crop is tw.random_crop
+    with tw.Session() as sess:
+        windows = {tuple(sess.run(crop)[0, 0, :1].tolist()) for _ in range(40)}
+        with pytest.raises(errors.InvalidArgumentError, match="Need value.shape >= size"):
+            sess.run(tw.random_crop(value, [6, 2, 3]))
+    starts = {(r, c) for r in range(3) for c in range(3)}  # offsets 0..2 rows, 0..2 cols
+    assert windows <= {(float(value[r, c, 0]),) for r, c in starts} and len(windows) > 3
+    out = run(tw.random_crop(value, [3, 2, 3], seed=7))
+    r, c = np.argwhere(value[..., 0] == out[0, 0, 0])[0]
+    np.testing.assert_array_equal(out, value[r:r + 3, c:c + 2])
+
+
+def test_random_brightness_and_contrast_draw_one_factor_per_run() -> None:
+    img = image(4, 4, 3) * 255
+    bright, contrast = run([tw.image.random_brightness(img, 63.0, seed=1),
+                            tw.image.random_contrast(img, 0.2, 1.8, seed=2)])
+    delta = bright - img
+    assert bright.dtype == np.float32 and np.ptp(delta) < 1e-3 and abs(delta[0, 0, 0]) <= 63
+    mean = img.mean(axis=(0, 1), keepdims=True)
+    factor = (contrast - mean) / (img - mean)
+    assert np.ptp(factor) < 1e-3 and 0.2 <= factor.mean() < 1.8
+    with pytest.raises(ValueError, match="max_delta must be non-negative"):
+        tw.image.random_brightness(img, -1.0)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tw.image.random_contrast(img, 0.5, 0.5)
+    with pytest.raises(ValueError, match="lower must be non-negative"):
+        tw.image.random_contrast(img, -0.5, 0.5)

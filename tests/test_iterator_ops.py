@@ -273,3 +273,31 @@ def test_a_malformed_description_fails_its_run_and_the_session_goes_on():
             sess.run(bad)
         sess.run(it.initializer)
         assert drain(sess, it.get_next()) == [1, 2, 3]
+
+
+def test_feedable_iterator_switches_between_string_handles():
+    training = tf.data.Dataset.range(100).map(lambda x: x * 10).repeat()
+    validation = tf.data.Dataset.range(3)
+    handle = tf.placeholder(tf.string, shape=[])
+    it = tf.data.Iterator.from_string_handle(handle, training.output_types,
+                                             training.output_shapes)
+    nxt = it.get_next()
+    assert nxt.dtype == tf.int64 and nxt.shape.as_list() == []
+    train_it = training.make_one_shot_iterator()
+    valid_it = validation.make_initializable_iterator()
+    with tf.Session() as sess:
+        train_h = sess.run(train_it.string_handle())  # starts the one-shot iterator
+        valid_h = sess.run(valid_it.string_handle())
+        assert isinstance(train_h, bytes) and train_h != valid_h
+        assert [sess.run(nxt, {handle: train_h}) for _ in range(3)] == [0, 10, 20]
+        sess.run(valid_it.initializer)
+        assert [sess.run(nxt, {handle: valid_h}) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(tf.errors.OutOfRangeError):
+            sess.run(nxt, {handle: valid_h})
+        assert sess.run(nxt, {handle: train_h}) == 30  # resumes where it left off
+        with pytest.raises(tf.errors.InvalidArgumentError, match="not a string handle"):
+            sess.run(nxt, {handle: b"no-such-iterator"})
+    with pytest.raises(ValueError, match="cannot be initialized"):
+        it.make_initializer(validation)
+    with pytest.raises(ValueError):
+        tf.data.Iterator.from_string_handle(tf.placeholder(tf.string, [2]), tf.int64).get_next()

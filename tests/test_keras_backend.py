@@ -69,3 +69,19 @@ def test_floatx():
     assert backend.floatx() == "float32"
     with pytest.raises(ValueError, match="Unknown floatx"):
         backend.set_floatx("int8")
+
+
+def test_explicit_layer_names_are_not_handed_out_again():
+    from tensorweave.keras import layers
+
+    assert layers.Dense(1, name="dense_1").name == "dense_1"
+    assert [layers.Dense(1).name for _ in range(2)] == ["dense_2", "dense_3"]
+    assert layers.Dense(1, name="dense_x").name == "dense_x"  # not of the dense_<n> form
+    assert layers.Dense(1).name == "dense_4"
+
+
+def test_unused_scope_name_skips_the_scopes_of_existing_variables():
+    tw.Variable(1.0, name="block/w")
+    tw.Variable(1.0, name="block_1/w")
+    assert backend.unused_scope_name("block") == "block_2"
+    assert backend.unused_scope_name("free") == "free"

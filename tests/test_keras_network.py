@@ -140,3 +140,14 @@ def test_save_and_load_weights_round_trip(tmp_path):
     assert "layer_with_weights-0/kernel" in names and "layer_with_weights-1/bias" in names
     with pytest.raises(ValueError, match="not a valid checkpoint"):
         model.load_weights(str(tmp_path / "missing"))
+
+
+def test_save_weights_creates_the_checkpoint_directory(tmp_path):
+    model = two_input_model()
+    path = str(tmp_path / "weights" / "nested" / "my_model")
+    model.save_weights(path)
+    saved = model.get_weights()
+    model.set_weights([np.zeros_like(w) for w in saved])
+    model.load_weights(path)
+    for a, b in zip(saved, model.get_weights()):
+        np.testing.assert_array_equal(a, b)

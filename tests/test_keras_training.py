@@ -188,3 +188,102 @@ def test_fit_verbose_prints_the_epochs(capsys):
     model.fit(XOR_X, XOR_Y, epochs=2, verbose=1)
     out = capsys.readouterr().out
     assert "Train on 4 samples" in out and "Epoch 2/2" in out and "acc:" in out
+
+
+def test_validation_freq_picks_the_validated_epochs():
+    model = mlp()
+    model.compile("sgd", "binary_crossentropy")
+    every_second = model.fit(XOR_X, XOR_Y, epochs=4, validation_data=(XOR_X, XOR_Y),
+                             validation_freq=2, verbose=0)
+    assert len(every_second.history["loss"]) == 4 and len(every_second.history["val_loss"]) == 2
+    listed = model.fit(XOR_X, XOR_Y, epochs=4, validation_split=0.5, validation_freq=[1, 4],
+                       verbose=0)
+    assert len(listed.history["val_loss"]) == 2
+    np.testing.assert_allclose(listed.history["val_loss"][-1],
+                               model.evaluate(XOR_X[2:], XOR_Y[2:], verbose=0), rtol=1e-6)
+    with pytest.raises(ValueError, match="`validation_freq` can not be less than 1"):
+        model.fit(XOR_X, XOR_Y, validation_freq=0, verbose=0)
+    with pytest.raises(ValueError, match="`validation_freq` must be an Integer"):
+        model.fit(XOR_X, XOR_Y, validation_freq=1.5, verbose=0)
+
+
+def softmax_model():
+    model = keras.Sequential([layers.Dense(3, activation="softmax", input_shape=(4,))])
+    return model
+
+
+def class_weighted_ce(model, x, labels, class_weight, sample_weight=1.0):
+    kernel, bias = model.get_weights()
+    z = x @ kernel + bias
+    p = np.exp(z - z.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    ce = -np.log(p[np.arange(len(x)), labels])
+    return np.mean(ce * np.array([class_weight[c] for c in labels]) * sample_weight)
+
+
+CW = {0: 1.0, 1: 4.0, 2: 0.25}
+CW_X = np.random.RandomState(2).rand(6, 4).astype(np.float32)
+CW_LABELS = np.array([0, 1, 2, 2, 1, 0])
+
+
+def test_class_weight_weights_sparse_targets_in_train_on_batch():
+    model = softmax_model()
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy",
+                  metrics=["acc"])
+    expect = class_weighted_ce(model, CW_X, CW_LABELS, CW)
+    loss, _ = model.train_on_batch(CW_X, CW_LABELS, class_weight=CW)
+    assert loss == pytest.approx(expect, rel=1e-5)
+    # evaluation is never class-weighted
+    unweighted = class_weighted_ce(model, CW_X, CW_LABELS, {0: 1.0, 1: 1.0, 2: 1.0})
+    assert model.test_on_batch(CW_X, CW_LABELS)[0] == pytest.approx(unweighted, rel=1e-5)
+
+
+def test_class_weight_in_fit_on_one_hot_targets_times_sample_weights():
+    model = softmax_model()
+    model.compile(keras.optimizers.SGD(0.1), "categorical_crossentropy")
+    sample_weight = np.array([1.0, 2.0, 0.5, 1.0, 3.0, 0.0])
+    expect = class_weighted_ce(model, CW_X, CW_LABELS, CW, sample_weight)
+    one_hot = keras.utils.to_categorical(CW_LABELS, 3)
+    history = model.fit(CW_X, one_hot, batch_size=6, epochs=1, verbose=0, class_weight=CW,
+                        sample_weight=sample_weight)
+    assert history.history["loss"][0] == pytest.approx(expect, rel=1e-5)
+
+
+def test_class_weight_on_a_generator_weights_each_batch():
+    model = softmax_model()
+    model.compile(keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+    expect = class_weighted_ce(model, CW_X, CW_LABELS, CW)
+    history = model.fit_generator((batch for batch in [(CW_X, CW_LABELS)]), steps_per_epoch=1,
+                                  class_weight=CW, verbose=0)
+    assert history.history["loss"][0] == pytest.approx(expect, rel=1e-5)
+
+
+def test_class_weight_missing_a_class_is_an_error():
+    model = softmax_model()
+    model.compile("sgd", "sparse_categorical_crossentropy")
+    with pytest.raises(ValueError, match="`class_weight` must contain all classes"):
+        model.fit(CW_X, CW_LABELS, class_weight={0: 1.0, 1: 1.0}, verbose=0)
+
+
+def test_temporal_sample_weights_weight_each_timestep():
+    model = keras.Sequential([layers.Dense(2, input_shape=(3, 4))])
+    model.compile("sgd", "mse", sample_weight_mode="temporal")
+    rng = np.random.RandomState(4)
+    x, y = rng.rand(5, 3, 4).astype(np.float32), rng.rand(5, 3, 2).astype(np.float32)
+    w = rng.rand(5, 3).astype(np.float32)
+    kernel, bias = model.get_weights()
+    per_step = (((x @ kernel + bias) - y) ** 2).mean(-1)
+    np.testing.assert_allclose(model.evaluate(x, y, sample_weight=w, batch_size=5, verbose=0),
+                               np.mean(w * per_step), rtol=1e-5)
+    np.testing.assert_allclose(model.evaluate(x, y, batch_size=5, verbose=0), per_step.mean(),
+                               rtol=1e-5)
+    with pytest.raises(ValueError, match="you should pass a 2D sample_weight array"):
+        model.evaluate(x, y, sample_weight=np.ones(5), verbose=0)
+
+
+def test_timestep_weights_without_temporal_mode_are_refused():
+    model = keras.Sequential([layers.Dense(2, input_shape=(3, 4))])
+    model.compile("sgd", "mse")
+    with pytest.raises(ValueError, match='specify sample_weight_mode="temporal"'):
+        model.evaluate(np.zeros((5, 3, 4)), np.zeros((5, 3, 2)), sample_weight=np.ones((5, 3)),
+                       verbose=0)

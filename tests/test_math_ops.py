@@ -772,3 +772,18 @@ def test_equal_and_not_equal_compare_strings() -> None:
         got_eq, got_ne = sess.run([eq, ne], {b: b"yy"})
     np.testing.assert_array_equal(got_eq, [False, True, False])
     np.testing.assert_array_equal(got_ne, [True, False, True])
+
+
+def test_integer_division_with_an_empty_result_ignores_a_zero_divisor() -> None:
+    # TF checks the divisor per computed element: an empty broadcast computes none. The gradient
+    # of reduce_sum over a fed scalar of unknown rank takes FloorMod([], rank=0) this way.
+    empty = tw.constant(np.zeros([0], np.int32))
+    for op in (tw.floordiv, tw.floormod, tw.truncatediv, tw.truncatemod):
+        result = run(op(empty, tw.constant(0)))
+        assert result.dtype == np.int32 and result.shape == (0,)
+    x = tw.placeholder(tw.float32)
+    w = tw.Variable(3.0)
+    grad = tw.gradients(tw.reduce_sum(tw.square(x * w)), w)[0]
+    with tw.Session() as sess:
+        sess.run(w.initializer)
+        check(sess.run(grad, {x: 2.0}), np.float32(2 * 3.0 * 2.0 ** 2))

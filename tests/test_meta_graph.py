@@ -133,3 +133,19 @@ def test_saver_def_round_trips_and_malformed_files_raise(tmp_path) -> None:
         tf.train.import_meta_graph(str(tmp_path / "bad.meta"))
     with pytest.raises(OSError):
         tf.train.import_meta_graph(str(tmp_path / "missing.meta"))
+
+
+def test_variable_in_a_custom_collection_comes_back_as_its_tensor() -> None:
+    # TF writes a variable outside the variable collections as a node_list name (ptb_word_lm's
+    # "lr" collection), so a fetch of the imported item reads the variable
+    lr = tf.Variable(0.5, trainable=False, name="lr")
+    tf.add_to_collection("lr", lr)
+    meta = tf.train.export_meta_graph()
+    assert meta.collection_def["lr"].node_list.value == ["lr:0"]
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(meta)
+        (imported,) = tf.get_collection("lr")
+        assert isinstance(imported, tf.Tensor) and imported.name == "lr:0"
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            assert sess.run(imported) == pytest.approx(0.5)

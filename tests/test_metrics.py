@@ -173,3 +173,20 @@ def test_auc_argument_errors():
         tf.metrics.auc([0, 1], [0.2, 0.8], curve="XY")
     with pytest.raises(ValueError, match="Invalid summation_method: simpson"):
         tf.metrics.auc([0, 1], [0.2, 0.8], summation_method="simpson")
+
+
+def test_root_mean_squared_error_is_the_root_of_the_streamed_mse():
+    labels = tf.placeholder(tf.float64, [None])
+    predictions = tf.placeholder(tf.float64, [None])
+    value, update = tf.metrics.root_mean_squared_error(labels, predictions,
+                                                       metrics_collections=["m"],
+                                                       updates_collections=["u"])
+    assert tf.get_collection("m") == [value] and tf.get_collection("u") == [update]
+    assert value.dtype == tf.float32
+    ys = [RNG.standard_normal(4) for _ in range(2)]
+    ps = [RNG.standard_normal(4) for _ in range(2)]
+    updates, final = stream(value, update,
+                            [{labels: y, predictions: p} for y, p in zip(ys, ps, strict=True)])
+    np.testing.assert_allclose(updates[0], np.sqrt(np.mean((ys[0] - ps[0]) ** 2)), rtol=1e-5)
+    squares = [(y - p) ** 2 for y, p in zip(ys, ps, strict=True)]
+    np.testing.assert_allclose(final, np.sqrt(np.mean(squares)), rtol=1e-5)

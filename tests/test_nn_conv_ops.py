@@ -4,37 +4,21 @@ gradient checks."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
 import tensorweave as tw
 from tensorweave import errors
+from tests.numeric import gradient_error, run, window_geometry
 
 RNG = np.random.default_rng(7)
-
-
-def run(fetches, feed_dict=None):
-    with tw.Session() as sess:
-        return sess.run(fetches, feed_dict)
+grad_error = functools.partial(gradient_error, RNG)
 
 
 def randn(*shape, dtype=np.float32):
     return RNG.standard_normal(shape).astype(dtype)
-
-
-def grad_error(fn, shapes, dtype=tw.float64, delta=1e-5):
-    xs = [tw.placeholder(dtype, s) for s in shapes]
-    y = fn(*xs)
-    inits = [RNG.uniform(-1, 1, s).astype(dtype.as_numpy_dtype) for s in shapes]
-    return tw.test.compute_gradient_error(xs, shapes, y, y.shape.as_list(), x_init_value=inits,
-                                          delta=delta)
-
-
-def same_pads(size, window, stride, rate=1):
-    effective = (window - 1) * rate + 1
-    out = -(-size // stride)
-    total = max((out - 1) * stride + effective - size, 0)
-    return out, total // 2
 
 
 def np_depthwise(x, k, strides=(1, 1), rates=(1, 1), padding="VALID"):
@@ -42,8 +26,8 @@ def np_depthwise(x, k, strides=(1, 1), rates=(1, 1), padding="VALID"):
     n, h, w, c = x.shape
     kh, kw, _, m = k.shape
     if padding == "SAME":
-        (oh, top), (ow, left) = (same_pads(h, kh, strides[0], rates[0]),
-                                 same_pads(w, kw, strides[1], rates[1]))
+        (oh, top), (ow, left) = (window_geometry(h, kh, strides[0], rates[0], "SAME"),
+                                 window_geometry(w, kw, strides[1], rates[1], "SAME"))
     else:
         oh = (h - (kh - 1) * rates[0] - 1) // strides[0] + 1
         ow = (w - (kw - 1) * rates[1] - 1) // strides[1] + 1
@@ -181,8 +165,8 @@ def np_conv2d_transpose(dy, k, out_shape, strides, padding):
     kh, kw = k.shape[:2]
     top = left = 0
     if padding == "SAME":
-        _, top = same_pads(h, kh, strides[0])
-        _, left = same_pads(w, kw, strides[1])
+        _, top = window_geometry(h, kh, strides[0], 1, "SAME")
+        _, left = window_geometry(w, kw, strides[1], 1, "SAME")
     dx = np.zeros(out_shape)
     for b in range(n):
         for i in range(dy.shape[1]):

@@ -10,13 +10,9 @@ import pytest
 
 import tensorweave as tw
 from tensorweave import errors
+from tests.numeric import run
 
 RNG = np.random.default_rng(1234)
-
-
-def run(fetches, feed_dict=None):
-    with tw.Session() as sess:
-        return sess.run(fetches, feed_dict)
 
 
 def randn(*shape, dtype=np.float32):

@@ -173,3 +173,18 @@ def test_log_device_placement_prints_each_node(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert f"a: (AddV2): {CPU1}" in err
     assert f"{a.op.inputs[1].op.name}: (Const): {CPU1}" in err
+
+
+def test_a_device_type_the_task_lacks_is_reported_as_a_missing_device() -> None:
+    x = tf.placeholder(tf.float32, [2, 2], name="x")
+    with tf.device("/gpu:0"):
+        a = tf.matmul(x, x, name="a")
+    feed = {x: np.ones([2, 2], np.float32)}
+    with tf.Session(config=tf.ConfigProto(device_count={"GPU": 0})) as s, \
+            pytest.raises(tf.errors.InvalidArgumentError) as info:
+        s.run(a, feed)
+    assert "no device matches" in str(info.value) and "No kernel" not in str(info.value)
+    soft = tf.ConfigProto(device_count={"GPU": 0}, allow_soft_placement=True)
+    values, devices = placed([a], feed, config=soft)
+    np.testing.assert_array_equal(values[0], np.full([2, 2], 2.0, np.float32))
+    assert devices["a"] == CPU0

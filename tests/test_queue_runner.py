@@ -137,3 +137,42 @@ def test_monitored_session_starts_and_stops_queue_runners() -> None:
     assert got == list(range(5))
     assert not [t for t in threading.enumerate() if t.name.startswith("QueueRunnerThread")
                 and t.is_alive()]
+
+
+def test_queue_runner_def_round_trips_through_a_meta_graph(tmp_path) -> None:
+    from tensorweave.proto_message import Field, to_binary
+
+    q, enqueue, counter = counting_queue()
+    runner = tf.train.QueueRunner(q, [enqueue],
+                                  queue_closed_exception_types=(tf.errors.CancelledError,))
+    tf.train.add_queue_runner(runner)
+    tf.identity(q.dequeue(), name="next")
+    hand_made = to_binary([
+        Field("queue_name", 1, "string", q.name),
+        Field("enqueue_op_name", 2, "string", enqueue.name),
+        Field("close_op_name", 3, "string", runner.close_op.name),
+        Field("cancel_op_name", 4, "string", runner.cancel_op.name),
+        Field("types", 5, "packed_int", [1]),  # error.Code CANCELLED
+    ])
+    assert runner.to_proto() == hand_made
+    assert runner.to_proto(export_scope="elsewhere") is None
+    path = str(tmp_path / "model.meta")
+    tf.train.export_meta_graph(path)
+
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(path, import_scope="restored")
+        (imported,) = tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)
+        assert imported.name == "restored/" + q.name
+        assert [op.name for op in imported.enqueue_ops] == ["restored/" + enqueue.name]
+        assert imported.queue_closed_exception_types == (tf.errors.CancelledError,)
+        graph = tf.get_default_graph()
+        coord = tf.train.Coordinator()
+        with tf.Session() as sess:
+            sess.run(graph.get_operation_by_name("restored/" + counter.op.name + "/Assign"))
+            threads = tf.train.start_queue_runners(sess, coord=coord)
+            nxt = graph.get_tensor_by_name("restored/next:0")
+            assert [int(sess.run(nxt, options=OPTIONS)) for _ in range(5)] == list(range(5))
+            coord.request_stop()
+            coord.join(threads, stop_grace_period_secs=5)
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        tf.train.QueueRunner(q, [enqueue], queue_runner_def=hand_made)

@@ -9,33 +9,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
+from tests.rnn_support import evaluate, rnn_reference
 
 rnn_cell = tw.nn.rnn_cell
 B, T, D, H = 3, 4, 2, 3
 RNG = np.random.RandomState(2)
 X = RNG.randn(B, T, D).astype(np.float32)
 LENGTHS = np.array([4, 2, 0], np.int32)
-
-
-def evaluate(fetches: object, feed: dict | None = None) -> tuple[object, dict[str, np.ndarray]]:
-    variables = tw.global_variables()
-    with tw.Session() as sess:
-        sess.run(tw.global_variables_initializer())
-        out, values = sess.run([fetches, variables], feed)
-    return out, {v.name[:-2]: value for v, value in zip(variables, values)}
-
-
-def rnn_reference(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray,
-                  lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A BasicRNNCell unrolled in numpy, TF's masking included."""
-    h = np.zeros((x.shape[0], kernel.shape[1]), np.float32)
-    outs = []
-    for t in range(x.shape[1]):
-        new = np.tanh(np.concatenate([x[:, t], h], 1) @ kernel + bias)
-        live = (t < lengths)[:, None]
-        outs.append(np.where(live, new, 0.0))
-        h = np.where(live, new, h)
-    return np.stack(outs, 1), h
 
 
 def test_dynamic_rnn_matches_numpy_with_sequence_length() -> None:

@@ -354,3 +354,44 @@ def test_on_another_process_the_token_is_not_found_and_the_session_goes_on(
     assert message.startswith(f"callback {y.op.get_attr('token')} is not found")
     assert "[[node local_only (op: PyFunc) on device /job:worker/replica:0/task:0/" in message
     assert next(ids) == 0  # never called here either
+
+
+def test_py_function_hands_eager_like_tensors_and_converts_results() -> None:
+    seen: dict[str, Any] = {}
+
+    def func(a: Any, s: Any) -> Any:
+        seen.update(dtype=a.dtype, shape=a.shape, numpy=a.numpy(), string=s.numpy(),
+                    summed=np.sum(a), item=float(a[1]))
+        return a * 2 + 1, 7, [[True]]
+
+    x = tw.constant([1.0, 2.0, 3.0])
+    y, n, flag = tw.py_function(func, [x, tw.constant("hi")], [tw.float32, tw.int64, tw.bool])
+    single = tw.py_function(lambda a: np.asarray(a, np.float64) - a.numpy(), [x], tw.float32)
+    with tw.Session() as sess:
+        out = sess.run([y, n, flag, single])
+    np.testing.assert_array_equal(out[0], [3.0, 5.0, 7.0])
+    assert out[0].dtype == np.float32
+    assert out[1] == 7 and out[1].dtype == np.int64  # a Python int takes Tout's dtype
+    np.testing.assert_array_equal(out[2], [[True]])
+    np.testing.assert_array_equal(out[3], [0.0, 0.0, 0.0])
+    assert out[3].dtype == np.float32  # a float64 array is converted, as eager conversion
+    assert seen["dtype"] == tw.float32 and seen["shape"] == tw.TensorShape([3])
+    assert isinstance(seen["numpy"], np.ndarray) and seen["string"] == b"hi"
+    assert seen["summed"] == 6.0 and seen["item"] == 2.0
+    assert y.op.type == "PyFunc" and y.op.op_def.stateful
+
+
+def test_py_function_bad_results_fail_the_step() -> None:
+    x = tw.constant([1.0])
+    lossy = tw.py_function(lambda a: 2.5, [x], tw.int32)
+    other_dtype = tw.py_function(lambda a: a, [x], tw.float64)
+    too_many = tw.py_function(lambda a: (a, a), [x], [tw.float32])
+    with tw.Session() as sess:
+        with pytest.raises(errors.InvalidArgumentError, match="Cannot convert 2.5"):
+            sess.run(lossy)
+        with pytest.raises(errors.InvalidArgumentError, match="requested dtype float64"):
+            sess.run(other_dtype)
+        with pytest.raises(errors.InvalidArgumentError, match="returns 2 values"):
+            sess.run(too_many)
+    with pytest.raises(ValueError, match="callable"):
+        tw.py_function(3, [x], tw.float32)

@@ -274,7 +274,8 @@ def test_adam_sparse_is_tf1s_every_row_decays() -> None:
 def test_a_subclass_with_its_own_dense_rule_gets_densified_gradients() -> None:
     # Keras SGD redefines _apply_dense (plain ApplyGradientDescent without momentum).
     sparse = train(lambda: tf.keras.optimizers.SGD(0.1), IDS)
-    np.testing.assert_allclose(sparse[-1], reference(sgd, {})[-1], rtol=1e-10)
+    # Keras keeps its learning rate in a float32 variable (as TF 1.15's OptimizerV2 does)
+    np.testing.assert_allclose(sparse[-1], reference(sgd, {})[-1], rtol=1e-7)
 
 
 def test_gate_graph_and_global_step_keep_the_sparse_path() -> None:

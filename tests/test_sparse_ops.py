@@ -8,26 +8,20 @@ import pytest
 
 import tensorweave as tw
 from tensorweave import errors
+from tests import sparse_support
+from tests.sparse_support import run
 
 RNG = np.random.default_rng(11)
 InvalidArgument = errors.InvalidArgumentError
 
 
-def run(*fetches: object, feed: dict | None = None) -> list:
-    with tw.Session() as sess:
-        return sess.run(list(fetches), feed)
-
-
 def random_sparse(shape: tuple[int, ...], density: float = 0.4,
                   dtype: type = np.float32) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sorted indices, their values and the dense array they make."""
-    mask = RNG.random(shape) < density
-    indices = np.argwhere(mask).astype(np.int64)
-    values = RNG.standard_normal(len(indices)).astype(dtype) if np.dtype(dtype).kind == "f" \
-        else RNG.integers(-5, 6, len(indices)).astype(dtype)
-    dense = np.zeros(shape, dtype)
-    dense[tuple(indices.T)] = values
-    return indices, values, dense
+    if np.dtype(dtype).kind == "f":
+        return sparse_support.random_sparse(RNG, shape, density, dtype, RNG.standard_normal)
+    return sparse_support.random_sparse(RNG, shape, density, dtype,
+                                        lambda n: RNG.integers(-5, 6, n))
 
 
 # -- to_dense ----------------------------------------------------------------------------------

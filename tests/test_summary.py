@@ -140,3 +140,36 @@ def test_tf1_training_script_writes_scalars_histograms_and_graph(tmp_path: Path)
             (weights[step].min(), weights[step].max()))
     assert written[-1][1].value[0].simple_value < written[0][1].value[0].simple_value
     assert os.path.getsize(path) > 0
+
+
+def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
+    from tensorweave.framework.graph_def_proto import GraphDef
+    from tensorweave.proto_wire import fields
+
+    a = tw.placeholder(tw.float32, [2], name="a")
+    total = tw.reduce_sum(tw.square(a), name="total")
+    options = tw.RunOptions(trace_level=tw.RunOptions.FULL_TRACE, output_partition_graphs=True)
+    metadata = tw.RunMetadata()
+    with tw.Session() as sess:
+        assert sess.run(total, {a: [1.0, 2.0]}, options=options, run_metadata=metadata) == 5.0
+    writer = tw.summary.FileWriter(str(tmp_path))
+    writer.add_run_metadata(metadata, "step001", global_step=7)
+    with pytest.raises(ValueError, match="already used"):
+        writer.add_run_metadata(metadata, "step001")
+    writer.close()
+
+    (path,) = event_files(tmp_path)
+    (event,) = [e for e in tw.train.summary_iterator(path) if e.tagged_run_metadata]
+    assert event.step == 7 and event.tagged_run_metadata.tag == "step001"
+    parts = {}
+    for number, _, raw in fields(event.tagged_run_metadata.run_metadata):
+        parts.setdefault(number, []).append(bytes(raw))
+    (step_stats,) = parts[1]
+    (device_stats,) = [bytes(raw) for _, _, raw in fields(step_stats)]
+    device = {n: bytes(raw) for n, _, raw in fields(device_stats) if n == 1}[1].decode()
+    node_names = {next(bytes(r) for k, _, r in fields(raw) if k == 1).decode()
+                  for n, _, raw in fields(device_stats) if n == 2}
+    assert device == metadata.step_stats.dev_stats[0].device and "total" in node_names
+    graphs = [GraphDef.FromString(raw) for raw in parts[3]]
+    assert len(graphs) == len(metadata.partition_graphs)
+    assert "total" in {node.name for g in graphs for node in g.node}

@@ -152,3 +152,57 @@ def test_summaries_run_on_the_host_even_under_a_gpu_scope() -> None:
         s = tw.summary.scalar("x", tw.constant(2.0))
     with tw.Session(config=config) as sess:
         assert Summary.FromString(sess.run(s)).value[0].simple_value == 2.0
+
+
+def _png_pixels(value: object) -> np.ndarray:
+    """The pixels of an image summary value (PNG with filter type 0, as the kernel writes)."""
+    import struct
+    import zlib
+
+    data = value.image.encoded_image_string
+    (length,) = struct.unpack(">I", data[33:37])  # the IDAT chunk follows the 25-byte IHDR
+    raw = np.frombuffer(zlib.decompress(data[41:41 + length]), np.uint8)
+    h, w, c = value.image.height, value.image.width, value.image.colorspace
+    return raw.reshape(h, 1 + w * c)[:, 1:].reshape(h, w, c)
+
+
+def test_image_summary_tags_sizes_and_uint8_pixels() -> None:
+    images = np.random.RandomState(0).randint(0, 256, (3, 2, 4, 3)).astype(np.uint8)
+    many = run(tw.summary.image("pics", images, max_outputs=2))
+    one = run(tw.summary.image("pic", images[:1, ..., :1], max_outputs=1))
+    assert [v.tag for v in many.value] == ["pics/image/0", "pics/image/1"]
+    assert [v.tag for v in one.value] == ["pic/image"]
+    assert (many.value[0].image.height, many.value[0].image.width,
+            many.value[0].image.colorspace) == (2, 4, 3)
+    np.testing.assert_array_equal(_png_pixels(many.value[1]), images[1])
+    np.testing.assert_array_equal(_png_pixels(one.value[0]), images[0, ..., :1])
+    assert tw.get_collection(tw.GraphKeys.SUMMARIES)[-1].op.type == "ImageSummary"
+
+
+def test_image_summary_maps_floats_as_tf() -> None:
+    positive = np.array([[[0.0], [0.5]], [[1.0], [2.0]]], np.float32)[None]
+    mixed = np.array([[[-2.0], [1.0]], [[0.0], [0.5]]], np.float32)[None]
+    bad = np.array([[[0.5, 1.0, 0.0], [np.nan, 0.2, 0.1]]], np.float64)[None]
+    got = [_png_pixels(run(tw.summary.image(n, x)).value[0])
+           for n, x in (("p", positive), ("m", mixed), ("b", bad))]
+    # nonnegative: scaled so the max is 255; mixed: 0 -> 128, largest magnitude -> 1 or 255
+    np.testing.assert_array_equal(got[0][..., 0], (positive[0, ..., 0] * 127.5).astype(np.uint8))
+    np.testing.assert_array_equal(got[1][..., 0],
+                                  (mixed[0, ..., 0] * 63.5 + 128).astype(np.uint8))
+    # a pixel with a nonfinite channel takes bad_color (red); the rest scale by 255 / max
+    np.testing.assert_array_equal(got[2][0], [[127, 255, 0], [255, 0, 0]])
+
+
+def test_image_summary_bad_shape_fails_at_run_time() -> None:
+    summary = tw.summary.image("x", tw.placeholder(tw.float32))
+    with pytest.raises(errors.InvalidArgumentError, match="4-D with last dim 1, 3, or 4"):
+        run(summary, {summary.op.inputs[1]: np.zeros((1, 2, 2, 2), np.float32)})
+    with pytest.raises(errors.InvalidArgumentError, match="4-D"):
+        run(summary, {summary.op.inputs[1]: np.zeros((2, 2, 3), np.float32)})
+
+
+def test_histogram_of_integers_takes_the_values_dtype() -> None:
+    summary = tw.summary.histogram("ints", tw.constant([1, 2, 2], tw.int32))
+    assert summary.op.get_attr("T") == tw.int32
+    histo = run(summary).value[0].histo
+    assert (histo.num, histo.sum, histo.min, histo.max) == (3.0, 5.0, 1.0, 2.0)

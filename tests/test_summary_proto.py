@@ -93,3 +93,23 @@ def test_graph_def_has_names_ops_inputs_and_devices() -> None:
     node_b = b"\x0a\x01b\x12\x03Neg\x1a\x01a\x1a\x02^a\x22\x06/cpu:0"
     assert serialize_graph_def(nodes) == (b"\x0a" + bytes([len(node_a)]) + node_a
                                           + b"\x0a" + bytes([len(node_b)]) + node_b)
+
+
+def test_image_value_round_trips_with_field_4() -> None:
+    image = Summary.Image(height=2, width=3, colorspace=4, encoded_image_string=b"png")
+    value = SummaryValue("img/image", image=image)
+    data = value.SerializeToString()
+    assert data == b"\x0a\x09img/image" + b"\x22\x0b" + b"\x08\x02\x10\x03\x18\x04\x22\x03png"
+    assert SummaryValue.FromString(data) == value
+
+
+def test_summary_is_mutable_like_a_protobuf_message() -> None:
+    serialized = Summary([SummaryValue("a", 1.0)]).SerializeToString()
+    summary = Summary()
+    summary.ParseFromString(serialized)
+    added = summary.value.add(tag="Precision @ 1", simple_value=0.5)
+    added.simple_value = 0.75
+    assert [(v.tag, v.simple_value) for v in Summary.FromString(summary.SerializeToString())
+            .value] == [("a", 1.0), ("Precision @ 1", 0.75)]
+    summary.ParseFromString(b"")
+    assert summary.value == []

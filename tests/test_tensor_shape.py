@@ -27,3 +27,18 @@ def test_compatibility_and_merge():
         TensorShape(None).as_list()
     with pytest.raises(ValueError):
         TensorShape([-2])
+
+
+def test_dimensions_answer_tf1_value():
+    import tensorweave as tw
+
+    s = TensorShape([None, 3])
+    assert s[1].value == 3 and int(s[1]) == 3 and s[1] * 2 == 6 and type(s[1] * 2) is int
+    assert [d.value for d in TensorShape([4, 5])] == [4, 5] and s.dims[1].value == 3
+    assert [type(d) for d in s.as_list()] == [type(None), int]  # as_list: plain ints, as TF
+    assert tw.compat.dimension_value(s[1]) == 3 and tw.compat.dimension_value(None) is None
+    assert tw.dimension_value(7) == 7 and tw.dimension_at_index(s, 1).value == 3
+    assert tw.dimension_at_index(TensorShape(None), 0) is None
+    x = tw.placeholder(tw.float32, [None, 5])
+    assert x.get_shape()[1].value == 5 and x.shape[0] is None
+    assert TensorShape([tw.Dimension(2), s[1]]) == TensorShape([2, 3])

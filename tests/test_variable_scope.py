@@ -174,8 +174,10 @@ def test_get_variable_scope_and_partitioner() -> None:
     with tf.variable_scope("x") as scope:
         assert tf.get_variable_scope() is scope
     assert tf.get_variable_scope().name == ""
-    with pytest.raises(ValueError, match="Partitioned"):
-        tf.get_variable("p", [4], partitioner=lambda shape, dtype: [2])
+    with tf.variable_scope("y", partitioner=lambda shape, dtype: [2]) as scope:
+        assert scope.partitioner is not None
+        partitioned = tf.get_variable("p", [4])
+    assert [v.op.name for v in partitioned] == ["y/p/part_0", "y/p/part_1"]
 
 
 def test_variables_are_created_outside_control_dependencies() -> None:

@@ -109,3 +109,20 @@ def test_variable_operators_read_the_snapshot():
         bool(v)
     with pytest.raises(ValueError, match="Incompatible type conversion"):
         tf.convert_to_tensor(v, dtype=tf.int32)
+
+
+def test_tables_initializer_groups_the_table_initializers():
+    g = tf.Graph()
+    with g.as_default():
+        empty = tf.tables_initializer()
+        assert empty.name == "init_all_tables" and empty.type == "NoOp"
+        assert empty.control_inputs == []
+        v = tf.Variable(0, name="table_like")
+        bump = tf.assign_add(v, 5)
+        tf.add_to_collection(tf.GraphKeys.TABLE_INITIALIZERS, bump.op)
+        init = tf.initialize_all_tables()
+        assert init.name == "init_all_tables_1" and init.control_inputs == [bump.op]
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            sess.run(init)
+            assert sess.run(v) == 5

@@ -79,6 +79,7 @@ def _autopack(value: Any, dtype: dtypes.DType | None) -> Tensor:
     return constant(value, dtype)
 
 
+@dispatch.dispatchable
 def stack(values: list[Any], axis: int = 0, name: str = "stack") -> Tensor:
     """Stack rank-R values into one rank-(R+1) tensor along `axis` (TF's ``Pack``)."""
     if axis == 0 and not _has_tensor(values):
@@ -187,6 +188,7 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose",
         return apply("Transpose", [a, _index_input(perm)], name=scope)
 
 
+@dispatch.dispatchable
 def expand_dims(input: Any, axis: Any = None, name: str | None = None,  # noqa: A002 - TF's name
                 dim: Any = None) -> Tensor:
     axis = deprecated_argument_lookup("axis", axis, "dim", dim)
@@ -210,6 +212,7 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
     return out
 
 
+@dispatch.dispatchable
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
     return apply("Tile", [input, _index_input(multiples)], name=name or "Tile")
 
@@ -250,6 +253,7 @@ def shape(input: Any, name: str | None = None,  # noqa: A002
                         {"out_type": out_type})
 
 
+@dispatch.dispatchable
 def size(input: Any, name: str | None = None,  # noqa: A002
          out_type: Any = dtypes.int32) -> Tensor:
     """The number of elements of `input`; a constant when its shape is fully known."""
@@ -258,6 +262,7 @@ def size(input: Any, name: str | None = None,  # noqa: A002
                         {"out_type": out_type})
 
 
+@dispatch.dispatchable
 def rank(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """The number of dimensions of `input`; a constant when it is known."""
     return _shape_query("Rank", input, name, dtypes.int32, lambda s: s.ndims)
@@ -498,6 +503,7 @@ def unique(x: Any, out_idx: Any = dtypes.int32, name: str | None = None) -> Uniq
     return UniqueOutput(*op.outputs)
 
 
+@dispatch.dispatchable
 def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask",
                  axis: int | None = None) -> Tensor:
     """The elements (or slices from `axis` on) of `tensor` where `mask` is True."""
@@ -534,6 +540,7 @@ def boolean_mask(tensor: Any, mask: Any, name: str = "boolean_mask",
 
 # -- selection -------------------------------------------------------------------------------
 
+@dispatch.dispatchable
 def where(condition: Any, x: Any = None, y: Any = None, name: str | None = None) -> Tensor:
     """TF1 ``where``: coordinates of true elements (one argument), or elements of `x`/`y`
     chosen by `condition`, which may be a vector over `x`'s first dimension."""
@@ -601,11 +608,13 @@ def _filled_like(tensor: Any, dtype: Any, name: str | None, optimize: bool, defa
         return apply(like_op, [tensor], name=scope)
 
 
+@dispatch.dispatchable
 def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
                optimize: bool = True) -> Tensor:
     return _filled_like(tensor, dtype, name, optimize, "zeros_like", zeros, "ZerosLike")
 
 
+@dispatch.dispatchable
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
               optimize: bool = True) -> Tensor:
     return _filled_like(tensor, dtype, name, optimize, "ones_like", ones, "OnesLike")

@@ -1,13 +1,16 @@
 """Categorical feature columns of ``tf.compat.v1.feature_column``:
 ``categorical_column_with_hash_bucket``, ``categorical_column_with_vocabulary_list``,
-``categorical_column_with_identity`` and ``weighted_categorical_column``.
+``categorical_column_with_vocabulary_file``, ``categorical_column_with_identity`` and
+``weighted_categorical_column``.
 
 Contract: each column reads a `SparseTensor`, or a dense ``[batch]`` / ``[batch, n]`` tensor
 whose missing entries (-1, "") are dropped, and gives int64 ids of the same indices: TF's
 ``string_to_hash_bucket_fast`` bucket of the value (integers hashed as their decimal string);
 the value's index in the vocabulary, else a hash bucket after the vocabulary
-(``num_oov_buckets``) or ``default_value``; the value itself, out-of-range values failing at run
-time (`InvalidArgumentError`) or becoming ``default_value``. Constructor and dtype errors are
+(``num_oov_buckets``) or ``default_value`` (a vocabulary file's through a lookup table from
+``index_table_from_file``, which ``tw.tables_initializer()`` fills); the value itself,
+out-of-range values failing at run time (`InvalidArgumentError`) or becoming
+``default_value``. Constructor and dtype errors are
 TF's ``ValueError`` texts.
 """
 
@@ -18,7 +21,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
+from tensorweave import dtypes, gfile
 from tensorweave.api import array_ops, check_ops, math_ops, string_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.feature_column_base import (
@@ -29,6 +32,7 @@ from tensorweave.api.feature_column_base import (
     assert_string_or_int,
     to_sparse_input,
 )
+from tensorweave.api.lookup_ops import index_table_from_file
 from tensorweave.api.parsing_ops import VarLenFeature
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.sparse_ops import convert_to_tensor_or_sparse_tensor
@@ -37,7 +41,8 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = [
     "categorical_column_with_hash_bucket", "categorical_column_with_identity",
-    "categorical_column_with_vocabulary_list", "weighted_categorical_column",
+    "categorical_column_with_vocabulary_file", "categorical_column_with_vocabulary_list",
+    "weighted_categorical_column",
 ]
 
 
@@ -53,12 +58,12 @@ def _as_string(values: Any) -> Any:
     return values if values.dtype == dtypes.string else string_ops.as_string(values)
 
 
-@attrs.frozen
-class HashedCategoricalColumn(CategoricalColumn):
-    """See `categorical_column_with_hash_bucket`."""
+class _KeyedIdColumn(CategoricalColumn):
+    """A column of one feature `key` (parsed as a ``VarLenFeature`` of the column's `dtype`)
+    whose transformation is its ids alone, without weights; subclasses are attrs classes
+    declaring `key` (and `dtype`, unless they override `_parse_example_spec`)."""
 
     key: str
-    hash_bucket_size: int
     dtype: dtypes.DType
 
     @property
@@ -68,6 +73,19 @@ class HashedCategoricalColumn(CategoricalColumn):
     @property
     def _parse_example_spec(self) -> dict[str, Any]:
         return {self.key: VarLenFeature(self.dtype)}
+
+    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None,
+                            trainable: bool | None = None) -> IdWeightPair:
+        return IdWeightPair(inputs.get(self), None)
+
+
+@attrs.frozen
+class HashedCategoricalColumn(_KeyedIdColumn):
+    """See `categorical_column_with_hash_bucket`."""
+
+    key: str
+    hash_bucket_size: int
+    dtype: dtypes.DType
 
     @property
     def _num_buckets(self) -> int:
@@ -85,13 +103,9 @@ class HashedCategoricalColumn(CategoricalColumn):
                                                     self.hash_bucket_size, name="lookup")
         return SparseTensor(input_tensor.indices, ids, input_tensor.dense_shape)
 
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None,
-                            trainable: bool | None = None) -> IdWeightPair:
-        return IdWeightPair(inputs.get(self), None)
-
 
 @attrs.frozen
-class VocabularyListCategoricalColumn(CategoricalColumn):
+class VocabularyListCategoricalColumn(_KeyedIdColumn):
     """See `categorical_column_with_vocabulary_list`."""
 
     key: str
@@ -99,14 +113,6 @@ class VocabularyListCategoricalColumn(CategoricalColumn):
     dtype: dtypes.DType
     default_value: int
     num_oov_buckets: int
-
-    @property
-    def name(self) -> str:
-        return self.key
-
-    @property
-    def _parse_example_spec(self) -> dict[str, Any]:
-        return {self.key: VarLenFeature(self.dtype)}
 
     @property
     def _num_buckets(self) -> int:
@@ -138,22 +144,44 @@ class VocabularyListCategoricalColumn(CategoricalColumn):
             fallback = array_ops.fill(array_ops.shape(values), np.int64(self.default_value))
         return array_ops.where(found, index, fallback, name="lookup")
 
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None,
-                            trainable: bool | None = None) -> IdWeightPair:
-        return IdWeightPair(inputs.get(self), None)
+
+@attrs.frozen
+class VocabularyFileCategoricalColumn(_KeyedIdColumn):
+    """See `categorical_column_with_vocabulary_file`."""
+
+    key: str
+    vocabulary_file: Any
+    vocabulary_size: int
+    num_oov_buckets: int
+    dtype: dtypes.DType
+    default_value: int
+
+    @property
+    def _num_buckets(self) -> int:
+        return self.vocabulary_size + self.num_oov_buckets
+
+    def _transform_feature(self, inputs: LazyBuilder) -> SparseTensor:
+        input_tensor = to_sparse_input(inputs.get(self.key))
+        _check_input_dtype(self.key, self.dtype, input_tensor)
+        key_dtype = self.dtype
+        if input_tensor.dtype.is_integer:  # the table's integer keys are int64
+            key_dtype = dtypes.int64
+            input_tensor = SparseTensor(input_tensor.indices,
+                                        math_ops.cast(input_tensor.values, dtypes.int64),
+                                        input_tensor.dense_shape)
+        return index_table_from_file(
+            vocabulary_file=self.vocabulary_file, num_oov_buckets=self.num_oov_buckets,
+            vocab_size=self.vocabulary_size, default_value=self.default_value,
+            key_dtype=key_dtype, name=f"{self.key}_lookup").lookup(input_tensor)
 
 
 @attrs.frozen
-class IdentityCategoricalColumn(CategoricalColumn):
+class IdentityCategoricalColumn(_KeyedIdColumn):
     """See `categorical_column_with_identity`."""
 
     key: str
     num_buckets: int
     default_value: int | None
-
-    @property
-    def name(self) -> str:
-        return self.key
 
     @property
     def _parse_example_spec(self) -> dict[str, Any]:
@@ -190,10 +218,6 @@ class IdentityCategoricalColumn(CategoricalColumn):
                                       name="default_values")
             values = array_ops.where(out_of_range, defaults, values)
         return SparseTensor(input_tensor.indices, values, input_tensor.dense_shape)
-
-    def _get_sparse_tensors(self, inputs: LazyBuilder, weight_collections: Any = None,
-                            trainable: bool | None = None) -> IdWeightPair:
-        return IdWeightPair(inputs.get(self), None)
 
 
 @attrs.frozen
@@ -284,6 +308,37 @@ def categorical_column_with_vocabulary_list(key: str, vocabulary_list: Any, dtyp
     assert_key_is_string(key)
     return VocabularyListCategoricalColumn(key, tuple(vocabulary_list), dtype,
                                            int(default_value), int(num_oov_buckets))
+
+
+def categorical_column_with_vocabulary_file(key: str, vocabulary_file: Any,
+                                            vocabulary_size: int | None = None,
+                                            num_oov_buckets: int = 0,
+                                            default_value: int | None = None,
+                                            dtype: Any = dtypes.string
+                                            ) -> VocabularyFileCategoricalColumn:
+    """Ids: the value's line number in `vocabulary_file` (its first `vocabulary_size` lines,
+    all of them when None); an out-of-vocabulary value gets ``vocabulary_size + hash bucket``
+    when `num_oov_buckets` > 0, else `default_value` (-1 when None)."""
+    if not vocabulary_file:
+        raise ValueError(f"Missing vocabulary_file in {key}.")
+    if vocabulary_size is None:
+        if not gfile.exists(vocabulary_file):
+            raise ValueError(f"vocabulary_file in {key} does not exist.")
+        with gfile.GFile(vocabulary_file) as f:
+            vocabulary_size = sum(1 for _ in f)
+    if vocabulary_size < 1:
+        raise ValueError(f"Invalid vocabulary_size in {key}.")
+    if num_oov_buckets:
+        if default_value is not None:
+            raise ValueError(f"Can't specify both num_oov_buckets and default_value in {key}.")
+        if num_oov_buckets < 0:
+            raise ValueError(f"Invalid num_oov_buckets {num_oov_buckets} in {key}.")
+    dtype = dtypes.as_dtype(dtype)
+    assert_string_or_int(dtype, prefix=f"column_name: {key}")
+    assert_key_is_string(key)
+    return VocabularyFileCategoricalColumn(
+        key, vocabulary_file, int(vocabulary_size), int(num_oov_buckets or 0), dtype,
+        -1 if default_value is None else int(default_value))
 
 
 def categorical_column_with_identity(key: str, num_buckets: int,

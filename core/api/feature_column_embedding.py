@@ -1,5 +1,5 @@
-"""``embedding_column`` of ``tf.compat.v1.feature_column`` and the lookup it (and
-``linear_model``) use, TF's ``safe_embedding_lookup_sparse``.
+"""``embedding_column`` of ``tf.compat.v1.feature_column``; its lookup (and ``linear_model``'s)
+is ``tw.nn.safe_embedding_lookup_sparse``, re-exported here.
 
 Contract: an embedding column owns the float32 variable ``embedding_weights`` of shape
 ``[num_buckets, dimension]`` in the caller's variable scope (``input_layer`` puts it under
@@ -19,12 +19,10 @@ from typing import Any
 import attrs
 
 from tensorweave import dtypes
-from tensorweave.api import array_ops, init_ops, math_ops, sparse_ops
+from tensorweave.api import init_ops
 from tensorweave.api.feature_column_base import CategoricalColumn, DenseColumn, LazyBuilder
-from tensorweave.api.scopes import name_scope
+from tensorweave.api.nn_extra import safe_embedding_lookup_sparse
 from tensorweave.api.variable_scope import get_variable
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.train.checkpoint_management import load_variable
 
@@ -104,60 +102,3 @@ def embedding_column(categorical_column: CategoricalColumn, dimension: int,
                                                             stddev=1 / math.sqrt(dimension))
     return EmbeddingColumn(categorical_column, int(dimension), combiner, initializer,
                            ckpt_to_load_from, tensor_name_in_ckpt, max_norm, bool(trainable))
-
-
-def safe_embedding_lookup_sparse(embedding_weights: Any, sparse_ids: SparseTensor,
-                                 sparse_weights: SparseTensor | None = None,
-                                 combiner: str = "mean", default_id: int | None = None,
-                                 name: str | None = None, partition_strategy: str = "div",
-                                 max_norm: Any = None) -> Any:
-    """Per row of the (rank >= 2) `sparse_ids`, the combined embeddings of its valid ids;
-    ``[d_0, ..., d_{n-1}] + embedding shape``. A row without valid ids gives the embedding of
-    `default_id`, or zeros when it is None."""
-    if embedding_weights is None:
-        raise ValueError(f"Missing embedding_weights {embedding_weights}.")
-    shards = list(embedding_weights) if isinstance(embedding_weights, (list, tuple)) \
-        else [embedding_weights]
-    if not shards:
-        raise ValueError(f"Missing embedding_weights {embedding_weights}.")
-    shards = [convert_to_tensor(w) for w in shards]
-    with name_scope(name, "embedding_lookup", [*shards, sparse_ids.values]) as scope:
-        original_shape = sparse_ids.dense_shape
-        rank = original_shape.shape[0]
-        if rank is None:
-            raise ValueError("sparse_ids must have a dense_shape of static length.")
-        flat_shape = array_ops.stack([
-            math_ops.reduce_prod(array_ops.slice(original_shape, [0], [rank - 1])),
-            array_ops.gather(original_shape, rank - 1)])
-        sparse_ids = sparse_ops.sparse_reshape(sparse_ids, flat_shape)
-        if sparse_weights is not None:
-            sparse_weights = SparseTensor(sparse_ids.indices, sparse_weights.values,
-                                          sparse_ids.dense_shape)
-        sparse_ids, sparse_weights = _prune(sparse_ids, sparse_weights,
-                                            prune_weights=combiner != "sum")
-        sparse_ids, is_row_empty = sparse_ops.sparse_fill_empty_rows(sparse_ids,
-                                                                     default_id or 0)
-        if sparse_weights is not None:
-            sparse_weights, _ = sparse_ops.sparse_fill_empty_rows(sparse_weights, 1.0)
-        result = sparse_ops.embedding_lookup_sparse(
-            shards, sparse_ids, sparse_weights, combiner=combiner,
-            partition_strategy=partition_strategy, max_norm=max_norm)
-        if default_id is None:
-            is_row_empty = array_ops.tile(array_ops.reshape(is_row_empty, [-1, 1]),
-                                          array_ops.stack([1, array_ops.shape(result)[1]]))
-            result = array_ops.where(is_row_empty, array_ops.zeros_like(result), result)
-        return array_ops.reshape(result, array_ops.concat([
-            array_ops.slice(math_ops.cast(original_shape, dtypes.int32), [0], [rank - 1]),
-            array_ops.slice(array_ops.shape(result), [1], [-1])], 0), name=scope)
-
-
-def _prune(sparse_ids: SparseTensor, sparse_weights: SparseTensor | None,
-           prune_weights: bool) -> tuple[SparseTensor, SparseTensor | None]:
-    """Drops negative ids and, if `prune_weights`, entries of non-positive weight."""
-    keep = math_ops.greater_equal(sparse_ids.values, 0)
-    if sparse_weights is not None and prune_weights:
-        keep = math_ops.logical_and(keep, math_ops.greater(sparse_weights.values, 0))
-    sparse_ids = sparse_ops.sparse_retain(sparse_ids, keep)
-    if sparse_weights is not None:
-        sparse_weights = sparse_ops.sparse_retain(sparse_weights, keep)
-    return sparse_ids, sparse_weights

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensorweave import dtypes
-from tensorweave.api import array_ops, math_ops
+from tensorweave.api import array_ops, custom_gradient, math_ops
 from tensorweave.api.control_flow_ops import tuple as _tuple
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor
@@ -108,6 +108,9 @@ def _trainable(t: Tensor) -> bool:
 def gradient_function(op: Operation) -> Callable[..., Any] | None:
     """The gradient function of `op`'s type; ``None`` if it is registered as not
     differentiable; `LookupError` if it has none."""
+    found, user_fn = custom_gradient.lookup(op)  # tw.RegisterGradient, custom_gradient
+    if found:
+        return user_fn
     registry = get_registries().gradients
     if op.type in registry:
         return registry.get(op.type)

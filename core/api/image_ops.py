@@ -21,8 +21,9 @@ from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import control_flow_ops as _flow
 from tensorweave.api import math_ops as _math
+from tensorweave.api.logging_ops import Assert
 from tensorweave.api.random_ops import random_uniform
-from tensorweave.api.scopes import name_scope
+from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor, constant_value
 from tensorweave.framework.op_builder import apply
@@ -30,7 +31,8 @@ from tensorweave.framework.op_builder import apply
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "central_crop",
     "convert_image_dtype", "crop_to_bounding_box", "flip_left_right", "flip_up_down",
-    "pad_to_bounding_box", "per_image_standardization", "random_flip_left_right",
+    "pad_to_bounding_box", "per_image_standardization", "random_brightness", "random_contrast",
+    "random_crop", "random_flip_left_right",
     "resize_bilinear", "resize_image_with_crop_or_pad", "resize_images",
     "resize_nearest_neighbor", "rgb_to_grayscale", "rot90", "transpose_image",
 ]
@@ -167,8 +169,10 @@ def resize_images(images: Any, size: Any, method: int = ResizeMethod.BILINEAR,
             resized = resize_bilinear(images, size, align_corners=align_corners)
         elif method == ResizeMethod.NEAREST_NEIGHBOR:
             resized = resize_nearest_neighbor(images, size, align_corners=align_corners)
-        elif method in (ResizeMethod.BICUBIC, ResizeMethod.AREA):
-            raise ValueError(f"Resize method is not implemented in tensorweave: {method}")
+        elif method == ResizeMethod.BICUBIC:
+            resized = _resize_op("ResizeBicubic", images, size, align_corners, False, None)
+        elif method == ResizeMethod.AREA:
+            resized = apply("ResizeArea", [images, size], {"align_corners": bool(align_corners)})
         else:
             raise ValueError(f"Resize method is not implemented: {method}")
         return _unbatched(resized, is_batch)
@@ -436,3 +440,50 @@ def per_image_standardization(image: Any) -> Tensor:
         stddev = _math.sqrt(apply("Relu", [variance]))
         floor = _math.rsqrt(_math.cast(pixels, dtypes.float32))
         return _math.divide(image - mean, _math.maximum(stddev, floor), name=scope)
+
+
+# -- random distortions (each draws its parameter once per run) ----------------------------------
+
+
+def random_crop(value: Any, size: Any, seed: int | None = None,
+                name: str | None = None) -> Tensor:
+    """A slice of `value` of shape `size` at a uniformly random offset (``tf.random_crop``);
+    a `size` larger than `value` fails the run with `InvalidArgumentError`."""
+    with name_scope(name, "random_crop", [value, size]) as scope:
+        value = convert_to_tensor(value, name="value")
+        size = convert_to_tensor(size, dtype=dtypes.int32, name="size")
+        shape = _array.shape(value)
+        check = Assert(_math.reduce_all(_math.greater_equal(shape, size)),
+                       ["Need value.shape >= size, got ", shape, size], summarize=1000)
+        with control_dependencies([check]):
+            shape = _flow.identity(shape)
+        limit = shape - size + 1
+        offset = _math.mod(random_uniform(_array.shape(shape), dtype=dtypes.int32,
+                                          maxval=dtypes.int32.max, seed=seed), limit)
+        return _array.slice(value, offset, size, name=scope)
+
+
+def _uniform_delta(max_delta: float, seed: int | None) -> Tensor:
+    """A scalar drawn uniformly from ``[-max_delta, max_delta)`` (TF's check of `max_delta`)."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return random_uniform([], -max_delta, max_delta, seed=seed)
+
+
+def _uniform_factor(lower: float, upper: float, seed: int | None) -> Tensor:
+    """A scalar drawn uniformly from ``[lower, upper)`` (TF's checks of the range)."""
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return random_uniform([], lower, upper, seed=seed)
+
+
+def random_brightness(image: Any, max_delta: float, seed: int | None = None) -> Tensor:
+    """`adjust_brightness` by a delta drawn uniformly from ``[-max_delta, max_delta)``."""
+    return adjust_brightness(image, _uniform_delta(max_delta, seed))
+
+
+def random_contrast(image: Any, lower: float, upper: float, seed: int | None = None) -> Tensor:
+    """`adjust_contrast` by a factor drawn uniformly from ``[lower, upper)``."""
+    return adjust_contrast(image, _uniform_factor(lower, upper, seed))

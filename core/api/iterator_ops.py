@@ -8,14 +8,17 @@ raises `OutOfRangeError` when run. ``make_initializer(dataset)`` (re)starts the 
 `dataset`, whose types must equal and shapes be compatible with the iterator's (`TypeError`).
 A one-shot iterator starts itself on its first ``get_next``: its dataset may not depend on a
 placeholder (`ValueError`, as TF). An initializer takes the dataset's tensors as inputs, so a
-placeholder fed when it runs parameterizes the pipeline. ``from_string_handle`` (a string
-handle) is not implemented.
+placeholder fed when it runs parameterizes the pipeline. ``string_handle()`` gives a string
+naming the iterator; ``Iterator.from_string_handle(handle, types, shapes)`` makes a feedable
+iterator whose ``get_next()`` reads the iterator that the fed handle names (one on the same
+device, with the same element types).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tensorweave import dtypes
 from tensorweave.api.dataset_ops import (
     Dataset,
     Description,
@@ -23,6 +26,7 @@ from tensorweave.api.dataset_ops import (
     flatten,
     pack_as,
 )
+from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 
 __all__ = ["Iterator", "get_output_classes", "get_output_shapes", "get_output_types",
@@ -57,6 +61,17 @@ class Iterator:
         structure = element_structure(output_types, output_shapes)
         graph = get_default_graph()
         return Iterator(structure, shared_name or graph.unique_name("Iterator"), graph)
+
+    @staticmethod
+    def from_string_handle(string_handle: Any, output_types: Any, output_shapes: Any = None,
+                           output_classes: Any = None) -> Iterator:
+        """A feedable iterator: ``get_next()`` reads the iterator `string_handle` names."""
+        if output_classes is not None and any(c is not Tensor for c in flatten(output_classes)):
+            raise TypeError("tensorweave iterators give dense tensors only")
+        graph = get_default_graph()
+        handle = convert_to_tensor(string_handle, dtype=dtypes.string)
+        return _HandleIterator(element_structure(output_types, output_shapes),
+                               graph.unique_name("Iterator"), graph, handle)
 
     # -- structure --------------------------------------------------------------------------
 
@@ -126,6 +141,14 @@ class Iterator:
                             f"got dataset with output shapes {dataset.output_shapes}.")
         return self._make_iterator(dataset, False, name)
 
+    def string_handle(self, name: str | None = None) -> Tensor:
+        """A scalar string naming this iterator, to feed a `from_string_handle` iterator."""
+        control = [self._one_shot] if self._one_shot is not None else None
+        with self._graph.control_dependencies(control):
+            op = self._create("IteratorToStringHandle", [], {"shared_name": self._shared_name},
+                              name or "IteratorToStringHandle")
+        return op.outputs[0]
+
     def get_next(self, name: str | None = None) -> Any:
         """The next element (a nest of tensors); running it past the end raises
         `OutOfRangeError`."""
@@ -134,6 +157,28 @@ class Iterator:
             op = self._create("IteratorGetNext", [], self._element_attrs(),
                               name or "IteratorGetNext")
         return pack_as(self._structure, op.outputs)
+
+
+class _HandleIterator(Iterator):
+    """`Iterator.from_string_handle`'s iterator: it reads the iterator its handle names."""
+
+    def __init__(self, structure: Any, shared_name: str, graph: Graph, handle: Tensor) -> None:
+        super().__init__(structure, shared_name, graph)
+        self._handle = handle
+
+    def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
+        raise ValueError("An iterator made from a string handle cannot be initialized: "
+                         "initialize the iterator its handle names.")
+
+    def get_next(self, name: str | None = None) -> Any:
+        attrs = self._element_attrs()
+        del attrs["shared_name"]
+        op = self._create("IteratorGetNextFromStringHandle", [self._handle], attrs,
+                          name or "IteratorGetNext")
+        return pack_as(self._structure, op.outputs)
+
+    def string_handle(self, name: str | None = None) -> Tensor:
+        return self._handle
 
 
 def _same_nesting(a: Any, b: Any) -> bool:

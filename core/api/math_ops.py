@@ -129,6 +129,7 @@ def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
         return apply("RealDiv", [a, b], name=scope)
 
 
+@dispatch.dispatchable
 def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
     """``x / y`` with Python 3 semantics (`truediv`)."""
     return truediv(x, y, name=name)
@@ -152,6 +153,7 @@ def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
     return apply("Mul", [s, x], name=name or "Mul")
 
 
+@dispatch.dispatchable
 def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
     """Elementwise sum of same-shaped, same-dtype tensors (no broadcasting)."""
     if not isinstance(inputs, (list, tuple)) or not inputs:
@@ -206,12 +208,14 @@ def log_sigmoid(x: Any, name: str | None = None) -> Tensor:
         return apply("Neg", [apply("Softplus", [apply("Neg", [x])])], name=scope)
 
 
+@dispatch.dispatchable
 def round(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
     """Round half to even; integers are returned unchanged."""
     x = convert_to_tensor(x)
     return x if x.dtype.is_integer else apply("Round", [x], name=name or "Round")
 
 
+@dispatch.dispatchable
 def atan2(y: Any, x: Any, name: str | None = None) -> Tensor:
     """Elementwise arctangent of ``y / x``, using the signs of both to pick the quadrant."""
     a, b = binary_inputs(y, x)
@@ -231,6 +235,7 @@ logical_or = _binary("LogicalOr", "logical_or")
 logical_not = _unary("LogicalNot", "logical_not")
 
 
+@dispatch.dispatchable
 def logical_xor(x: Any, y: Any, name: str = "LogicalXor") -> Tensor:
     """``(x | y) & ~(x & y)``, TF's composite."""
     a, b = binary_inputs(x, y)
@@ -436,6 +441,7 @@ cumsum = _scan("Cumsum", "cumsum")
 cumprod = _scan("Cumprod", "cumprod")
 
 
+@dispatch.dispatchable
 def clip_by_value(t: Any, clip_value_min: Any, clip_value_max: Any,
                   name: str | None = None) -> Tensor:
     """``max(min(t, clip_value_max), clip_value_min)``; the result keeps `t`'s shape."""

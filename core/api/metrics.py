@@ -30,7 +30,7 @@ from tensorweave.variables import Variable
 
 __all__ = [
     "accuracy", "auc", "false_negatives", "false_positives", "mean", "mean_absolute_error",
-    "mean_squared_error", "precision", "recall", "true_positives",
+    "mean_squared_error", "precision", "recall", "root_mean_squared_error", "true_positives",
 ]
 
 Collections = Sequence[str] | None
@@ -135,6 +135,19 @@ def mean_absolute_error(labels: Any, predictions: Any, weights: Any = None,
     errors = math_ops.abs(predictions - labels)
     return mean(errors, weights, metrics_collections, updates_collections,
                 name or "mean_absolute_error")
+
+
+def root_mean_squared_error(labels: Any, predictions: Any, weights: Any = None,
+                            metrics_collections: Collections = None,
+                            updates_collections: Collections = None,
+                            name: str | None = None) -> tuple[Tensor, Tensor]:
+    """The square root of `mean_squared_error`'s running mean."""
+    mse, update_mse = mean_squared_error(labels, predictions, weights, None, None,
+                                         name or "root_mean_squared_error")
+    rmse, update_rmse = math_ops.sqrt(mse), math_ops.sqrt(update_mse)
+    _add_to(metrics_collections, rmse)
+    _add_to(updates_collections, update_rmse)
+    return rmse, update_rmse
 
 
 # -- confusion counts ----------------------------------------------------------------------------

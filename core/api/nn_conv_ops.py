@@ -1,6 +1,7 @@
 """``tw.nn``'s convolution variants and fused batch norm, with ``tf.compat.v1.nn``'s signatures:
 ``conv2d_transpose``, ``conv1d``, ``atrous_conv2d``, ``depthwise_conv2d``, ``separable_conv2d``,
-``fused_batch_norm``, ``pool`` and the raw backprop wrappers.
+``fused_batch_norm`` and the raw backprop wrappers (N-D ``pool`` lives in
+`tensorweave.api.nn_conv3d_ops`).
 
 Contract: each function builds TF's ops (``Conv2DBackpropInput``, ``DepthwiseConv2dNative``, a
 ``Conv2D`` with dilations where TF builds space-to-batch around one, which computes the same) and
@@ -25,9 +26,7 @@ from tensorweave.api.nn_ops import (
     _channel_index,
     _convert_padding,
     _get_sequence,
-    avg_pool,
     conv2d,
-    max_pool,
 )
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor
@@ -39,7 +38,7 @@ __all__ = [
     "atrous_conv2d", "conv1d", "conv2d_backprop_filter", "conv2d_backprop_input",
     "conv2d_transpose", "depthwise_conv2d", "depthwise_conv2d_native",
     "depthwise_conv2d_native_backprop_filter", "depthwise_conv2d_native_backprop_input",
-    "fused_batch_norm", "pool", "separable_conv2d",
+    "fused_batch_norm", "separable_conv2d",
 ]
 
 # cuDNN's floor, which TF applies on every device.
@@ -76,6 +75,50 @@ def conv2d_backprop_filter(input: Any, filter_sizes: Any, out_backprop: Any, str
     return apply("Conv2DBackpropFilter", [input, filter_sizes, out_backprop], attrs, name=name)
 
 
+def known_entry(shape: Any, axis: int) -> int | None:
+    """Entry `axis` of a Python/numpy `shape` when it is a plain number."""
+    if isinstance(shape, (list, tuple, np.ndarray)) and len(shape) > axis \
+            and not isinstance(shape[axis], Tensor):
+        return int(shape[axis])
+    return None
+
+
+def set_known_shape(result: Tensor, output_shape: Any) -> None:
+    """Give a transposed convolution's `result` the known entries of its `output_shape`."""
+    if isinstance(output_shape, (list, tuple)):
+        # TF reads the known entries of a packed shape; the op sees only whole constants.
+        result.set_shape([None if isinstance(d, Tensor) else int(d) for d in output_shape])
+
+
+def transpose_operands(value: Any, kernel: Any, output_shape: Any, padding: str,
+                       data_format: str, spatial: str) -> tuple[Tensor, Tensor, Tensor]:
+    """The checked (value, filter, output sizes) of a transposed convolution over the `spatial`
+    dimensions (``"HW"``, ``"DHW"``), with TF's `ValueError`s for ``conv{2,3}d_transpose``."""
+    channels_last, channels_first = f"N{spatial}C", f"NC{spatial}"
+    if data_format not in (channels_first, channels_last):
+        raise ValueError(f"data_format has to be either {channels_first} or {channels_last}.")
+    rank = len(spatial) + 2
+    value = convert_to_tensor(value, name="value")
+    kernel = convert_to_tensor(kernel, name="filter")
+    axis = rank - 1 if data_format == channels_last else 1
+    kernel_shape = kernel.shape.with_rank(rank)
+    value_shape = value.shape.with_rank(rank)
+    if not TensorShape([value_shape[axis]]).is_compatible_with([kernel_shape[rank - 1]]):
+        raise ValueError(f"input channels does not match filter's input channels, "
+                         f"{value_shape[axis]} != {kernel_shape[rank - 1]}")
+    sizes = convert_to_tensor(output_shape, dtype=dtypes.int32, name="output_shape")
+    if not sizes.shape.is_compatible_with([rank]):
+        raise ValueError(f"output_shape must have shape ({rank},), got {sizes.shape}")
+    wanted = known_entry(output_shape, axis)
+    if wanted is not None and not TensorShape([wanted]).is_compatible_with(
+            [kernel_shape[rank - 2]]):
+        raise ValueError(f"output_shape does not match filter's output channels, "
+                         f"{wanted} != {kernel_shape[rank - 2]}")
+    if padding not in ("VALID", "SAME"):
+        raise ValueError(f"padding must be either VALID or SAME: {padding}")
+    return value, kernel, sizes
+
+
 def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = None,  # noqa: A002
                      strides: Any = None, padding: str = "SAME", data_format: str = "NHWC",
                      name: str | None = None, input: Any = None, filters: Any = None,  # noqa: A002
@@ -85,32 +128,11 @@ def conv2d_transpose(value: Any = None, filter: Any = None, output_shape: Any = 
     value = deprecated_argument_lookup("input", input, "value", value)
     kernel = deprecated_argument_lookup("filters", filters, "filter", filter)
     with name_scope(name, "conv2d_transpose", [value, kernel, output_shape]) as scope:
-        if data_format not in ("NCHW", "NHWC"):
-            raise ValueError("data_format has to be either NCHW or NHWC.")
-        value = convert_to_tensor(value, name="value")
-        kernel = convert_to_tensor(kernel, name="filter")
-        axis = 3 if data_format == "NHWC" else 1
-        kernel_shape = kernel.shape.with_rank(4)
-        value_shape = value.shape.with_rank(4)
-        if not TensorShape([value_shape[axis]]).is_compatible_with([kernel_shape[3]]):
-            raise ValueError(f"input channels does not match filter's input channels, "
-                             f"{value_shape[axis]} != {kernel_shape[3]}")
-        sizes = convert_to_tensor(output_shape, dtype=dtypes.int32, name="output_shape")
-        if not sizes.shape.is_compatible_with([4]):
-            raise ValueError(f"output_shape must have shape (4,), got {sizes.shape}")
-        if isinstance(output_shape, (list, tuple, np.ndarray)):
-            wanted = output_shape[axis]
-            if not isinstance(wanted, Tensor) and not TensorShape(
-                    [int(wanted)]).is_compatible_with([kernel_shape[2]]):
-                raise ValueError(f"output_shape does not match filter's output channels, "
-                                 f"{int(wanted)} != {kernel_shape[2]}")
-        if padding not in ("VALID", "SAME"):
-            raise ValueError(f"padding must be either VALID or SAME: {padding}")
+        value, kernel, sizes = transpose_operands(value, kernel, output_shape, padding,
+                                                  data_format, "HW")
         attrs = _conv_attrs(strides, padding, data_format, dilations)
         result = apply("Conv2DBackpropInput", [sizes, kernel, value], attrs, name=scope)
-        if isinstance(output_shape, (list, tuple)):
-            # TF reads the known entries of a packed shape; the op sees only whole constants.
-            result.set_shape([None if isinstance(d, Tensor) else int(d) for d in output_shape])
+        set_known_shape(result, output_shape)
         return result
 
 
@@ -297,21 +319,3 @@ def fused_batch_norm(x: Any, scale: Any, offset: Any, mean: Any = None, variance
         y = apply("Identity", [y], name=scope)
         return y, apply("StopGradient", [stats[0]]), apply("StopGradient", [stats[1]])
 
-
-def pool(input: Any, window_shape: Any, pooling_type: str, padding: str,  # noqa: A002
-         dilation_rate: Any = None, strides: Any = None, name: str | None = None,
-         data_format: str | None = None) -> Tensor:
-    """2-D max or average pooling (TF's N-D ``pool`` for two spatial dimensions and no
-    dilation, the case ``max_pool``/``avg_pool`` cover)."""
-    window = [int(v) for v in np.ravel(window_shape)]
-    if len(window) != 2:
-        raise ValueError(f"tensorweave's pool supports 2 spatial dimensions, got window_shape "
-                         f"{window}")
-    if pooling_type not in ("MAX", "AVG"):
-        raise ValueError(f"Invalid pooling_type: {pooling_type}")
-    rates = [1, 1] if dilation_rate is None else _rates(dilation_rate)
-    strides = [1, 1] if strides is None else [int(v) for v in np.ravel(strides)]
-    if rates != [1, 1]:
-        raise ValueError("tensorweave's pool does not support dilation_rate > 1")
-    fn = max_pool if pooling_type == "MAX" else avg_pool
-    return fn(input, window, strides, padding, data_format=data_format or "NHWC", name=name)

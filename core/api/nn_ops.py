@@ -18,6 +18,7 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave.api import array_ops as _array
+from tensorweave.api import dispatch
 from tensorweave.api import math_ops as _math
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.random_ops import random_uniform
@@ -529,14 +530,7 @@ def _clip_rows(rows: Tensor, ids: Tensor, max_norm: Any) -> Tensor:
     return apply("RealDiv", [apply("Mul", [rows, limit]), apply("Maximum", [norm, limit])])
 
 
-def _shard_offsets(params: list[Tensor]) -> list[int]:
-    sizes = [p.shape[0] if p.shape.ndims else None for p in params]
-    if any(s is None for s in sizes):
-        raise ValueError("embedding_lookup over several shards needs each shard's first "
-                         "dimension to be known")
-    return [int(v) for v in np.concatenate([[0], np.cumsum(sizes[:-1])])]
-
-
+@dispatch.dispatchable
 def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
                      name: str | None = None, validate_indices: bool = True,
                      max_norm: Any = None) -> Tensor:
@@ -544,7 +538,9 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
     "div" `partition_strategy`."""
     if partition_strategy not in ("mod", "div"):
         raise ValueError(f"Unrecognized partition strategy: {partition_strategy}")
-    shards = list(params) if isinstance(params, (list, tuple)) else [params]
+    # a PartitionedVariable is its list of shards, as in TF
+    shards = list(params) if isinstance(params, (list, tuple)) or hasattr(
+        params, "_get_variable_list") else [params]
     if not shards:
         raise ValueError("Need at least one param")
     with name_scope(name, "embedding_lookup", [*shards, ids]) as scope:
@@ -554,15 +550,12 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
             with colocate_with(shards[0]):
                 rows = _array.gather(shards[0], ids, name=scope)
                 return apply("Identity", [_clip_rows(rows, ids, max_norm)])
-        # "div" shards are consecutive row ranges, so the concatenated table is the original;
-        # "mod" puts row r at shard r % n, position r // n.
-        table = apply("ConcatV2", [shards, np.int32(0)])
-        if partition_strategy == "mod":
-            n = np.asarray(len(shards), ids.dtype.np_type)
-            offsets = np.asarray(_shard_offsets(shards), ids.dtype.np_type)
-            shard = apply("FloorMod", [ids, n])
-            ids = apply("AddV2", [_array.gather(offsets, shard), apply("FloorDiv", [ids, n])])
-        return _clip_rows(_array.gather(table, ids, name=scope), ids, max_norm)
+        # each shard gathered where it lives: no shard is copied whole, and each one's
+        # gradient stays an IndexedSlices of the rows it served
+        from tensorweave.api.partitioned_variables import embedding_lookup_shards
+
+        rows = embedding_lookup_shards(shards, ids, partition_strategy)
+        return _clip_rows(apply("Identity", [rows], name=scope), ids, max_norm)
 
 
 def zero_fraction(value: Any, name: str | None = None) -> Tensor:

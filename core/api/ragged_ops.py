@@ -304,13 +304,13 @@ _UNARY = (
     "abs", "negative", "sign", "rint", "floor", "ceil", "sqrt", "rsqrt", "square", "exp",
     "expm1", "log", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
     "asinh", "acosh", "atanh", "sigmoid", "reciprocal", "erf", "erfc", "is_nan", "is_inf",
-    "is_finite", "logical_not", "cast",
+    "is_finite", "logical_not", "cast", "round",
 )
 _BINARY = (
     "add", "subtract", "multiply", "realdiv", "truediv", "floor_div", "floordiv", "floormod",
     "truncatediv", "truncatemod", "pow", "squared_difference", "maximum", "minimum", "xlogy",
     "xdivy", "div_no_nan", "multiply_no_nan", "equal", "not_equal", "less", "less_equal",
-    "greater", "greater_equal", "logical_and", "logical_or",
+    "greater", "greater_equal", "logical_and", "logical_or", "logical_xor", "divide", "atan2",
 )
 
 

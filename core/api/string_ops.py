@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.api import array_ops
+from tensorweave.api import array_ops, dispatch
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
@@ -43,32 +43,38 @@ __all__ = [
 ]
 
 
+@dispatch.dispatchable
 def string_join(inputs: Sequence[Any], separator: str = "", name: str | None = None) -> Tensor:
     """Elementwise concatenation of `inputs` (scalars broadcast), joined by `separator`."""
     return apply("StringJoin", [list(inputs)], {"separator": separator},
                  name=name or "StringJoin")
 
 
+@dispatch.dispatchable
 def string_length(input: Any, name: str | None = None,  # noqa: A002 - TF's name
                   unit: str = "BYTE") -> Tensor:
     """Length of each string in bytes, or in UTF-8 characters for ``unit="UTF8_CHAR"``."""
     return apply("StringLength", [input], {"unit": unit}, name=name or "StringLength")
 
 
+@dispatch.dispatchable
 def substr(input: Any, pos: Any, len: Any, name: str | None = None,  # noqa: A002
            unit: str = "BYTE") -> Tensor:
     """``len`` bytes (or characters) of each string from ``pos`` (negative: from the end)."""
     return apply("Substr", [input, pos, len], {"unit": unit}, name=name or "Substr")
 
 
+@dispatch.dispatchable
 def string_upper(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     return apply("StringUpper", [input], {"encoding": encoding}, name=name or "StringUpper")
 
 
+@dispatch.dispatchable
 def string_lower(input: Any, encoding: str = "", name: str | None = None) -> Tensor:  # noqa: A002
     return apply("StringLower", [input], {"encoding": encoding}, name=name or "StringLower")
 
 
+@dispatch.dispatchable
 def string_strip(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Each string without its leading and trailing ASCII whitespace."""
     return apply("StringStrip", [input], name=name or "StringStrip")
@@ -78,6 +84,7 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, (str, bytes))
 
 
+@dispatch.dispatchable
 def regex_replace(input: Any, pattern: Any, rewrite: Any,  # noqa: A002
                   replace_global: bool = True, name: str | None = None) -> Tensor:
     """Each string with the matches of `pattern` replaced by `rewrite` (``\\1`` names a group,
@@ -90,6 +97,7 @@ def regex_replace(input: Any, pattern: Any, rewrite: Any,  # noqa: A002
                  name=name or "RegexReplace")
 
 
+@dispatch.dispatchable
 def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Whether each whole string matches `pattern`."""
     if _is_text(pattern):
@@ -98,6 +106,7 @@ def regex_full_match(input: Any, pattern: Any, name: str | None = None) -> Tenso
     return apply("RegexFullMatch", [input, pattern], name=name or "RegexFullMatch")
 
 
+@dispatch.dispatchable
 def string_to_number(string_tensor: Any, out_type: Any = dtypes.float32,
                      name: str | None = None) -> Tensor:
     """Each string parsed as `out_type` (float32, float64, int32 or int64)."""
@@ -105,6 +114,7 @@ def string_to_number(string_tensor: Any, out_type: Any = dtypes.float32,
                  name=name or "StringToNumber")
 
 
+@dispatch.dispatchable
 def as_string(input: Any, precision: int = -1, scientific: bool = False,  # noqa: A002
               shortest: bool = False, width: int = -1, fill: str = "",
               name: str | None = None) -> Tensor:
@@ -135,6 +145,7 @@ def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
                  name=name or "ReduceJoin")
 
 
+@dispatch.dispatchable
 def string_to_hash_bucket_fast(input: Any, num_buckets: int,  # noqa: A002
                                name: str | None = None) -> Tensor:
     """``Fingerprint64(s) % num_buckets`` for each string (farmhash, as TF)."""
@@ -142,6 +153,7 @@ def string_to_hash_bucket_fast(input: Any, num_buckets: int,  # noqa: A002
                  name=name or "StringToHashBucketFast")
 
 
+@dispatch.dispatchable
 def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int],  # noqa: A002
                                  name: str | None = None) -> Tensor:
     """``SipHash-2-4(key, s) % num_buckets`` for each string; `key` is two ints."""
@@ -150,11 +162,13 @@ def string_to_hash_bucket_strong(input: Any, num_buckets: int, key: Sequence[int
                  name=name or "StringToHashBucketStrong")
 
 
+@dispatch.dispatchable
 def encode_base64(input: Any, pad: bool = False, name: str | None = None) -> Tensor:  # noqa: A002
     """Web-safe base64 (``-`` and ``_``) of each string, ``=``-padded only when `pad`."""
     return apply("EncodeBase64", [input], {"pad": pad}, name=name or "EncodeBase64")
 
 
+@dispatch.dispatchable
 def decode_base64(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
     """Each web-safe base64 string decoded, padded or not."""
     return apply("DecodeBase64", [input], name=name or "DecodeBase64")

@@ -22,7 +22,7 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, Tensor
 from tensorweave.framework.op_builder import apply
 
-__all__ = ["histogram", "merge", "merge_all", "scalar"]
+__all__ = ["histogram", "image", "merge", "merge_all", "scalar"]
 
 _INVALID_TAG_CHARACTERS = re.compile(r"[^-/\w\.]")
 _log = logging.getLogger(__name__)
@@ -71,6 +71,18 @@ def histogram(name: str, values: Any, collections: Any = None,
         summary = apply("HistogramSummary",
                         [convert_to_tensor(tag, dtypes.string), convert_to_tensor(values)],
                         name=scope)
+    _collect(summary, collections, [GraphKeys.SUMMARIES])
+    return summary
+
+
+def image(name: str, tensor: Any, max_outputs: int = 3, collections: Any = None,
+          family: str | None = None) -> Tensor:
+    """A scalar `string` tensor: a ``Summary`` with up to `max_outputs` PNG images of the
+    4-D ``[batch, height, width, channels]`` `tensor` (uint8, or float rescaled to uint8)."""
+    with summary_scope(name, family, values=[tensor]) as (tag, scope):
+        summary = apply("ImageSummary",
+                        [convert_to_tensor(tag, dtypes.string), convert_to_tensor(tensor)],
+                        {"max_images": int(max_outputs)}, name=scope)
     _collect(summary, collections, [GraphKeys.SUMMARIES])
     return summary
 

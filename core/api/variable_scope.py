@@ -12,7 +12,9 @@ A new variable's initializer is the argument, else the scope's, else glorot-unif
 dtypes and zeros for integers and bools; a regularizer's loss goes to the
 ``REGULARIZATION_LOSSES`` collection. Variables and both stores belong to the outermost graph:
 `get_variable` inside a control-flow function (a ``while_loop`` body) creates the variable
-outside it, where its initializer runs, and the function captures it.
+outside it, where its initializer runs, and the function captures it. With a partitioner (the
+argument's, else the scope's) `get_variable` returns a `PartitionedVariable` of shards
+(``tensorweave.api.partitioned_variables``); custom getters see the partitioner as in TF.
 """
 
 from __future__ import annotations
@@ -53,12 +55,12 @@ class VariableScope:
                  custom_getter: Callable[..., Any] | None = None, name_scope: str = "",
                  dtype: Any = dtypes.float32, use_resource: Any = None,
                  constraint: Any = None) -> None:
-        _no_partitioner(partitioner)
         self._reuse = reuse
         self._name = name
         self._initializer = initializer
         self._regularizer = regularizer
         self._caching_device = caching_device
+        self._partitioner = partitioner
         self._custom_getter = custom_getter
         self._name_scope = name_scope
         self._dtype = dtypes.as_dtype(dtype)
@@ -90,8 +92,8 @@ class VariableScope:
         return self._caching_device
 
     @property
-    def partitioner(self) -> None:
-        return None
+    def partitioner(self) -> Any:
+        return self._partitioner
 
     @property
     def custom_getter(self) -> Callable[..., Any] | None:
@@ -131,7 +133,7 @@ class VariableScope:
         self._use_resource = use_resource
 
     def set_partitioner(self, partitioner: Any) -> None:
-        _no_partitioner(partitioner)
+        self._partitioner = partitioner
 
     def get_variable(self, var_store: _VariableStore, name: str, shape: Any = None,
                      dtype: Any = None, initializer: Any = None, regularizer: Any = None,
@@ -140,8 +142,8 @@ class VariableScope:
                      partitioner: Any = None, validate_shape: bool = True,
                      use_resource: Any = None, custom_getter: Any = None,
                      constraint: Any = None, **kwargs: Any) -> Variable:
-        """The variable ``<scope>/<name>``, created or reused under this scope's rules."""
-        _no_partitioner(partitioner)
+        """The variable ``<scope>/<name>``, created or reused under this scope's rules (a
+        `PartitionedVariable` with a partitioner)."""
         full_name = f"{self._name}/{name}" if self._name else name
         if reuse is None:
             reuse = self._reuse
@@ -155,14 +157,10 @@ class VariableScope:
                 regularizer=self._regularizer if regularizer is None else regularizer,
                 reuse=reuse, trainable=trainable, collections=collections,
                 caching_device=caching_device or self._caching_device,
+                partitioner=self._partitioner if partitioner is None else partitioner,
                 validate_shape=validate_shape, use_resource=use_resource,
                 custom_getter=getter,
                 constraint=self._constraint if constraint is None else constraint, **kwargs)
-
-
-def _no_partitioner(partitioner: Any) -> None:
-    if partitioner is not None:
-        raise ValueError("Partitioned variables are not supported by tensorweave.")
 
 
 def _compose(outer: Callable[..., Any], inner: Callable[..., Any] | None) -> Callable[..., Any]:
@@ -189,7 +187,14 @@ class _VariableStore:
                         initializer: Any = None, regularizer: Any = None, reuse: Any = None,
                         trainable: bool | None = None, collections: list[str] | None = None,
                         caching_device: Any = None, validate_shape: bool = True,
-                        constraint: Any = None, **_: Any) -> Variable:
+                        constraint: Any = None, partitioner: Any = None, **_: Any) -> Variable:
+            if partitioner is not None:
+                from tensorweave.api.partitioned_variables import get_partitioned_variable
+
+                return get_partitioned_variable(self, name, shape, dtype, initializer,
+                                                regularizer, reuse, trainable, collections,
+                                                caching_device, partitioner, validate_shape,
+                                                constraint)
             return self._get_single_variable(name, shape, dtype, initializer, regularizer,
                                              reuse, trainable, collections, caching_device,
                                              validate_shape, constraint)
@@ -354,7 +359,8 @@ def _pure_variable_scope(name_or_scope: str | VariableScope, reuse: Any,
         new_name = f"{old.name}/{name_or_scope}" if old.name else name_or_scope
         scope_of_ops = name_or_scope if old_name_scope is None else old_name_scope
     settings = {"initializer": base.initializer, "regularizer": base.regularizer,
-                "caching_device": base.caching_device, "custom_getter": base.custom_getter,
+                "caching_device": base.caching_device, "partitioner": base.partitioner,
+                "custom_getter": base.custom_getter,
                 "dtype": base.dtype, "use_resource": base.use_resource,
                 "constraint": base.constraint}
     for key, value in overrides.items():
@@ -393,9 +399,9 @@ def variable_scope(name_or_scope: str | VariableScope | None, default_name: str 
         raise ValueError("The reuse parameter must be True or False or None.")
     if name_or_scope is not None and not isinstance(name_or_scope, (str, VariableScope)):
         raise TypeError("VariableScope: name_or_scope must be a string or VariableScope.")
-    _no_partitioner(partitioner)
     overrides = {"initializer": initializer, "regularizer": regularizer,
-                 "caching_device": caching_device, "custom_getter": custom_getter,
+                 "caching_device": caching_device, "partitioner": partitioner,
+                 "custom_getter": custom_getter,
                  "dtype": dtype, "use_resource": use_resource, "constraint": constraint}
     graph = next((v.graph for v in values or () if isinstance(v, Tensor)), get_default_graph())
     with graph.as_default():

@@ -13,6 +13,8 @@ from typing import Any
 import attrs
 
 from tensorweave.framework.graph_def import GraphDef
+from tensorweave.framework.graph_def_proto import as_proto_graph_def
+from tensorweave.proto_wire import bytes_field, int64_field
 from tensorweave.runtime.executor import NodeStats
 
 DEFAULT_OPERATION_TIMEOUT_MS = 60_000
@@ -23,6 +25,8 @@ class GPUOptions:
     allow_growth: bool = False
     per_process_gpu_memory_fraction: float = 0.0
     visible_device_list: str = ""
+    # Accepted as TF's ("BFC", ""); device memory is the array module's pool either way.
+    allocator_type: str = ""
 
 
 @attrs.define
@@ -83,3 +87,26 @@ class RunMetadata:
         self.step_stats = StepStats()
         self.partition_graphs = []
         self.pass_records = []
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+        """TF's ``RunMetadata`` bytes: ``step_stats`` (1) and ``partition_graphs`` (3), which
+        TensorBoard reads from a ``FileWriter.add_run_metadata`` event. `pass_records` are
+        tensorweave's own and are not written."""
+        devices = b"".join(
+            bytes_field(1, bytes_field(1, dev.device.encode())
+                        + b"".join(bytes_field(2, _node_exec_stats(n), always=True)
+                                   for n in dev.node_stats), always=True)
+            for dev in self.step_stats.dev_stats)
+        graphs = b"".join(bytes_field(3, as_proto_graph_def(g).SerializeToString(), always=True)
+                          for g in self.partition_graphs)
+        return bytes_field(1, devices) + graphs
+
+
+def _node_exec_stats(stats: NodeStats) -> bytes:
+    """TF's ``NodeExecStats`` of one node's record (thread ids are ``uint32`` there)."""
+    return b"".join((
+        bytes_field(1, stats.node_name.encode()), int64_field(2, stats.all_start_micros),
+        int64_field(4, stats.all_end_rel_micros), int64_field(5, stats.all_end_rel_micros),
+        bytes_field(8, stats.timeline_label.encode()),
+        int64_field(10, stats.thread_id & 0xFFFFFFFF),
+    ))

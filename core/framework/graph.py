@@ -103,6 +103,12 @@ class Tensor:
     def __hash__(self) -> int:
         return id(self)
 
+    def __str__(self) -> str:
+        # TF's print(tensor) form: the shape is left out when the rank is unknown
+        shape = f", shape={self._shape}" if self._shape.ndims is not None else ""
+        device = f", device={self.device}" if self.device else ""
+        return f'Tensor("{self.name}"{shape}, dtype={self._dtype.name}{device})'
+
     def __repr__(self) -> str:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
@@ -221,6 +227,8 @@ class GraphKeys:
     MOVING_AVERAGE_VARIABLES = "moving_average_variables"
     SUMMARY_OP = "summary_op"
     QUEUE_RUNNERS = "queue_runners"
+    TABLE_INITIALIZERS = "table_initializer"
+    ASSET_FILEPATHS = "asset_filepaths"
 
 
 class Graph:
@@ -234,6 +242,7 @@ class Graph:
         self._device_stack: list[str | Callable[[Operation], str] | None] = []
         self._control_stack: list[list[Operation] | None] = []
         self._colocation_stack: list[Operation | None] = []
+        self._gradient_override_map: dict[str, str] = {}
         self._collections: dict[str, list[Any]] = {}
         self._version = 0
         self._last_id = 0
@@ -440,6 +449,20 @@ class Graph:
             self._colocation_stack = stack
             self._device_stack = saved_devices
 
+    @contextlib.contextmanager
+    def gradient_override_map(self, op_type_map: dict[str, str]) -> Iterator[None]:
+        """Ops of a type in `op_type_map` created inside get the gradient registered under the
+        mapped name (their ``_gradient_op_type`` attr), as TF's."""
+        if not isinstance(op_type_map, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in op_type_map.items()):
+            raise TypeError("op_type_map must be a dictionary mapping strings to strings")
+        saved = self._gradient_override_map
+        self._gradient_override_map = {**saved, **op_type_map}
+        try:
+            yield
+        finally:
+            self._gradient_override_map = saved
+
     # -- collections --------------------------------------------------------------------------
 
     def add_to_collection(self, name: str, value: Any) -> None:
@@ -503,6 +526,8 @@ class Graph:
             colocated = [c for c in self._colocation_stack if c is not None]
             if colocated:
                 attrs["_class"] = sorted({g for c in colocated for g in c.colocation_groups()})
+            if op_type in self._gradient_override_map:
+                attrs["_gradient_op_type"] = self._gradient_override_map[op_type]
             op = Operation(self, node_name, op_def, flat, attrs, control, specs)
             op._device = self._apply_device_scopes(op)
             self._ops.append(op)

@@ -25,7 +25,11 @@ def complete_attrs(op_def: OpDef, attrs: dict[str, Any], node_name: str) -> dict
     type_attrs = {a.type_attr for a in op_def.args if a.type_attr} | set(op_def.type_constraints)
     out = dict(op_def.attrs)
     for key, value in attrs.items():
-        out[key] = dtypes.as_dtype(value) if key in type_attrs and value is not None else value
+        if key in type_attrs and isinstance(value, list):  # a list(type) attr
+            value = [dtypes.as_dtype(v) for v in value]
+        elif key in type_attrs and value is not None:
+            value = dtypes.as_dtype(value)
+        out[key] = value
     return out
 
 
@@ -45,7 +49,7 @@ def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict
                     f"Expected list for '{arg.name}' argument to '{op_def.name}' Op, not {value!r}."
                 )
             grouped.append(list(value))
-            if "N" in op_def.attrs:
+            if "N" in op_def.attrs and not _is_type_list(op_def, arg):
                 attrs["N"] = len(value)
         else:
             grouped.append([value])
@@ -60,8 +64,10 @@ def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict
 
     flat: list[Tensor] = []
     for arg, values in zip(args, grouped):
-        for v in values:
-            flat.append(_convert(graph, op_def, arg, v, attrs, node_name))
+        tensors = [_convert(graph, op_def, arg, v, attrs, node_name) for v in values]
+        if _is_type_list(op_def, arg):
+            attrs[arg.type_attr] = [t.dtype for t in tensors]
+        flat.extend(tensors)
     for attr, allowed in op_def.type_constraints.items():
         value = attrs.get(attr)
         if isinstance(value, dtypes.DType) and value not in allowed:
@@ -73,10 +79,16 @@ def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict
     return flat
 
 
+def _is_type_list(op_def: OpDef, arg: ArgSpec) -> bool:
+    """Whether `arg` is typed by a TF ``list(type)`` attr (declared with a list default), so its
+    elements may differ in dtype (``SparseCross``'s ``values: sparse_types``)."""
+    return arg.is_list and isinstance(op_def.attrs.get(arg.type_attr), list)
+
+
 def _convert(graph: Graph, op_def: OpDef, arg: ArgSpec, value: Any, attrs: dict[str, Any],
              node_name: str) -> Tensor:
     want = arg.fixed
-    if arg.type_attr:
+    if arg.type_attr and not _is_type_list(op_def, arg):
         want = attrs.get(arg.type_attr)
         want = None if want is REQUIRED else want
     tensor = convert_to_tensor(value, dtype=None if is_tensor_like(value) else want, graph=graph)

@@ -13,7 +13,8 @@ the step with it. ``shape`` is static: ``[nrows, None, ..., None, *flat_values.s
 
 A `RaggedTensor` is not a `Tensor` (converting one raises `TypeError`); the ops of
 `tensorweave.api.ragged_ops` take it, and the public functions dispatch to them (reductions,
-``concat``, ``gather``, elementwise math and Python's operators). ``rt[i]`` is row ``i``. A
+``concat``, ``gather``, elementwise math and Python's operators). ``rt[key]`` indexes and
+slices as TF (`tensorweave.api.ragged_getitem`). A
 session fetches a `RaggedTensor` as a `RaggedTensorValue` and feeds one from a
 `RaggedTensorValue` of the same ragged rank (`ragged_feed_items`).
 """
@@ -439,29 +440,22 @@ class RaggedTensor:
         raise TypeError(f"Failed to convert object of type {type(self)} to Tensor. Contents: "
                         f"{self}. Consider casting elements to a supported type.")
 
-    def _row(self, key: Any) -> Tensor | RaggedTensor:
-        """``rt[key]``: row `key` (a Python int, negative counting from the end, or an integer
-        scalar tensor); other indexing is not supported and raises `TypeError`."""
-        if isinstance(key, bool) or not (isinstance(key, numbers.Integral) or (
-                isinstance(key, Tensor) and key.dtype.is_integer and key.shape.ndims == 0)):
-            raise TypeError(f"RaggedTensor indices must be a single row index (an integer), "
-                            f"got {key!r}")
-        with name_scope(None, "RaggedGetItem", [self._row_splits]):
-            index: Any = key
-            if isinstance(key, Tensor):
-                index = math_ops.cast(key, self.row_splits_dtype)
-            elif key < 0:
-                index = self.nrows() + key
-            return _slice_values(self._values, self._row_splits[index],
-                                 self._row_splits[index + 1])
+    def __getitem__(self, key: Any) -> Tensor | RaggedTensor:
+        """``rt[key]``: ints, slices, ``...`` and ``newaxis`` as TF's ragged indexing (see
+        `tensorweave.api.ragged_getitem`)."""
+        # imported here: the indexing module builds on the ragged ops, which import this one
+        from tensorweave.api.ragged_getitem import ragged_getitem
+
+        return ragged_getitem(self, key)
 
     def __repr__(self) -> str:
         return f"tf.RaggedTensor(values={self._values}, row_splits={self._row_splits})"
 
 
+_ragged_indexing = RaggedTensor.__getitem__
 overload_operators(RaggedTensor)
-# operators come from the Tensor set; indexing a ragged tensor picks rows instead
-RaggedTensor.__getitem__ = RaggedTensor._row  # type: ignore[method-assign]
+# operators come from the Tensor set; ragged indexing has its own rules
+RaggedTensor.__getitem__ = _ragged_indexing  # type: ignore[method-assign]
 
 
 @attrs.frozen(eq=False)

@@ -7,7 +7,8 @@ initializes the variables of that graph that Keras has not seen yet and that are
 already (TF's ``_initialize_variables``), so a freshly built model runs without an explicit
 initializer. `set_session` installs a session for its graph. `learning_phase` is one bool
 ``keras_learning_phase`` placeholder per graph with default False; training steps feed it True.
-Layer names are made unique per graph by `unique_object_name` (``dense``, ``dense_1``, ...);
+Layer names are made unique per graph by `unique_object_name` (``dense``, ``dense_1``, ...),
+skipping the names layers were given explicitly (`observe_object_name`);
 `clear_session` resets the default graph, its session and those counters.
 """
 
@@ -66,6 +67,27 @@ def unique_object_name(base: str) -> str:
     """`base` the first time in the default graph, then ``base_1``, ``base_2``, ..."""
     n = get_uid(base) - 1
     return base if n == 0 else f"{base}_{n}"
+
+
+def unused_scope_name(name: str) -> str:
+    """`name`, or ``name_<n>`` if variables of the default graph already use it as their
+    top-level scope (a copy of a layer built in the graph of its original)."""
+    used = {v.op.name.split("/", 1)[0] for v in global_variables()}
+    candidates = (name if n == 0 else f"{name}_{n}" for n in range(len(used) + 1))
+    return next(c for c in candidates if c not in used)
+
+
+def observe_object_name(name: str, base: str) -> None:
+    """Note that `name` (``base`` or ``base_<n>``) was given explicitly, so `unique_object_name`
+    does not hand it out again (a model loaded from its config names its layers)."""
+    if name == base:
+        n = 0
+    elif name.startswith(f"{base}_") and name[len(base) + 1:].isdigit():
+        n = int(name[len(base) + 1:])
+    else:
+        return
+    uids = _NAME_UIDS.setdefault(get_default_graph(), defaultdict(int))
+    uids[base] = max(uids[base], n + 1)
 
 
 def learning_phase() -> Any:

@@ -9,7 +9,10 @@ model's first layer expects (``batch_input_shape``). Calling a layer on tensors 
 Keras layers (they carry ``_keras_history``: ``(layer, node_index, tensor_index)``) appends a
 `Node` to the layer's inbound nodes and marks each output with its history; a functional `Model`
 replays those nodes. A layer whose `call` takes `training` gets None unless the caller passes it,
-and Keras layers read `backend.learning_phase()` then.
+and Keras layers read `backend.learning_phase()` then. `add_weight` resolves Keras's initializer,
+regularizer and constraint identifiers, and the constructor the ``activity_regularizer``'s. A
+layer remembers its constructor's arguments (``_init_arguments``) for `models.clone_model`;
+`get_config` gives them as JSON and `from_config` builds a layer from them.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import numpy as np
 from tensorweave.api import base_layer
 from tensorweave.api.base_layer import snake_case
 from tensorweave.framework.graph import Tensor
-from tensorweave.keras import backend
+from tensorweave.keras import backend, constraints, initializers, regularizers
+from tensorweave.keras.serialization import serialize_arguments
 from tensorweave.tensor_shape import TensorShape
 from tensorweave.variables import Variable
 
@@ -70,6 +74,12 @@ def _shape_tuple(shape: TensorShape) -> tuple[int | None, ...] | None:
 class Layer(base_layer.Layer):
     """The base of Keras layers and models; see the module docstring."""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Layer:
+        layer = super().__new__(cls)
+        # What `models.clone_model` builds a fresh copy of the layer from.
+        layer._init_arguments = (args, dict(kwargs))
+        return layer
+
     def __init__(self, trainable: bool = True, name: str | None = None, dtype: Any = None,
                  **kwargs: Any) -> None:
         batch_input_shape = kwargs.pop("batch_input_shape", None)
@@ -82,6 +92,10 @@ class Layer(base_layer.Layer):
             batch_input_shape = (batch_size, *tuple(input_shape))
         self._batch_input_shape = None if batch_input_shape is None else \
             tuple(batch_input_shape)
+        if kwargs.get("activity_regularizer") is not None:
+            kwargs["activity_regularizer"] = regularizers.get(kwargs["activity_regularizer"])
+        if name:
+            backend.observe_object_name(name, snake_case(type(self).__name__))
         name = name or backend.unique_object_name(snake_case(type(self).__name__))
         kwargs.setdefault("_scope", name)
         super().__init__(trainable=trainable, name=name, dtype=dtype, **kwargs)
@@ -99,6 +113,30 @@ class Layer(base_layer.Layer):
             for i, tensor in enumerate(node.output_tensors):
                 tensor._keras_history = (self, index, i)
         return outputs
+
+    def add_weight(self, name: str | None = None, shape: Any = None, dtype: Any = None,
+                   initializer: Any = None, regularizer: Any = None,
+                   trainable: bool | None = None, constraint: Any = None,
+                   **kwargs: Any) -> Variable:
+        """``tw.layers.Layer.add_weight`` with Keras's identifiers for initializers,
+        regularizers and constraints (``"uniform"``, ``"l2"``, ``"non_neg"``, config dicts)."""
+        return super().add_weight(name, shape, dtype, initializers.get(initializer),
+                                  regularizers.get(regularizer), trainable,
+                                  constraints.get(constraint), **kwargs)
+
+    # -- configuration -------------------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        """The constructor's arguments by name, as JSON (see `serialization`), with the layer's
+        `name` and `trainable` as they are now."""
+        args, kwargs = self._init_arguments
+        config = serialize_arguments(type(self).__init__, args, kwargs)
+        config.update(name=self.name, trainable=self.trainable)
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        return cls(**config)
 
     # -- shapes of the first call --------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """``tw.keras.initializers``: Keras's initializers (its defaults: ``RandomNormal`` and
 ``RandomUniform`` at scale 0.05) over ``tw``'s, plus `Orthogonal` and `Identity`, and `get`,
-which resolves an initializer given by name (``"glorot_uniform"``), by object or by callable."""
+which resolves an initializer given by name (``"glorot_uniform"``), by `serialize`'s
+``{"class_name", "config"}`` dict, by object or by callable."""
 
 from __future__ import annotations
 
@@ -20,13 +21,16 @@ from tensorweave.api.init_ops import (
     Zeros,
 )
 from tensorweave.api.random_ops import get_seed
-from tensorweave.framework.constant_op import constant
+from tensorweave.framework.constant_op import constant as constant_tensor
 from tensorweave.framework.graph import Tensor
 
 __all__ = [
     "Constant", "GlorotNormal", "GlorotUniform", "Identity", "Initializer", "Ones",
     "Orthogonal", "RandomNormal", "RandomUniform", "TruncatedNormal", "VarianceScaling", "Zeros",
-    "get", "he_normal", "he_uniform", "lecun_normal", "lecun_uniform",
+    "constant", "deserialize", "get", "glorot_normal", "glorot_uniform", "he_normal",
+    "he_uniform", "identity", "lecun_normal", "lecun_uniform", "normal", "one", "ones",
+    "orthogonal", "random_normal", "random_uniform", "serialize", "truncated_normal", "uniform",
+    "zero", "zeros",
 ]
 
 
@@ -78,7 +82,7 @@ class Orthogonal(Initializer):
         if rows < cols:
             q = q.T
         dtype = dtypes.as_dtype(dtype or self.dtype)
-        return constant((self.gain * q).reshape(dims).astype(dtype.np_type), dtype=dtype)
+        return constant_tensor((self.gain * q).reshape(dims).astype(dtype.np_type), dtype=dtype)
 
     def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "seed": self.seed, "dtype": self.dtype.name}
@@ -95,7 +99,7 @@ class Identity(Initializer):
         if len(dims) != 2:
             raise ValueError("Identity matrix initializer can only be used for 2D matrices.")
         dtype = dtypes.as_dtype(dtype or self.dtype)
-        return constant(self.gain * np.eye(*dims), dtype=dtype)
+        return constant_tensor(self.gain * np.eye(*dims), dtype=dtype)
 
     def get_config(self) -> dict[str, Any]:
         return {"gain": self.gain, "dtype": self.dtype.name}
@@ -130,14 +134,40 @@ _BY_NAME.update({cls.__name__: cls for cls in (Zeros, Ones, Constant, RandomNorm
                                                Identity, GlorotUniform, GlorotNormal,
                                                VarianceScaling)})
 
+# Keras's lower-case names for the classes.
+zero = zeros = Zeros
+one = ones = Ones
+constant = Constant
+uniform = random_uniform = RandomUniform
+normal = random_normal = RandomNormal
+truncated_normal = TruncatedNormal
+identity = Identity
+orthogonal = Orthogonal
+glorot_normal = GlorotNormal
+glorot_uniform = GlorotUniform
+
+
+def serialize(initializer: Initializer) -> dict[str, Any]:
+    return {"class_name": type(initializer).__name__, "config": initializer.get_config()}
+
+
+def deserialize(config: dict[str, Any]) -> Initializer:
+    """The initializer of a ``{"class_name", "config"}`` dict."""
+    name = config.get("class_name")
+    if name not in _BY_NAME:
+        raise ValueError(f"Unknown initializer: {name}")
+    return _BY_NAME[name](**config.get("config", {}))
+
 
 def get(identifier: Any) -> Any:
-    """The initializer `identifier` names (a new one with Keras's defaults) or is; None stays
-    None."""
+    """The initializer `identifier` names (a new one with Keras's defaults), describes (a
+    `serialize` dict) or is; None stays None."""
     if isinstance(identifier, type) and issubclass(identifier, Initializer):
         return identifier()
     if identifier is None or callable(identifier):
         return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier)
     if isinstance(identifier, str):
         try:
             return _BY_NAME[identifier]()

@@ -2,6 +2,8 @@
 
 from tensorweave.keras.base_layer import Layer
 from tensorweave.keras.convolutional import AveragePooling2D, Conv2D, MaxPooling2D
+from tensorweave.keras.convolutional3d import *  # noqa: F403
+from tensorweave.keras.convolutional3d import __all__ as _conv3d_names
 from tensorweave.keras.core_layers import (
     Activation,
     Dense,
@@ -27,3 +29,4 @@ __all__ = [
     "Input", "InputLayer", "Layer", "MaxPool2D", "MaxPooling2D", "Reshape", "SimpleRNN", "add",
     "concatenate",
 ]
+__all__ += _conv3d_names

@@ -19,6 +19,7 @@ the same architecture, whatever its layers are called.
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
 from tensorweave.api import base_layer as tf_base_layer
@@ -240,7 +241,9 @@ class Network(Layer):
         return self._saver
 
     def save_weights(self, filepath: str) -> None:
-        """Write the weights to the checkpoint `filepath` (see the module docstring)."""
+        """Write the weights to the checkpoint `filepath` (see the module docstring); its
+        directory is created if missing, as TF's checkpoint writer does."""
+        os.makedirs(os.path.dirname(filepath) or ".", exist_ok=True)
         self._weights_saver().save(backend.get_session(self.graph), filepath,
                                    write_meta_graph=False)
 

@@ -202,7 +202,8 @@ def _choose(request: DeviceSpec, members: list[NodeDef], specs: list[tuple[Any, 
     node = next((n for n in members if n.device), members[0])
     available = ", ".join(d.name for d, _ in specs) or "none"
     device_types = {d.device_type for d, spec in specs if request.is_compatible_with(spec)}
-    device_types = device_types or {request.device_type or "CPU"}
+    # A request for a device type this task lacks is a missing device, not a missing kernel.
+    device_types = device_types or ({"CPU"} if request.device_type is None else set())
     lacking = next(
         ((n, t) for n in members for t in sorted(device_types)
          if not _has_kernels([n], t, kernels)), None)
@@ -213,7 +214,8 @@ def _choose(request: DeviceSpec, members: list[NodeDef], specs: list[tuple[Any, 
                   f"'{missing.name}'); device types with a kernel for it: "
                   f"{', '.join(have) if have else 'none'}")
     else:
-        reason = f"no device matches '{request.to_string()}'"
+        reason = (f"no device matches '{request.to_string()}'; make sure the device "
+                  "specification refers to a valid device")
     raise errors.InvalidArgumentError(
         node.name, node.op,
         f"Cannot assign a device for operation {node.name} (op {node.op}) with device "

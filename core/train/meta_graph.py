@@ -19,9 +19,11 @@ Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and
                     string snapshot_name = 3; string initial_value_name = 6; bool trainable = 7; }
 
 `export_meta_graph` writes each collection as TF does: `Variable`s as ``bytes_list`` of
-``VariableDef``, tensors and operations as ``node_list`` of their names, ints, floats and
-strings as ``int64_list``/``float_list``/``bytes_list``; a collection holding anything else (a
-`QueueRunner`, a mix of kinds) is skipped with a warning, as TF does.
+``VariableDef`` in the variable collections (elsewhere as ``node_list`` of their names),
+tensors and operations as ``node_list`` of their names, ints, floats and
+strings as ``int64_list``/``float_list``/``bytes_list``, `QueueRunner`s as ``bytes_list`` of
+``QueueRunnerDef`` (rebuilt on import, so `start_queue_runners` works on an imported graph); a
+collection holding anything else (a mix of kinds) is skipped with a warning, as TF does.
 
 `import_meta_graph` imports the graph (`import_graph_def` with ``name=import_scope``, so names
 are kept without a scope), restores every collection (one `Variable` object per variable, shared
@@ -65,6 +67,7 @@ from tensorweave.proto_message import (
     to_binary,
     to_text,
 )
+from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.variables import Variable
 
 __all__ = ["export_meta_graph", "import_meta_graph"]
@@ -353,15 +356,18 @@ def _variable_from_def(graph: Graph, data: bytes, prefix: str,
 def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef | None:
     if not items:
         return None
-    if all(isinstance(i, Variable) for i in items):
+    if name in VARIABLE_COLLECTIONS and all(isinstance(i, Variable) for i in items):
         return CollectionDef(bytes_list=ValueList([variable_def_bytes(v) for v in items
                                                    if v.graph is graph]))
-    if all(isinstance(i, (Tensor, Operation)) for i in items):
+    # elsewhere (TF: no proto function registered for the key) a variable is its tensor's name
+    if all(isinstance(i, (Tensor, Operation, Variable)) for i in items):
         return CollectionDef(node_list=ValueList([i.name for i in items if i.graph is graph]))
     if all(isinstance(i, int) for i in items):  # TF counts bools as ints here too
         return CollectionDef(int64_list=ValueList([int(i) for i in items]))
     if all(isinstance(i, float) for i in items):
         return CollectionDef(float_list=ValueList(list(items)))
+    if all(isinstance(i, QueueRunner) for i in items):
+        return CollectionDef(bytes_list=ValueList([i.to_proto() for i in items]))
     if all(hasattr(i, "as_saver_def") for i in items):  # tf.train.Saver: TF writes SaverDefs
         return CollectionDef(bytes_list=ValueList([to_binary(i.as_saver_def().message())
                                                    for i in items]))
@@ -513,6 +519,8 @@ def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: boo
                     variables[value] = _variable_from_def(graph, value, prefix,
                                                           value in trainable_defs)
                 item = variables[value]
+            elif kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
+                item = QueueRunner.from_proto(value, import_scope)
             else:
                 item = value
             graph.add_to_collection(key, item)

@@ -66,6 +66,7 @@ from tensorweave.variables import (
     global_variables_initializer,
     local_variables_initializer,
     report_uninitialized_variables,
+    tables_initializer,
     uninitialized_variable_names,
 )
 
@@ -209,9 +210,8 @@ class Scaffold:
 
     @staticmethod
     def default_local_init_op() -> Any:
-        """Initializes the local variables (TF also initializes lookup tables: there are none
-        here)."""
-        return group(local_variables_initializer())
+        """Initializes the local variables and the lookup tables, as TF's."""
+        return group(local_variables_initializer(), tables_initializer())
 
 
 def _get_saver_or_default() -> Saver:

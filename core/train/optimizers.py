@@ -171,7 +171,11 @@ class Optimizer(abc.ABC):
                         continue
                     with graph.name_scope(f"update_{var.op.name}"), \
                             graph.colocate_with(var.op):
-                        updates.append(self._apply(grad, var))
+                        update = self._apply(grad, var)
+                        if var.constraint is not None:  # TF1: project after the update
+                            with graph.control_dependencies([update]):
+                                update = var.assign(var.constraint(var))
+                        updates.append(update)
                 if global_step is None:
                     train_op = self._finish(updates, scope)
                 else:

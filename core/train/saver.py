@@ -6,9 +6,11 @@ of `tensorweave.train.checkpoint_format` (documented there; no pickle), atomical
 mid-save leaves the previous checkpoint intact; then it updates the directory's ``checkpoint``
 state file and deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all),
 except one per `keep_checkpoint_every_n_hours`. A checkpoint always holds every variable in a
-single file (`sharded` is accepted for TF compatibility). With `write_meta_graph` (the default,
-as TF) it also writes the graph's meta graph to ``<path>.meta`` (`tensorweave.train.meta_graph`),
-deleted with its checkpoint.
+single file (`sharded` is accepted for TF compatibility). The shards of a partitioned variable
+(those with a ``_save_slice_info``) are written together, as the full variable under its full
+name, and each restores its slice of it, so a checkpoint restores into any partitioning. With
+`write_meta_graph` (the default, as TF) it also writes the graph's meta graph to ``<path>.meta``
+(`tensorweave.train.meta_graph`), deleted with its checkpoint.
 
 `restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
 variable, so variables on other devices or ps tasks are restored where they live. A missing key
@@ -27,6 +29,7 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.api.control_flow_ops import group
+from tensorweave.api.partitioned_variables import assemble_slices
 from tensorweave.api.state_ops import assign, placeholder
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
@@ -48,10 +51,15 @@ __all__ = [
 
 
 def _var_dict(var_list: Any) -> dict[str, Variable]:
-    """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name."""
+    """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name (a
+    `PartitionedVariable` stands for its shards, keyed by their op names)."""
     items = list(var_list.items()) if isinstance(var_list, dict) else [(None, v) for v in var_list]
-    out: dict[str, Variable] = {}
+    expanded: list[tuple[str | None, Any]] = []
     for key, v in items:
+        expanded += [(None, shard) for shard in v] if hasattr(v, "_get_variable_list") \
+            else [(key, v)]
+    out: dict[str, Variable] = {}
+    for key, v in expanded:
         if not isinstance(v, Variable):
             raise TypeError(f"Variable to save is not a Variable: {v!r}")
         key = v.op.name if key is None else key
@@ -161,7 +169,8 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         values = sess.run({key: var.value() for key, var in self._vars.items()})
-        write_checkpoint(save_path, {k: np.asarray(v) for k, v in values.items()})
+        write_checkpoint(save_path, assemble_slices(
+            {k: np.asarray(v) for k, v in values.items()}, self._slices()))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
 
@@ -195,6 +204,11 @@ class Saver:
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(name)
 
+    def _slices(self) -> dict[str, Any]:
+        """Key -> `SaveSliceInfo` of each shard of a partitioned variable."""
+        return {key: var._save_slice_info for key, var in self._vars.items()
+                if getattr(var, "_save_slice_info", None) is not None}
+
     # -- restore ------------------------------------------------------------------------------
 
     def restore(self, sess: Any, save_path: str | None) -> None:
@@ -207,12 +221,15 @@ class Saver:
         if not self._vars:
             return
         saved = read_checkpoint(save_path)
+        slices = self._slices()
         feeds = {}
         for key, var in self._vars.items():
-            if key not in saved:
+            info = slices.get(key)
+            full_key = key if info is None else info.full_name
+            if full_key not in saved:
                 raise errors.NotFoundError(None, None,
-                                           f"Key {key} not found in checkpoint {save_path}")
-            value = saved[key]
+                                           f"Key {full_key} not found in checkpoint {save_path}")
+            value = saved[full_key] if info is None else _slice_of(saved[full_key], info, key)
             if value.dtype != np.dtype(var.dtype.np_type):
                 raise errors.InvalidArgumentError(
                     None, None, f"tensor_name = {key}; expected dtype {var.dtype.name} does not "
@@ -224,3 +241,12 @@ class Saver:
                     f"{list(value.shape)}")
             feeds[self._feeds[key]] = value
         sess.run(self._restore_op, feeds)
+
+
+def _slice_of(full: np.ndarray, info: Any, key: str) -> np.ndarray:
+    """A shard's part of the saved full variable (any partitioning saved it)."""
+    if list(full.shape) != list(info.full_shape):
+        raise errors.InvalidArgumentError(
+            None, None, f"Restoring {key}: the checkpoint holds {info.full_name} with shape "
+            f"{list(full.shape)}, the partitioned variable has shape {list(info.full_shape)}")
+    return full[info.slices]

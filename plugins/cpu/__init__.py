@@ -14,21 +14,42 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.plugins.kernels import (
     accumulators,
     array,
+    array_extra,
+    candidate_sampling,
     control_flow,
+    csv,
     data_flow_ops,
     dataset,
     depthwise,
     grad,
     image,
+    image_box,
+    image_color,
+    image_io,
+    image_patches,
+    image_resize,
+    linalg,
     logging_ops,
+    lookup,
     math,
+    misc_host_ops,
+    misc_ops,
     nn,
+    nn3d,
+    nn_extra,
     parsing,
     random,
+    random_distributions,
+    readers,
     scatter,
     script_ops,
     segment,
+    sparse_cross,
+    sparse_extra,
+    sparse_host,
     sparse_ops,
+    sparse_segment,
+    special_math,
     state,
     string_ops,
     summary,
@@ -37,13 +58,21 @@ from tensorweave.plugins.kernels import (
 from tensorweave.runtime.device import Device, TaskSpec
 
 KERNEL_MODULES = (
+    array_extra,
+    special_math,
+    sparse_extra, sparse_segment,
+    nn3d, nn_extra,
     state, math, array, nn, random, training, grad, scatter, segment, control_flow, depthwise,
-    image, sparse_ops,
+    image, sparse_ops, random_distributions, image_color, image_resize,
+    image_box, image_patches, misc_ops, linalg,
 )
 # host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
-# summaries, Assert and Print, py_func, string ops, queues, Example parsing, accumulators
+# summaries, Assert and Print, py_func, string ops, queues, Example parsing, accumulators,
+# candidate samplers
 HOST_KERNEL_MODULES = (dataset, summary, logging_ops, script_ops, string_ops, data_flow_ops,
-                       parsing, accumulators)
+                       parsing, accumulators, readers, candidate_sampling, sparse_cross,
+                       csv, image_io, lookup, misc_host_ops,
+                       sparse_host)
 
 
 @hookimpl

@@ -47,6 +47,13 @@ GPU_DTYPES: dict[str, frozenset[dtypes.DType]] = {
     "SparseAdd": _ATOMIC_ADD,  # add.at
     "TensorScatterAdd": _ATOMIC_ADD,  # add.at
     "TensorScatterSub": _ATOMIC_ADD,  # add.at
+    "SparseSoftmax": _ATOMIC_MAX,  # maximum.at, add.at
+    "SparseReduceMax": _ATOMIC_MAX,  # maximum.at
+    "SparseReduceMaxSparse": _ATOMIC_MAX,  # maximum.at
+    "SparseReduceSumSparse": _ATOMIC_ADD,  # add.at
+    **{f"SparseSegment{kind}{suffix}": _ATOMIC_ADD  # add.at
+       for kind in ("Sum", "Mean", "SqrtN") for suffix in ("", "WithNumSegments", "Grad")
+       if not (kind == "Sum" and suffix == "Grad")},
 }
 
 # every dtype with a fixed-size representation: `dtypes.string` is deliberately absent

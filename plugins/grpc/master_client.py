@@ -75,30 +75,35 @@ class RemoteMaster:
             raise
         self._peer.task = task  # errors now name the master's task
 
+    def _session_call(self, method: str, body: dict[str, Any], timeout: float) -> Any:
+        """A call on this session. One that `close` (from another thread) ended, whichever way
+        it ended (the channel shut, the handle gone, the step cancelled), raises TF's
+        ``CancelledError("Session has been closed.")``."""
+        try:
+            return self._peer.call(MASTER, method, {"session_handle": self._handle, **body},
+                                   timeout)
+        except errors.OpError:
+            if self.closed:
+                raise errors.CancelledError(None, None, "Session has been closed.") from None
+            raise
+
     def extend(self, nodes: Sequence[NodeDef]) -> None:
-        self._peer.call(MASTER, "ExtendSession", {
-            "session_handle": self._handle, "nodes": codec.graph_to_wire(nodes)},
-            self._control_timeout)
+        self._session_call("ExtendSession", {"nodes": codec.graph_to_wire(nodes)},
+                           self._control_timeout)
         self._compiled.clear()
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
             collect_stats: bool = False, timeout: float | None = None,
             ) -> tuple[list[Any], dict[str, list[NodeStats]], RemoteCompiledStep]:
-        if self.closed:
-            raise RuntimeError("Attempted to use a closed Session.")
+        if self.closed:  # closed while this run was being prepared (Session.run checked first)
+            raise errors.CancelledError(None, None, "Session has been closed.")
         message = "RunStepResponse"
         step_timeout = self._timeout if timeout is None else timeout
-        try:
-            body = self._peer.call(MASTER, "RunStep", {
-                "session_handle": self._handle,
-                "feeds": {name: np.asarray(v) for name, v in feeds.items()},
-                "fetches": list(fetches), "targets": list(targets),
-                "collect_stats": collect_stats, "timeout": timeout,
-            }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
-        except errors.UnavailableError:
-            if self.closed:  # `close` from another thread ended the call: TF's error for it
-                raise errors.CancelledError(None, None, "Session has been closed.") from None
-            raise
+        body = self._session_call("RunStep", {
+            "feeds": {name: np.asarray(v) for name, v in feeds.items()},
+            "fetches": list(fetches), "targets": list(targets),
+            "collect_stats": collect_stats, "timeout": timeout,
+        }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
         values, stats, compiled_id = codec.fields(body, message, values=list, stats=dict,
                                                   compiled_id=int)
         if len(values) != len(fetches) or not all(isinstance(v, np.ndarray) for v in values):
@@ -110,8 +115,8 @@ class RemoteMaster:
 
     def step_info(self, compiled_id: int) -> tuple[list[GraphDef], list[PassRecord]]:
         message = "GetStepInfoResponse"
-        body = self._peer.call(MASTER, "GetStepInfo", {
-            "session_handle": self._handle, "compiled_id": compiled_id}, self._control_timeout)
+        body = self._session_call("GetStepInfo", {"compiled_id": compiled_id},
+                                  self._control_timeout)
         partitions, records = codec.fields(body, message, partitions=list, records=list)
         return ([GraphDef(node=codec.graph_from_wire(p, message)) for p in partitions],
                 codec.records_from_wire(records, message))

@@ -440,6 +440,15 @@ def dequeue(ctx: KernelContext, step: Any, done: Done, handle: Any) -> None:
     queue.submit(_Attempt(ctx, queue.run_dequeue, finished, False, wanted=1), step)
 
 
+def dequeue_for(ctx: KernelContext, step: Any, queue: Queue, done: Done) -> None:
+    """Dequeue one element for another kernel (a reader's next work item): `done` gets the
+    element's tuple of components, or the error."""
+    def finished(result: Any) -> None:
+        done(result if isinstance(result, BaseException) else result[0])
+
+    queue.submit(_Attempt(ctx, queue.run_dequeue, finished, False, wanted=1), step)
+
+
 def _dequeue_n(ctx: KernelContext, step: Any, done: Done, handle: Any, n: Any,
                allow_small: bool) -> None:
     queue = _queue(ctx, handle)

@@ -1,6 +1,9 @@
 """Kernels of ``tf.data`` iterators (CPU only, as TF's): ``MakeIterator`` builds the pipeline
 its ``dataset`` attr describes and keeps it in the device's resource store under the
 iterator's shared name; ``IteratorGetNext`` pulls one element from it.
+``IteratorToStringHandle`` gives that shared name as a string handle, and
+``IteratorGetNextFromStringHandle`` pulls from the iterator a fed handle names (on its own
+device; a handle naming no iterator there is an `InvalidArgumentError`).
 
 Contract: the description is a tree of dicts, each with a ``kind``; integer fields index the
 ``MakeIterator`` node's inputs (read once, when the iterator starts), ``f`` names one of its
@@ -560,7 +563,25 @@ def _check_element(ctx: KernelContext, element: Element) -> list[Any]:
 
 
 def iterator_get_next(ctx: KernelContext, step: Any) -> Any:
-    resource = _resource(ctx)
+    return _next_element(ctx, step, _resource(ctx))
+
+
+def iterator_to_string_handle(ctx: KernelContext) -> Any:
+    return np.array(ctx.attrs["shared_name"].encode(), dtype=object)
+
+
+def iterator_get_next_from_string_handle(ctx: KernelContext, step: Any, handle: Any) -> Any:
+    value = np.asarray(handle, dtype=object).reshape(-1)
+    name = value[0] if value.size == 1 else None
+    name = name.decode() if isinstance(name, bytes) else name
+    if not name or resource_key(name) not in ctx.device.resources:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, f"{value.tolist()!r} is not a string handle of an iterator "
+                                   f"on {ctx.device.name}")
+    return _next_element(ctx, step, get_or_create(ctx, resource_key(name), IteratorResource))
+
+
+def _next_element(ctx: KernelContext, step: Any, resource: IteratorResource) -> Any:
     with resource.lock:
         if resource.elements is None:
             raise errors.FailedPreconditionError(
@@ -583,3 +604,6 @@ def register(registry: Any, device_type: str) -> None:
         return
     registry.add("MakeIterator", device_type, make_iterator)
     registry.add("IteratorGetNext", device_type, iterator_get_next, needs_step=True)
+    registry.add("IteratorToStringHandle", device_type, iterator_to_string_handle)
+    registry.add("IteratorGetNextFromStringHandle", device_type,
+                 iterator_get_next_from_string_handle, needs_step=True)

@@ -14,10 +14,14 @@ Bilinear reads ``floor`` (clamped at 0) and ``ceil`` (clamped at ``in - 1``) wit
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
+
+# ``(xp, in_size, out_size, align_corners, half_pixel_centers) -> (out_size, in_size)`` matrix
+WeightsFn = Callable[[Any, int, int, bool, bool], Any]
 
 
 def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
@@ -25,7 +29,9 @@ def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
 
 
 def _check_attrs(ctx: KernelContext) -> tuple[bool, bool]:
-    align, half = bool(ctx.attrs["align_corners"]), bool(ctx.attrs["half_pixel_centers"])
+    # ``ResizeArea`` has no ``half_pixel_centers``: it maps pixels the legacy way.
+    align = bool(ctx.attrs["align_corners"])
+    half = bool(ctx.attrs.get("half_pixel_centers", False))
     if align and half:
         raise _fail(ctx, "If half_pixel_centers is True, align_corners must be False.")
     return align, half
@@ -98,17 +104,22 @@ def _compute_dtype(xp: Any, dtype: Any) -> Any:
     return xp.float64 if dtype == xp.float64 else xp.float32
 
 
-def resize_bilinear(ctx: KernelContext, images: Any, size: Any) -> Any:
+def resize_separable(ctx: KernelContext, images: Any, size: Any, weights: WeightsFn) -> Any:
+    """`images` resized to `size` by the per-axis ``weights(xp, in, out, align, half)``
+    matrices, in float32 (the output dtype of TF's interpolating resizes)."""
     xp = ctx.xp
     align, half = _check_attrs(ctx)
     _check_image(ctx, images)
     height, width = _size(ctx, size)
-    rows = bilinear_weights(xp, images.shape[1], height, align, half)
-    cols = bilinear_weights(xp, images.shape[2], width, align, half)
+    rows = weights(xp, images.shape[1], height, align, half)
+    cols = weights(xp, images.shape[2], width, align, half)
     return _apply(xp, rows, cols, images.astype(xp.float32)).astype(xp.float32, copy=False)
 
 
-def resize_bilinear_grad(ctx: KernelContext, grads: Any, original: Any) -> Any:
+def resize_separable_grad(ctx: KernelContext, grads: Any, original: Any,
+                          weights: WeightsFn) -> Any:
+    """The gradient of `resize_separable` with respect to `original`: the same matrices,
+    transposed."""
     xp = ctx.xp
     align, half = _check_attrs(ctx)
     _check_image(ctx, original)
@@ -116,10 +127,18 @@ def resize_bilinear_grad(ctx: KernelContext, grads: Any, original: Any) -> Any:
             or grads.shape[3] != original.shape[3]:
         raise _fail(ctx, f"grads {list(grads.shape)} do not match original image "
                          f"{list(original.shape)} in batch and depth")
-    rows = bilinear_weights(xp, original.shape[1], grads.shape[1], align, half)
-    cols = bilinear_weights(xp, original.shape[2], grads.shape[2], align, half)
+    rows = weights(xp, original.shape[1], grads.shape[1], align, half)
+    cols = weights(xp, original.shape[2], grads.shape[2], align, half)
     wide = grads.astype(_compute_dtype(xp, original.dtype))
     return _apply(xp, rows.T, cols.T, wide).astype(ctx.out_np, copy=False)
+
+
+def resize_bilinear(ctx: KernelContext, images: Any, size: Any) -> Any:
+    return resize_separable(ctx, images, size, bilinear_weights)
+
+
+def resize_bilinear_grad(ctx: KernelContext, grads: Any, original: Any) -> Any:
+    return resize_separable_grad(ctx, grads, original, bilinear_weights)
 
 
 def resize_nearest_neighbor(ctx: KernelContext, images: Any, size: Any) -> Any:

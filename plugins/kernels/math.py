@@ -73,8 +73,9 @@ def _is_int(x: Any) -> bool:
     return x.dtype.kind in "iu"
 
 
-def _check_divisor(ctx: KernelContext, y: Any) -> None:
-    if ctx.xp.any(y == 0):
+def _check_divisor(ctx: KernelContext, x: Any, y: Any) -> None:
+    # TF checks each computed element, so an empty broadcast result never fails.
+    if x.size and ctx.xp.any(y == 0):
         raise _invalid(ctx, "Integer division by zero")
 
 
@@ -86,34 +87,34 @@ def _truncated_quotient(ctx: KernelContext, x: Any, y: Any) -> Any:
 
 def div(ctx: KernelContext, x: Any, y: Any) -> Any:
     if _is_int(x):
-        _check_divisor(ctx, y)
+        _check_divisor(ctx, x, y)
         return _truncated_quotient(ctx, x, y)
     return ctx.xp.true_divide(x, y)
 
 
 def floor_div(ctx: KernelContext, x: Any, y: Any) -> Any:
     if _is_int(x):
-        _check_divisor(ctx, y)
+        _check_divisor(ctx, x, y)
         return ctx.xp.floor_divide(x, y)
     return ctx.xp.floor(ctx.xp.true_divide(x, y))
 
 
 def floor_mod(ctx: KernelContext, x: Any, y: Any) -> Any:
     if _is_int(x):
-        _check_divisor(ctx, y)
+        _check_divisor(ctx, x, y)
     return ctx.xp.remainder(x, y)
 
 
 def truncate_div(ctx: KernelContext, x: Any, y: Any) -> Any:
     if _is_int(x):
-        _check_divisor(ctx, y)
+        _check_divisor(ctx, x, y)
         return _truncated_quotient(ctx, x, y)
     return ctx.xp.trunc(ctx.xp.true_divide(x, y))
 
 
 def truncate_mod(ctx: KernelContext, x: Any, y: Any) -> Any:
     if _is_int(x):
-        _check_divisor(ctx, y)
+        _check_divisor(ctx, x, y)
     return ctx.xp.fmod(x, y)
 
 

@@ -233,8 +233,9 @@ def sparse_tensor_dense_matmul(ctx: KernelContext, indices: Any, values: Any, a_
     return out
 
 
-def sparse_reduce_sum(ctx: KernelContext, indices: Any, values: Any, shape: Any,
-                      axes: Any) -> Any:
+def _reduction(ctx: KernelContext, indices: Any, values: Any, shape: Any,
+               axes: Any) -> tuple[list[int], set[int]]:
+    """The dense shape and the normalized reduced axes, checked as TF's ``SparseReduceOp``."""
     dims = _components(ctx, indices, values, shape)
     if axes.ndim > 1:
         raise _fail(ctx, f"Expected reduction_axes to be a scalar or a vector; got shape: "
@@ -247,14 +248,25 @@ def sparse_reduce_sum(ctx: KernelContext, indices: Any, values: Any, shape: Any,
                              "dimensions.")
         reduced.add(axis % rank)
     _check_indices(ctx, indices, dims, ordered=False)
-    kept = [i for i in range(rank) if i not in reduced]
+    return dims, reduced
+
+
+def _reduced_dims(ctx: KernelContext, dims: Sequence[int], reduced: set[int]) -> list[int]:
+    """The shape of a reduction's result: reduced axes dropped, or size 1 with ``keep_dims``."""
+    if ctx.attrs["keep_dims"]:
+        return [1 if i in reduced else d for i, d in enumerate(dims)]
+    return [d for i, d in enumerate(dims) if i not in reduced]
+
+
+def sparse_reduce_sum(ctx: KernelContext, indices: Any, values: Any, shape: Any,
+                      axes: Any) -> Any:
+    dims, reduced = _reduction(ctx, indices, values, shape, axes)
+    kept = [i for i in range(len(dims)) if i not in reduced]
     kept_dims = [dims[i] for i in kept]
     out = ctx.xp.zeros(math.prod(kept_dims), dtype=ctx.out_np)
     if indices.shape[0]:
         ctx.xp.add.at(out, _flat(ctx, indices[:, kept], kept_dims), values)
-    if ctx.attrs["keep_dims"]:
-        return out.reshape([1 if i in reduced else d for i, d in enumerate(dims)])
-    return out.reshape(kept_dims)
+    return out.reshape(_reduced_dims(ctx, dims, reduced))
 
 
 def sparse_tensor_dense_add(ctx: KernelContext, indices: Any, values: Any, shape: Any,
@@ -285,11 +297,9 @@ def sparse_tensor_dense_add(ctx: KernelContext, indices: Any, values: Any, shape
     return out
 
 
-def sparse_add(ctx: KernelContext, a_indices: Any, a_values: Any, a_shape: Any, b_indices: Any,
-               b_values: Any, b_shape: Any, thresh: Any) -> Any:
-    """The entries of both operands, those at one position summed, sorted row-major; a sum
-    whose magnitude is below `thresh` is dropped."""
-    xp = ctx.xp
+def _operand_dims(ctx: KernelContext, a_indices: Any, a_values: Any, a_shape: Any,
+                  b_indices: Any, b_values: Any, b_shape: Any) -> list[int]:
+    """The dense shape of two sparse operands of a binary op, checked to be the same."""
     dims = _components(ctx, a_indices, a_values, a_shape)
     b_dims = _components(ctx, b_indices, b_values, b_shape)
     if len(dims) != len(b_dims):
@@ -298,6 +308,15 @@ def sparse_add(ctx: KernelContext, a_indices: Any, a_values: Any, a_shape: Any, 
     for i, (a, b) in enumerate(zip(dims, b_dims)):
         if a != b:
             raise _fail(ctx, f"Operands' shapes do not match: got {a} and {b} for dimension {i}")
+    return dims
+
+
+def sparse_add(ctx: KernelContext, a_indices: Any, a_values: Any, a_shape: Any, b_indices: Any,
+               b_values: Any, b_shape: Any, thresh: Any) -> Any:
+    """The entries of both operands, those at one position summed, sorted row-major; a sum
+    whose magnitude is below `thresh` is dropped."""
+    xp = ctx.xp
+    dims = _operand_dims(ctx, a_indices, a_values, a_shape, b_indices, b_values, b_shape)
     if thresh.ndim != 0:
         raise _fail(ctx, f"The magnitude threshold must be a scalar: got shape "
                          f"{_fmt(thresh.shape)}")

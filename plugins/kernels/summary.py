@@ -5,7 +5,10 @@ Contract: ``ScalarSummary`` writes one ``simple_value`` (as float32) per tag; ta
 different shapes are an `InvalidArgumentError`. ``HistogramSummary`` buckets the values as TF's
 ``histogram::Histogram`` does (`DEFAULT_BUCKET_LIMITS`: +-1e-12 growing by 1.1 up to 1e20, then
 +-DBL_MAX, and 0), writing runs of empty buckets as one; NaN or infinity is an
-`InvalidArgumentError`. ``MergeSummary`` concatenates its inputs' values unchanged and refuses
+`InvalidArgumentError`. ``ImageSummary`` PNG-encodes the first ``max_images`` images of a
+``[batch, h, w, 1|3|4]`` tensor as TF's ``summary_image_op.cc`` (tags ``<tag>/image`` when
+``max_images`` is 1, else ``<tag>/image/<i>``; float images mapped to uint8 as `_to_uint8`
+says). ``MergeSummary`` concatenates its inputs' values unchanged and refuses
 a duplicate tag or an input that is not a ``Summary``. Registered for ``CPU`` only.
 """
 
@@ -18,8 +21,9 @@ import numpy as np
 
 from tensorweave import errors
 from tensorweave.kernel import KernelContext
+from tensorweave.png import encode_png
 from tensorweave.proto_wire import bytes_field, fields
-from tensorweave.summary_proto import HistogramProto, Summary, SummaryValue
+from tensorweave.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
 
 _DBL_MAX = sys.float_info.max
 
@@ -97,6 +101,55 @@ def histogram_summary(ctx: KernelContext, tag: np.ndarray, values: np.ndarray) -
     return _serialized(Summary((value,)).SerializeToString())
 
 
+def _to_uint8(image: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
+    """TF's float-image mapping: nonnegative images scaled so the max is 255, others centred
+    on 128 with the largest magnitude at 1 or 255; pixels with a nonfinite channel get
+    `bad_color`. The arithmetic is in the image's own dtype, as TF's."""
+    finite = np.isfinite(image).all(axis=-1)
+    good = image[finite]
+    low = float(good.min()) if good.size else np.inf
+    high = float(good.max()) if good.size else -np.inf
+    if low < 0:
+        top = max(abs(low), abs(high))
+        scale, offset = (0.0 if top < 1e-6 else 127.0 / top), 128.0
+    else:
+        scale, offset = (0.0 if high < 1e-6 else 255.0 / high), 0.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        mapped = image * image.dtype.type(scale) + image.dtype.type(offset)
+    out = np.where(finite[..., None], mapped, 0).astype(np.uint8)
+    out[~finite] = bad_color[:image.shape[-1]]
+    return out
+
+
+def image_summary(ctx: KernelContext, tag: np.ndarray, tensor: np.ndarray) -> np.ndarray:
+    if tag.shape != ():
+        raise errors.InvalidArgumentError(ctx.node_name, ctx.op, "Tags must be a scalar")
+    if tensor.ndim != 4 or tensor.shape[3] not in (1, 3, 4):
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op,
+            "Tensor must be 4-D with last dim 1, 3, or 4, not "
+            f"[{','.join(str(d) for d in tensor.shape)}]")
+    batch, height, width, depth = tensor.shape
+    if height * width == 0:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, "input tensor must have non-zero dims. Found: "
+            f"[{batch}, {height}, {width}, {depth}].")
+    bad_color = np.asarray(ctx.attrs["bad_color"], np.uint8).reshape(-1)
+    if tensor.dtype != np.uint8 and bad_color.size < depth:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, f"expected depth <= bad_color.size, got depth = {depth}, "
+            f"bad_color.size = {bad_color.size}")
+    base, many = _tag(ctx, tag[()]), int(ctx.attrs["max_images"]) > 1
+    values = []
+    for i in range(min(int(ctx.attrs["max_images"]), batch)):
+        image = tensor[i] if tensor.dtype == np.uint8 else _to_uint8(tensor[i], bad_color)
+        encoded = SummaryImage(height=height, width=width, colorspace=depth,
+                               encoded_image_string=encode_png(image))
+        values.append(SummaryValue(f"{base}/image/{i}" if many else f"{base}/image",
+                                   image=encoded))
+    return _serialized(Summary(tuple(values)).SerializeToString())
+
+
 def merge_summary(ctx: KernelContext, *inputs: np.ndarray) -> np.ndarray:
     seen: set[str] = set()
     out = []
@@ -122,4 +175,5 @@ def register(registry: Any, device_type: str) -> None:
         return
     registry.add("ScalarSummary", device_type, scalar_summary)
     registry.add("HistogramSummary", device_type, histogram_summary)
+    registry.add("ImageSummary", device_type, image_summary)
     registry.add("MergeSummary", device_type, merge_summary)

@@ -5,11 +5,13 @@ TF's ``nn_grad.py``.
 Contract: each function is ``fn(op, *grads) -> [gradient or None per input]`` and passes the
 forward op's attrs on. Shape inputs (``input_sizes``, ``filter_sizes``) get no gradient. A
 backprop is linear in each of its tensor inputs, so its gradients are the forward convolution
-and the other backprop.
+and the other backprop. `convolution_grads` builds these functions for any convolution family
+(2-D, 3-D, depthwise) from its three op names.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave.framework.graph import Operation, Tensor
@@ -19,34 +21,48 @@ from tensorweave.plugins.standard_ops.grad_util import shape
 from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS
 
 Grads = list[Tensor | None]
+GradFn = Callable[[Operation, Tensor], Grads]
 
 
-def _attrs(op: Operation, names: dict[str, Any]) -> dict[str, Any]:
+def op_attrs(op: Operation, names: dict[str, Any]) -> dict[str, Any]:
+    """`op`'s values of the attrs `names`, to pass on to the ops of its gradient."""
     return {k: op.get_attr(k) for k in names}
 
 
-def _depthwise_grad(op: Operation, grad: Tensor) -> Grads:
-    image, kernel = op.inputs
-    attrs = _attrs(op, DEPTHWISE_ATTRS)
-    return [apply("DepthwiseConv2dNativeBackpropInput", [shape(image), kernel, grad], attrs),
-            apply("DepthwiseConv2dNativeBackpropFilter", [image, shape(kernel), grad], attrs)]
+def convolution_grads(forward: str, backprop_input: str, backprop_filter: str,
+                      names: dict[str, Any]) -> dict[str, GradFn]:
+    """The gradient functions of the convolution `forward` and of its two backprops, keyed by
+    op name; `names` are the attrs the three ops share."""
 
+    def forward_grad(op: Operation, grad: Tensor) -> Grads:
+        image, kernel = op.inputs
+        attrs = op_attrs(op, names)
+        return [apply(backprop_input, [shape(image), kernel, grad], attrs),
+                apply(backprop_filter, [image, shape(kernel), grad], attrs)]
 
-def _conv2d_backprop_input_grad(op: Operation, grad: Tensor) -> Grads:
-    _, kernel, dy = op.inputs
-    attrs = _attrs(op, CONV2D_ATTRS)
-    return [None, apply("Conv2DBackpropFilter", [grad, shape(kernel), dy], attrs),
-            apply("Conv2D", [grad, kernel], attrs)]
+    def backprop_input_grad(op: Operation, grad: Tensor) -> Grads:
+        _, kernel, dy = op.inputs
+        attrs = op_attrs(op, names)
+        return [None, apply(backprop_filter, [grad, shape(kernel), dy], attrs),
+                apply(forward, [grad, kernel], attrs)]
 
+    def backprop_filter_grad(op: Operation, grad: Tensor) -> Grads:
+        image, _, dy = op.inputs
+        attrs = op_attrs(op, names)
+        return [apply(backprop_input, [shape(image), grad, dy], attrs), None,
+                apply(forward, [image, grad], attrs)]
 
-def _conv2d_backprop_filter_grad(op: Operation, grad: Tensor) -> Grads:
-    image, _, dy = op.inputs
-    attrs = _attrs(op, CONV2D_ATTRS)
-    return [apply("Conv2DBackpropInput", [shape(image), grad, dy], attrs), None,
-            apply("Conv2D", [image, grad], attrs)]
+    return {forward: forward_grad, backprop_input: backprop_input_grad,
+            backprop_filter: backprop_filter_grad}
 
 
 def register(registry: Any) -> None:
-    registry.add("DepthwiseConv2dNative", _depthwise_grad)
-    registry.add("Conv2DBackpropInput", _conv2d_backprop_input_grad)
-    registry.add("Conv2DBackpropFilter", _conv2d_backprop_filter_grad)
+    depthwise = convolution_grads("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
+                                  "DepthwiseConv2dNativeBackpropFilter", DEPTHWISE_ATTRS)
+    conv2d = convolution_grads("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
+                               CONV2D_ATTRS)
+    # Conv2D's own gradient is registered with the other core nn ops (nn_grad); the depthwise
+    # backprops have no gradient, as in TF.
+    registry.add("DepthwiseConv2dNative", depthwise["DepthwiseConv2dNative"])
+    registry.add("Conv2DBackpropInput", conv2d["Conv2DBackpropInput"])
+    registry.add("Conv2DBackpropFilter", conv2d["Conv2DBackpropFilter"])

@@ -9,14 +9,17 @@ tensors, sizes, counts and the tensors the pipeline's functions capture) and who
 the `FunctionDef` attrs ``f_0`` .. ``f_{MAX_FUNCTIONS - 1}`` it names (see
 `tensorweave.plugins.kernels.dataset` for the dict kinds). With ``one_shot`` it starts the
 iterator only if it has not been started. ``IteratorGetNext`` gives the next element, typed and
-shaped ``output_types``/``output_shapes``. Both are stateful: never merged, folded or pruned
-into one.
+shaped ``output_types``/``output_shapes``. ``IteratorToStringHandle`` gives the iterator's
+string handle (a scalar), and ``IteratorGetNextFromStringHandle(string_handle)`` the next element
+of the iterator a handle names (a feedable iterator). All are stateful: never merged, folded or
+pruned into one.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tensorweave import dtypes
 from tensorweave.framework.func_graph import FunctionDef
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
 
@@ -47,6 +50,12 @@ def _make_iterator(ctx: InferContext) -> list[TensorSpec]:
     return []
 
 
+def _handle_next(ctx: InferContext) -> list[TensorSpec]:
+    if ctx.shape(0).ndims not in (None, 0):
+        raise ctx.shape_error(f"Shape must be rank 0 but is rank {ctx.shape(0).ndims}")
+    return _element_specs(ctx)
+
+
 def register(registry: Any) -> None:
     element = {"shared_name": REQUIRED, "output_types": REQUIRED, "output_shapes": REQUIRED}
     registry.op("MakeIterator", ["components:*"], _make_iterator, stateful=True,
@@ -54,3 +63,8 @@ def register(registry: Any) -> None:
                        "one_shot": False, **dict.fromkeys(FUNCTION_ATTRS)})
     registry.op("IteratorGetNext", [], _element_specs, stateful=True, list_output=True,
                 attrs=element)
+    registry.op("IteratorToStringHandle", [], lambda ctx: [TensorSpec(dtypes.string, [])],
+                stateful=True, attrs={"shared_name": REQUIRED})
+    registry.op("IteratorGetNextFromStringHandle", ["string_handle:string"], _handle_next,
+                stateful=True, list_output=True,
+                attrs={"output_types": REQUIRED, "output_shapes": REQUIRED})

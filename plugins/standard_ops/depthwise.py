@@ -18,11 +18,11 @@ from tensorweave.plugins.standard_ops.grad_ops import _shape_from
 from tensorweave.plugins.standard_ops.nn import (
     PADDINGS,
     _explicit_paddings,
-    _four,
-    _merge_dim,
     _nhwc_only,
-    _padding,
-    _spatial,
+    conv_window_attrs,
+    merge_dim,
+    output_dim,
+    padding_attr,
 )
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
 from tensorweave.tensor_shape import TensorShape
@@ -34,27 +34,19 @@ DEPTHWISE_ATTRS = {"strides": REQUIRED, "padding": REQUIRED, "explicit_paddings"
 
 def _check_attrs(ctx: InferContext) -> tuple[list[int], list[int], str, list[tuple[int, int]]]:
     _nhwc_only(ctx)
-    strides = _four(ctx, "strides", f"{ctx.op} strides")
-    dilations = _four(ctx, "dilations", f"{ctx.op} dilations")
-    if strides[0] != 1 or strides[3] != 1:
-        raise ctx.shape_error("Current implementation does not yet support strides in the "
-                              "batch and depth dimensions.")
-    if dilations[0] != 1 or dilations[3] != 1:
-        raise ctx.shape_error("Current implementation does not yet support dilations in the "
-                              "batch and depth dimensions.")
-    padding = _padding(ctx, (*PADDINGS, "EXPLICIT"))
+    strides, dilations = conv_window_attrs(ctx, ctx.op, 4)
+    padding = padding_attr(ctx, (*PADDINGS, "EXPLICIT"))
     return strides, dilations, padding, _explicit_paddings(ctx, padding)
 
 
 def _depthwise(ctx: InferContext) -> list[TensorSpec]:
     strides, dilations, padding, explicit = _check_attrs(ctx)
     image, kernel = with_rank(ctx, 0, 4), with_rank(ctx, 1, 4)
-    channels = _merge_dim(ctx, image[3], kernel[2])
+    channels = merge_dim(ctx, image[3], kernel[2])
     dims = [image[0]]
     for i in (1, 2):
-        window = kernel[i - 1]
-        dims.append(None if window is None else _spatial(
-            ctx, image[i], window, strides[i], dilations[i], padding, explicit[i]))
+        dims.append(output_dim(ctx, image[i], kernel[i - 1], strides[i], dilations[i], padding,
+                               explicit[i]))
     multiplier = kernel[3]
     dims.append(None if channels is None or multiplier is None else channels * multiplier)
     return [TensorSpec(ctx.dtype(0), TensorShape(dims))]

@@ -5,7 +5,9 @@ Contract: names, inputs, attrs and output shapes follow TF. Images are NHWC only
 MaxPool and AvgPool reject ``data_format="NCHW"`` at construction (BiasAdd accepts both, as its
 layout only decides which axis the bias runs along). `window_geometry` is TF's
 ``GetWindowedOutputSizeVerbose``: the output size of one spatial dimension and how SAME padding is
-split (the smaller half before), shared with the kernels so both agree exactly.
+split (the smaller half before), shared with the kernels so both agree exactly. The window attr
+checks (`window_attr`, `padding_attr`, `conv_window_attrs`, `pool_window_attrs`) and
+`output_dim` serve the 3-D, depthwise and argmax/dilation ops too, whatever their rank.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def window_geometry(size: int, window: int, stride: int, dilation: int, padding:
     return (size + before + after - effective) // stride + 1, before, after
 
 
-def _merge_dim(ctx: InferContext, a: int | None, b: int | None) -> int | None:
+def merge_dim(ctx: InferContext, a: int | None, b: int | None) -> int | None:
     if a is not None and b is not None and a != b:
         raise ctx.shape_error(f"Dimensions must be equal, but are {a} and {b}")
     return a if a is not None else b
@@ -55,15 +57,15 @@ def _softmax(ctx: InferContext) -> list[TensorSpec]:
 
 def _xent(ctx: InferContext) -> list[TensorSpec]:
     logits, labels = with_rank(ctx, 0, 2), with_rank(ctx, 1, 2)
-    batch = _merge_dim(ctx, logits[0], labels[0])
-    classes = _merge_dim(ctx, logits[1], labels[1])
+    batch = merge_dim(ctx, logits[0], labels[0])
+    classes = merge_dim(ctx, logits[1], labels[1])
     return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
             TensorSpec(ctx.dtype(0), TensorShape([batch, classes]))]
 
 
 def _sparse_xent(ctx: InferContext) -> list[TensorSpec]:
     logits, labels = with_rank(ctx, 0, 2), with_rank(ctx, 1, 1)
-    batch = _merge_dim(ctx, logits[0], labels[0])
+    batch = merge_dim(ctx, logits[0], labels[0])
     return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
             TensorSpec(ctx.dtype(0), TensorShape([batch, logits[1]]))]
 
@@ -82,7 +84,7 @@ def _bias_add(ctx: InferContext) -> list[TensorSpec]:
         return [ctx.inputs[0]]
     axis = -1 if fmt == "NHWC" else 1
     dims = list(value.dims)
-    dims[axis] = _merge_dim(ctx, dims[axis], bias[0])
+    dims[axis] = merge_dim(ctx, dims[axis], bias[0])
     return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
 
 
@@ -94,16 +96,17 @@ def _nhwc_only(ctx: InferContext) -> None:
             f"got '{fmt}'")
 
 
-def _four(ctx: InferContext, attr: str, what: str) -> list[int]:
+def window_attr(ctx: InferContext, attr: str, what: str, rank: int) -> list[int]:
+    """The list attr `attr` (strides, ksize, dilations, rates): `rank` positive ints."""
     values = [int(v) for v in ctx.attr(attr)]
-    if len(values) != 4:
-        raise ctx.shape_error(f"{what} must specify 4 dimensions, got {len(values)}")
+    if len(values) != rank:
+        raise ctx.shape_error(f"{what} must specify {rank} dimensions, got {len(values)}")
     if any(v < 1 for v in values):
         raise ctx.shape_error(f"{what} must be positive, got {values}")
     return values
 
 
-def _padding(ctx: InferContext, allowed: Sequence[str]) -> str:
+def padding_attr(ctx: InferContext, allowed: Sequence[str] = PADDINGS) -> str:
     padding = ctx.attr("padding")
     if padding not in allowed:
         raise ctx.shape_error(f"padding must be one of {list(allowed)}, got '{padding}'")
@@ -130,9 +133,37 @@ def _explicit_paddings(ctx: InferContext, padding: str) -> list[tuple[int, int]]
     return pairs
 
 
-def _spatial(ctx: InferContext, size: int | None, window: int, stride: int, dilation: int,
-             padding: str, explicit: tuple[int, int]) -> int | None:
-    if size is None:
+def conv_window_attrs(ctx: InferContext, what: str, rank: int) -> tuple[list[int], list[int]]:
+    """The checked (strides, dilations) of a convolution over rank-`rank` tensors (channels
+    last), worded as TF's 3-D and depthwise convolutions word them."""
+    strides = window_attr(ctx, "strides", f"{what} strides", rank)
+    dilations = window_attr(ctx, "dilations", f"{what} dilations", rank)
+    if strides[0] != 1 or strides[-1] != 1:
+        raise ctx.shape_error("Current implementation does not yet support strides in the "
+                              "batch and depth dimensions.")
+    if dilations[0] != 1 or dilations[-1] != 1:
+        raise ctx.shape_error("Current implementation does not yet support dilations in the "
+                              "batch and depth dimensions.")
+    return strides, dilations
+
+
+def pool_window_attrs(ctx: InferContext, rank: int) -> tuple[list[int], list[int]]:
+    """The checked (ksize, strides) of a pooling op over rank-`rank` tensors (channels last),
+    worded as TF's 3-D and argmax pooling word them."""
+    ksize = window_attr(ctx, "ksize", "Sliding window ksize field", rank)
+    strides = window_attr(ctx, "strides", "Sliding window stride field", rank)
+    if ksize[0] != 1 or strides[0] != 1:
+        raise ctx.shape_error("Pooling is not yet supported on the batch dimension.")
+    if ksize[-1] != 1 or strides[-1] != 1:
+        raise ctx.shape_error("Pooling is not yet supported on the depth dimension.")
+    return ksize, strides
+
+
+def output_dim(ctx: InferContext, size: int | None, window: int | None, stride: int,
+               dilation: int, padding: str, explicit: tuple[int, int] = (0, 0)) -> int | None:
+    """One spatial output dimension (unknown when `size` or `window` is), with TF's errors for
+    a window that does not fit."""
+    if size is None or window is None:
         return None
     out, _, _ = window_geometry(size, window, stride, dilation, padding, explicit)
     if out < 1 and padding == "VALID":
@@ -147,40 +178,39 @@ def _spatial(ctx: InferContext, size: int | None, window: int, stride: int, dila
 
 def _conv2d(ctx: InferContext) -> list[TensorSpec]:
     _nhwc_only(ctx)
-    strides = _four(ctx, "strides", "Conv2D strides")
-    dilations = _four(ctx, "dilations", "Conv2D dilations")
+    strides = window_attr(ctx, "strides", "Conv2D strides", 4)
+    dilations = window_attr(ctx, "dilations", "Conv2D dilations", 4)
     if strides[0] != 1 or strides[3] != 1:
         raise ctx.shape_error("Current implementation does not yet support strides in the "
                               "batch and depth dimensions")
     if dilations[0] != 1 or dilations[3] != 1:
         raise ctx.shape_error("Current implementation does not yet support dilations in the "
                               "batch and depth dimensions")
-    padding = _padding(ctx, (*PADDINGS, "EXPLICIT"))
+    padding = padding_attr(ctx, (*PADDINGS, "EXPLICIT"))
     explicit = _explicit_paddings(ctx, padding)
     image, kernel = with_rank(ctx, 0, 4), with_rank(ctx, 1, 4)
-    _merge_dim(ctx, image[3], kernel[2])
+    merge_dim(ctx, image[3], kernel[2])
     dims = [image[0]]
     for i in (1, 2):
-        window = kernel[i - 1]
-        dims.append(None if window is None else _spatial(
-            ctx, image[i], window, strides[i], dilations[i], padding, explicit[i]))
+        dims.append(output_dim(ctx, image[i], kernel[i - 1], strides[i], dilations[i], padding,
+                               explicit[i]))
     dims.append(kernel[3])
     return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
 
 
 def _pool(ctx: InferContext) -> list[TensorSpec]:
     _nhwc_only(ctx)
-    ksize = _four(ctx, "ksize", "Sliding window ksize field")
-    strides = _four(ctx, "strides", "Sliding window stride field")
+    ksize = window_attr(ctx, "ksize", "Sliding window ksize field", 4)
+    strides = window_attr(ctx, "strides", "Sliding window stride field", 4)
     if ksize[0] != 1 or strides[0] != 1:
         raise ctx.shape_error("Pooling is not yet supported on the batch dimension")
     if ksize[3] != 1 or strides[3] != 1:
         raise ctx.shape_error("Pooling over the depth dimension is not supported")
-    padding = _padding(ctx, PADDINGS)
+    padding = padding_attr(ctx)
     image = with_rank(ctx, 0, 4)
     dims = [image[0]]
     for i in (1, 2):
-        dims.append(_spatial(ctx, image[i], ksize[i], strides[i], 1, padding, (0, 0)))
+        dims.append(output_dim(ctx, image[i], ksize[i], strides[i], 1, padding))
     dims.append(image[3])
     return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
 
@@ -211,7 +241,7 @@ def _top_k(ctx: InferContext) -> list[TensorSpec]:
 def _in_top_k(ctx: InferContext) -> list[TensorSpec]:
     predictions, targets = with_rank(ctx, 0, 2), with_rank(ctx, 1, 1)
     _scalar_value(ctx, 2, "k")
-    batch = _merge_dim(ctx, predictions[0], targets[0])
+    batch = merge_dim(ctx, predictions[0], targets[0])
     return [TensorSpec(dtypes.bool_, TensorShape([batch]))]
 
 

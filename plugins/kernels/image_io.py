@@ -1,0 +1,204 @@
+"""Kernels of whole-file I/O and the image codecs (host only, as TF's): ``ReadFile``,
+``WriteFile``, ``DecodePng``/``DecodeGif``/``DecodeJpeg``, ``DecodeBmp``, ``DecodeImage``,
+``EncodePng`` and ``EncodeJpeg``.
+
+Contract: files go through `tensorweave.gfile`, so a missing file is `NotFoundError` naming it;
+``WriteFile`` creates missing parent directories, as TF's. As TF's one decoder kernel behind
+``DecodePng``, ``DecodeGif`` and ``DecodeJpeg``, each accepts PNG, GIF and JPEG bytes (by magic
+number): ``DecodeGif`` gives 4-D (a PNG as one frame), the others 3-D (a GIF must then hold one
+frame). ``DecodeImage`` dispatches as TF 1.15's ``decode_image`` (JPEG, PNG, GIF by their first
+three bytes, else BMP, which must start with ``BM``); a GIF stays 4-D unless
+``expand_animations`` is False (first frame); a float ``dtype`` scales to [0, 1] (PNGs from
+their 16-bit decode, as TF). Failures are `InvalidArgumentError` in TF's wording, the codec's
+reason appended. JPEG is not decoded or encoded by tensorweave: JPEG bytes, ``DecodeJpeg`` on
+them and ``EncodeJpeg`` raise `UnimplementedError`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from tensorweave import errors, gfile
+from tensorweave.bmp import BmpError, decode_bmp
+from tensorweave.gif import GifError, decode_gif
+from tensorweave.kernel import KernelContext
+from tensorweave.png import encode_png
+from tensorweave.png_decode import PngError, decode_png
+
+_JPEG, _PNG, _GIF = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8"
+
+
+def _scalar(ctx: KernelContext, value: Any, what: str) -> bytes:
+    array = np.asarray(value)
+    if array.ndim:
+        raise errors.InvalidArgumentError(ctx.node_name, ctx.op, f"{what} must be scalar, got "
+                                          f"shape {list(array.shape)}")
+    item = array.item()
+    return item.encode() if isinstance(item, str) else bytes(item)
+
+
+def _string(data: bytes) -> np.ndarray:
+    out = np.empty((), dtype=object)
+    out[()] = data
+    return out
+
+
+def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
+
+
+def _no_jpeg(ctx: KernelContext) -> errors.UnimplementedError:
+    return errors.UnimplementedError(
+        ctx.node_name, ctx.op, f"{ctx.op}: JPEG decoding and encoding are not implemented in "
+        "tensorweave; use PNG, GIF or BMP images")
+
+
+def _check_channels(ctx: KernelContext, channels: int, allowed: tuple[int, ...],
+                    text: str) -> None:
+    if channels not in allowed:
+        raise _invalid(ctx, f"channels must be {text}, got {channels}")
+
+
+# -- files --------------------------------------------------------------------------------------
+
+
+def read_file(ctx: KernelContext, filename: Any) -> np.ndarray:
+    name = _scalar(ctx, filename, "filename").decode()
+    with gfile.GFile(name, "rb") as f:
+        return _string(f.read())
+
+
+def write_file(ctx: KernelContext, filename: Any, contents: Any) -> None:
+    name = _scalar(ctx, filename, "filename").decode()
+    data = _scalar(ctx, contents, "contents")
+    parent = os.path.dirname(name)
+    if parent:
+        gfile.makedirs(parent)
+    with gfile.GFile(name, "wb") as f:
+        f.write(data)
+
+
+# -- decoding -----------------------------------------------------------------------------------
+
+
+def _format_name(data: bytes) -> str:
+    if not data:
+        return "empty file"
+    # C-style escapes, as TF's CEscape
+    escaped = "".join(("\\" + chr(b)) if b in b"'\"\\" else chr(b) if 32 <= b < 127
+                      else f"\\{b:03o}" for b in data[:16])
+    return f"unknown format starting with '{escaped}'"
+
+
+def _png(ctx: KernelContext, data: bytes, channels: int, bits: int = 8) -> np.ndarray:
+    try:
+        return decode_png(data, channels, bits)
+    except PngError as exc:
+        what = "header, data size" if exc.in_header else "data, size"
+        raise _invalid(ctx, f"Invalid PNG {what} {len(data)}: {exc}") from None
+
+
+def _gif(ctx: KernelContext, data: bytes) -> np.ndarray:
+    try:
+        return decode_gif(data)
+    except GifError as exc:
+        raise _invalid(ctx, f"Invalid GIF data (size {len(data)}), {exc}") from None
+
+
+def _bmp(ctx: KernelContext, data: bytes, channels: int) -> np.ndarray:
+    try:
+        return decode_bmp(data, channels)
+    except BmpError as exc:
+        raise _invalid(ctx, str(exc)) from None
+
+
+def decode_any(ctx: KernelContext, contents: Any) -> np.ndarray:
+    """``DecodePng``, ``DecodeGif`` and ``DecodeJpeg``: one kernel, as TF's."""
+    data = _scalar(ctx, contents, "contents")
+    channels = ctx.attrs.get("channels", 3)
+    _check_channels(ctx, channels, (0, 1, 3, 4), "0, 1, 3, or 4")
+    if data.startswith(_JPEG):
+        raise _no_jpeg(ctx)
+    if data.startswith(_PNG):
+        image = _png(ctx, data, channels)
+        return image[None] if ctx.op == "DecodeGif" else image
+    if data.startswith(_GIF):
+        _check_channels(ctx, channels, (0, 3), "0 or 3 for GIF")
+        frames = _gif(ctx, data)
+        if ctx.op == "DecodeGif":
+            return frames
+        if len(frames) != 1:
+            raise _invalid(ctx, f"Got {len(frames)} frames, but animated gifs can only be "
+                                "decoded by tf.image.decode_gif or tf.image.decode_image")
+        return frames[0]
+    raise _invalid(ctx, f"Expected image (JPEG, PNG, or GIF), got {_format_name(data)}")
+
+
+def decode_bmp_kernel(ctx: KernelContext, contents: Any) -> np.ndarray:
+    _check_channels(ctx, ctx.attrs["channels"], (0, 3, 4), "0, 3 or 4")
+    return _bmp(ctx, _scalar(ctx, contents, "contents"), ctx.attrs["channels"])
+
+
+def _as_float(image: np.ndarray, dtype: type) -> np.ndarray:
+    # convert_image_dtype's integer -> float: a cast, then a product with 1 / max in `dtype`
+    scale = dtype(1.0 / np.iinfo(image.dtype).max)
+    return image.astype(dtype) * scale
+
+
+def decode_image(ctx: KernelContext, contents: Any) -> np.ndarray:
+    data = _scalar(ctx, contents, "contents")
+    channels, out = ctx.attrs["channels"], ctx.out_np
+    _check_channels(ctx, channels, (0, 1, 3, 4), "0, 1, 3, or 4")
+    wide = out is not np.uint8
+    if data.startswith(_JPEG):
+        raise _no_jpeg(ctx)
+    if data.startswith(_PNG[:3]):
+        image = _png(ctx, data, channels, 16 if wide else 8)
+    elif data.startswith(_GIF[:3]):
+        if channels not in (0, 3):
+            raise _invalid(ctx, "Channels must be in (None, 0, 3) when decoding GIF images")
+        image = _gif(ctx, data)
+        if not ctx.attrs["expand_animations"]:
+            image = image[0]
+    elif data.startswith(b"BM"):
+        if channels == 1:
+            raise _invalid(ctx, "Channels must be in (None, 0, 3) when decoding BMP images")
+        image = _bmp(ctx, data, channels)
+    else:
+        raise _invalid(ctx, "Unable to decode bytes as JPEG, PNG, GIF, or BMP")
+    return _as_float(image, out) if wide else image
+
+
+# -- encoding -----------------------------------------------------------------------------------
+
+
+def encode_png_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
+    compression = ctx.attrs["compression"]
+    if not -1 <= compression <= 9:
+        raise _invalid(ctx, f"compression should be in [-1,9], got {compression}")
+    image = np.asarray(image)
+    if image.ndim != 3:
+        raise _invalid(ctx, f"image must be 3-dimensional{list(image.shape)}")
+    if image.shape[2] not in (1, 2, 3, 4):
+        raise _invalid(ctx, f"image must have 1, 2, 3, or 4 channels, got {image.shape[2]}")
+    if image.shape[0] == 0 or image.shape[1] == 0:
+        raise errors.InternalError(ctx.node_name, ctx.op, "PNG encoding failed")
+    return _string(encode_png(image, compression))
+
+
+def encode_jpeg(ctx: KernelContext, image: Any) -> np.ndarray:
+    raise _no_jpeg(ctx)
+
+
+def register(registry: Any, device_type: str) -> None:
+    registry.add("ReadFile", device_type, read_file)
+    registry.add("WriteFile", device_type, write_file)
+    for op in ("DecodePng", "DecodeGif", "DecodeJpeg"):
+        registry.add(op, device_type, decode_any, expensive=True)
+    registry.add("DecodeBmp", device_type, decode_bmp_kernel)
+    registry.add("DecodeImage", device_type, decode_image, expensive=True)
+    registry.add("EncodePng", device_type, encode_png_kernel, expensive=True)
+    registry.add("EncodeJpeg", device_type, encode_jpeg)
