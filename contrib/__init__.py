@@ -6,7 +6,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_LAZY = ("framework", "layers", "lookup", "rnn", "seq2seq")
+_LAZY = ("data", "framework", "layers", "learn", "legacy_seq2seq", "lookup", "rnn", "seq2seq",
+         "util")
 
 
 def __getattr__(name: str) -> ModuleType:

@@ -23,6 +23,7 @@ from typing import Any
 from tensorweave import dtypes
 from tensorweave.api.variable_scope import VariableScope, get_variable
 from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.framework.static_value import smart_cond, smart_constant_value
 from tensorweave.train.training_util import (
     create_global_step,
     get_global_step,
@@ -35,7 +36,7 @@ __all__ = [
     "current_arg_scope", "get_global_step", "get_local_variables", "get_model_variables",
     "get_or_create_global_step", "get_trainable_variables", "get_unique_variable",
     "get_variables", "get_variables_by_name", "get_variables_to_restore", "has_arg_scope",
-    "model_variable", "variable",
+    "model_variable", "smart_cond", "smart_constant_value", "variable",
 ]
 
 

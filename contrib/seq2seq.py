@@ -1,11 +1,13 @@
-"""``tf.contrib.seq2seq``: the weighted sequence loss.
+"""``tf.contrib.seq2seq``: the weighted sequence loss, and the decoders, helpers, attention and
+beam-search utilities re-exported from `seq2seq_decoder`, `seq2seq_helper`,
+`seq2seq_attention` and `seq2seq_beam_search`.
 
-Contract: `sequence_loss` takes ``[batch, steps, classes]`` logits, ``[batch, steps]`` integer
-targets and ``[batch, steps]`` weights, computes the per-step sparse softmax cross-entropy (or
-``softmax_loss_function(labels=, logits=)``) times the weights, and reduces it as TF does:
-averaging divides by the summed weights over the averaged axes, summing (``sum_over_*``) by the
-count of non-zero weights, both with ``div_no_nan``; with neither, the ``[batch, steps]`` losses
-are returned. Ranks are checked at construction.
+Contract of the loss: `sequence_loss` takes ``[batch, steps, classes]`` logits,
+``[batch, steps]`` integer targets and ``[batch, steps]`` weights, computes the per-step sparse
+softmax cross-entropy (or ``softmax_loss_function(labels=, logits=)``) times the weights, and
+reduces it as TF does: averaging divides by the summed weights over the averaged axes, summing
+(``sum_over_*``) by the count of non-zero weights, both with ``div_no_nan``; with neither, the
+``[batch, steps]`` losses are returned. Ranks are checked at construction.
 """
 
 from __future__ import annotations
@@ -16,10 +18,50 @@ from typing import Any
 from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.scopes import name_scope
+from tensorweave.contrib.seq2seq_attention import (
+    AttentionMechanism,
+    AttentionWrapper,
+    AttentionWrapperState,
+    BahdanauAttention,
+    LuongAttention,
+    hardmax,
+)
+from tensorweave.contrib.seq2seq_beam_search import (
+    BeamSearchDecoder,
+    BeamSearchDecoderOutput,
+    BeamSearchDecoderState,
+    FinalBeamDecoderOutput,
+    FinalBeamSearchDecoderOutput,
+    gather_tree,
+    tile_batch,
+)
+from tensorweave.contrib.seq2seq_decoder import (
+    BasicDecoder,
+    BasicDecoderOutput,
+    Decoder,
+    dynamic_decode,
+)
+from tensorweave.contrib.seq2seq_helper import (
+    CustomHelper,
+    GreedyEmbeddingHelper,
+    Helper,
+    InferenceHelper,
+    SampleEmbeddingHelper,
+    ScheduledEmbeddingTrainingHelper,
+    TrainingHelper,
+)
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
 
-__all__ = ["sequence_loss"]
+__all__ = [
+    "AttentionMechanism", "AttentionWrapper", "AttentionWrapperState", "BahdanauAttention",
+    "BasicDecoder", "BasicDecoderOutput", "BeamSearchDecoder", "BeamSearchDecoderOutput",
+    "BeamSearchDecoderState", "CustomHelper", "Decoder", "FinalBeamDecoderOutput",
+    "FinalBeamSearchDecoderOutput", "GreedyEmbeddingHelper",
+    "Helper", "InferenceHelper", "LuongAttention", "SampleEmbeddingHelper",
+    "ScheduledEmbeddingTrainingHelper", "TrainingHelper", "dynamic_decode", "gather_tree",
+    "hardmax", "sequence_loss", "tile_batch",
+]
 
 
 def _check_rank(x: Tensor, rank: int, message: str) -> None:

@@ -10,6 +10,7 @@ __version__ = "0.1.0"
 
 from tensorweave import (  # noqa: E402
     app,
+    bitwise,
     compat,
     data,
     debugging,
@@ -36,7 +37,9 @@ from tensorweave import (  # noqa: E402
     random,
     raw_ops,
     saved_model,
+    signal,
     sparse,
+    spectral,
     strings,
     summary,
     test,
@@ -48,6 +51,7 @@ from tensorweave.api.accumulators import *  # noqa: F403
 from tensorweave.api.array_ops import *  # noqa: F403
 from tensorweave.api.array_ops_extra import *  # noqa: F403
 from tensorweave.api.check_ops import *  # noqa: F403
+from tensorweave.api.complex_ops import *  # noqa: F403
 from tensorweave.api.confusion_matrix import *  # noqa: F403
 from tensorweave.api.control_flow_ops import *  # noqa: F403
 from tensorweave.api.csv_ops import *  # noqa: F403
@@ -76,6 +80,7 @@ from tensorweave.api.segment_ops import *  # noqa: F403
 from tensorweave.api.sparse_ops import *  # noqa: F403
 from tensorweave.api.sparse_ops_extra import *  # noqa: F403
 from tensorweave.api.special_math_ops import *  # noqa: F403
+from tensorweave.api.spectral_ops import *  # noqa: F403
 from tensorweave.api.state_ops import *  # noqa: F403
 from tensorweave.api.string_ops import *  # noqa: F403
 from tensorweave.api.template import *  # noqa: F403
@@ -87,6 +92,8 @@ from tensorweave.device_spec import DeviceSpec
 from tensorweave.dtypes import (
     DType,
     as_dtype,
+    complex64,
+    complex128,
     double,
     float16,
     float32,
@@ -98,6 +105,9 @@ from tensorweave.dtypes import (
     int64,
     string,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from tensorweave.dtypes import (
     bool_ as bool,  # noqa: A004 - tf.bool
@@ -114,6 +124,8 @@ from tensorweave.framework.graph import (
 from tensorweave.framework.graph_def_proto import GraphDef, NodeDef
 from tensorweave.framework.importer import import_graph_def
 from tensorweave.framework.indexed_slices import *  # noqa: F403
+from tensorweave.framework.static_value import get_static_value
+from tensorweave.framework.tensor_conversion_registry import register_tensor_conversion_function
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.summary_proto import Summary
 from tensorweave.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value

@@ -5,6 +5,7 @@ from types import SimpleNamespace
 
 from tensorweave.api.csv_ops import CsvDataset
 from tensorweave.api.dataset_ops import AUTOTUNE, Dataset, TextLineDataset, TFRecordDataset
+from tensorweave.api.iterator_checkpoint import make_saveable_from_iterator
 from tensorweave.api.iterator_ops import (
     Iterator,
     get_output_classes,
@@ -14,7 +15,8 @@ from tensorweave.api.iterator_ops import (
     make_one_shot_iterator,
 )
 
-experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE, CsvDataset=CsvDataset)
+experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE, CsvDataset=CsvDataset,
+                               make_saveable_from_iterator=make_saveable_from_iterator)
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "experimental",
            "get_output_classes", "get_output_shapes", "get_output_types",

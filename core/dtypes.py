@@ -2,7 +2,8 @@
 
 Contract: a `DType` is a frozen value naming one numpy dtype. `as_dtype` accepts a `DType`, a
 numpy dtype or type, a TF name string (``"float32"``) or a Python type (``float`` -> float32,
-``int`` -> int32, ``bool`` -> bool), and raises `TypeError` for anything else.
+``int`` -> int32, ``bool`` -> bool, ``complex`` -> complex128), and raises `TypeError` for
+anything else.
 
 `string` is TF's variable-length byte string: its arrays are numpy object arrays whose elements
 are `bytes` (numpy ``S``/``U`` dtypes, ``str``, ``bytes`` and ``object`` name it). It is not in
@@ -68,8 +69,17 @@ class DType:
         return self.np_type is np.object_
 
     @property
+    def is_complex(self) -> bool:
+        return np.issubdtype(self.np_type, np.complexfloating)
+
+    @property
     def is_numeric(self) -> bool:
-        return self.is_floating or self.is_integer
+        return self.is_floating or self.is_integer or self.is_complex
+
+    @property
+    def real_dtype(self) -> DType:
+        """The dtype of the real and imaginary parts (complex64 -> float32); self otherwise."""
+        return as_dtype(np.finfo(self.np_type).dtype) if self.is_complex else self
 
     @property
     def itemsize(self) -> int:
@@ -100,14 +110,23 @@ int16 = DType("int16", np.int16)
 int32 = DType("int32", np.int32)
 int64 = DType("int64", np.int64)
 uint8 = DType("uint8", np.uint8)
+uint16 = DType("uint16", np.uint16)
+uint32 = DType("uint32", np.uint32)
+uint64 = DType("uint64", np.uint64)
 bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
+complex64 = DType("complex64", np.complex64)
+complex128 = DType("complex128", np.complex128)
 
-ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_,
+                          complex64, complex128, uint16, uint32, uint64)
 FLOATS: frozenset[DType] = frozenset({float16, float32, float64})
-INTEGERS: frozenset[DType] = frozenset({int8, int16, int32, int64, uint8})
+# TF 1.x's TF_CALL_INTEGRAL_TYPES: uint16 has the integer kernels, uint32/uint64 (added for XLA)
+# only a few (Cast, Identity, bitwise ops), so op dtype lists name those two explicitly.
+INTEGERS: frozenset[DType] = frozenset({int8, int16, int32, int64, uint8, uint16})
 NUMERIC: frozenset[DType] = FLOATS | INTEGERS
 INDEX: frozenset[DType] = frozenset({int32, int64})
+COMPLEX: frozenset[DType] = frozenset({complex64, complex128})
 
 _BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64,
                                         "string": string}
@@ -128,6 +147,8 @@ def as_dtype(value: Any) -> DType:
         return int32
     if value is float:
         return float32
+    if value is complex:
+        return complex128
     if value is object or value is np.object_:
         return string
     try:

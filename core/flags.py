@@ -104,6 +104,8 @@ class FlagValues:
 
     def __getattr__(self, name: str) -> Any:
         flags = self.__dict__["_flags"]
+        if name == "__flags":  # absl keeps its registry there, and TF1 scripts list it
+            return flags
         if name not in flags:
             raise AttributeError(name)
         if not self.__dict__["_parsed"]:

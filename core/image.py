@@ -13,5 +13,6 @@ from tensorweave.api.image_io_ops import (  # noqa: F401
     is_jpeg,
 )
 from tensorweave.api.image_measure_ops import *  # noqa: F403
+from tensorweave.api.image_nms_ops import *  # noqa: F403
 from tensorweave.api.image_ops import *  # noqa: F403
 from tensorweave.api.image_resize_ops import *  # noqa: F403

@@ -8,7 +8,9 @@ from tensorweave.api.image_io_ops import __all__ as _image_io_all
 from tensorweave.api.parsing_ops import (
     FixedLenFeature,
     FixedLenSequenceFeature,
+    SparseFeature,
     VarLenFeature,
+    decode_json_example,
     parse_example,
     parse_sequence_example,
     parse_single_example,
@@ -26,8 +28,9 @@ from tensorweave.tf_record import (
     tf_record_iterator,
 )
 
-__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "TFRecordCompressionType",
-           "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "decode_csv", "gfile",
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "TFRecordCompressionType",
+           "TFRecordOptions", "TFRecordWriter", "VarLenFeature", "decode_csv",
+           "decode_json_example", "gfile",
            "parse_example", "parse_sequence_example", "parse_single_example",
            "parse_single_sequence_example", "tf_record_iterator"]
 __all__ += _image_io_all

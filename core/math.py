@@ -108,6 +108,7 @@ __all__ = [
 ]
 
 _ELSEWHERE = {
+    "tensorweave.api.complex_ops": ("angle", "conj", "imag", "real"),
     "tensorweave.api.array_ops_extra": ("is_non_decreasing", "is_strictly_increasing"),
     "tensorweave.api.nn_ops": ("in_top_k", "l2_normalize", "log_softmax",
                                "softmax", "softplus", "softsign", "top_k"),

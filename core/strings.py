@@ -1,6 +1,6 @@
 """``tw.strings``: the dense string ops under ``tf.compat.v1.strings``' names (``join``,
 ``length``, ``substr``, ``upper``, ``lower``, ``strip``, ``regex_replace``, ``regex_full_match``,
-``to_number``, ``as_string``, ``reduce_join``, ``to_hash_bucket_fast``,
+``to_number``, ``as_string``, ``reduce_join``, ``to_hash_bucket``, ``to_hash_bucket_fast``,
 ``to_hash_bucket_strong``), ``format`` and ``split`` (a ``SparseTensor``, as in TF1), all from
 `tensorweave.api.string_ops`. The unicode and ragged ops are not provided.
 """
@@ -17,6 +17,7 @@ from tensorweave.api.string_ops import string_join as join
 from tensorweave.api.string_ops import string_length as length
 from tensorweave.api.string_ops import string_lower as lower
 from tensorweave.api.string_ops import string_strip as strip
+from tensorweave.api.string_ops import string_to_hash_bucket as to_hash_bucket
 from tensorweave.api.string_ops import string_to_hash_bucket_fast as to_hash_bucket_fast
 from tensorweave.api.string_ops import string_to_hash_bucket_strong as to_hash_bucket_strong
 from tensorweave.api.string_ops import string_to_number as to_number
@@ -25,6 +26,7 @@ from tensorweave.api.string_ops import strings_split as split
 
 __all__ = [
     "as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
-    "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_hash_bucket_strong",
+    "regex_replace", "split", "strip", "substr", "to_hash_bucket", "to_hash_bucket_fast",
+    "to_hash_bucket_strong",
     "to_number", "upper",
 ]

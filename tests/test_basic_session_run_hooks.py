@@ -196,10 +196,10 @@ def test_logging_tensor_hook_logs_every_n_iterations(caplog: pytest.LogCaptureFi
     assert len(lines) == 3
     for i, line in enumerate(lines):
         loss, step = (part.split(" = ")[1] for part in line.split(" (")[0].split(", "))
-        assert step == str(2 * i)
+        assert step == str(2 * i + 1)  # the fetched global step is read after the update
         assert loss == str(np.float32(loss))  # str() of a float32, as TF's "%s"
         np.testing.assert_allclose(float(loss), 25.0 * 0.64 ** (2 * i), rtol=1e-5)
-    assert lines[0] == "loss = 25.0, step = 0"  # no elapsed time the first time
+    assert lines[0] == "loss = 25.0, step = 1"  # no elapsed time the first time
     assert lines[1].endswith(" sec)")
 
 

@@ -66,3 +66,11 @@ def test_small_constant_subgraphs_are_known_at_build_time():
     assert flat.shape.as_list() == [2, 12]
     fed = tf.placeholder_with_default(tf.constant([3, 8]), [2])
     assert tf.reshape(tf.zeros([24]), fed).shape.as_list() == [None, None]
+
+
+def test_none_is_refused_with_value_error_as_in_tf():
+    # e.g. clipping the None gradient of a variable the loss does not depend on
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.convert_to_tensor(None)
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.clip_by_value(None, -1.0, 1.0)

@@ -133,3 +133,12 @@ def test_arg_scope_errors() -> None:
     with pytest.raises(ValueError, match="kwargs must be empty"):
         with framework.arg_scope({}, b=1):
             pass
+
+
+def test_smart_cond_is_exported_and_folds_a_known_predicate():
+    x = tw.constant(2.0)
+    out = tw.contrib.framework.smart_cond(tw.constant(True), lambda: x * 3.0, lambda: x)
+    assert out.op.type == "Mul"  # chosen at construction: no If op
+    assert tw.contrib.framework.smart_constant_value(1) is True
+    with tw.Session() as sess:
+        assert sess.run(out) == 6.0

@@ -73,3 +73,13 @@ def test_reading_before_parse_parses_sys_argv(monkeypatch: pytest.MonkeyPatch) -
 def test_exposed_as_tf_flags_and_app_flags() -> None:
     assert tw.flags is flags and tw.app.flags is flags
     assert tw.flags.FLAGS is tw.app.flags.FLAGS
+
+
+def test_dunder_flags_is_absls_registry_of_flag_objects(fv: flags.FlagValues) -> None:
+    # TF1 scripts list `FLAGS.__flags.items()`; under absl (TF >= 1.5) the values are Flag objects
+    fv(["prog", "--steps=4"])
+    registry = getattr(fv, "__flags")
+    assert sorted(registry) == ["dirs", "fast", "lr", "mode", "name", "steps", "tag"]
+    assert isinstance(registry["steps"], flags.Flag) and registry["steps"].value == 4
+    with pytest.raises(AttributeError):
+        fv._parse_flags()  # removed in TF 1.5, as here

@@ -161,7 +161,7 @@ def test_typed_values_fill_the_shape_with_the_last_value() -> None:
       Field("tensor_content", 4, "bytes", b"\x00" * 7)), "7 bytes for 2"),
     ((Field("dtype", 1, "enum", 3), shape_field(1),
       Field("int_val", 7, "packed_int", [1, 2])), "2 values for 1"),
-    ((Field("dtype", 1, "enum", 8),), "unsupported DataType 8"),
+    ((Field("dtype", 1, "enum", 14),), "unsupported DataType 14"),
     ((Field("dtype", 1, "enum", 1), shape_field(-1)), "not fully defined"),
     ((Field("dtype", 1, "enum", 1), shape_field(-2)), "size -2"),
     ((shape_field(1),), "no dtype"),
@@ -207,7 +207,7 @@ def attr_field(key: str, *value: Field) -> Field:
     (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
                 attr_field("p", Field("placeholder", 9, "string", "T"))), "placeholder"),
     (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
-                attr_field("t", Field("type", 6, "enum", 23))), "DataType 23"),
+                attr_field("t", Field("type", 6, "enum", 14))), "DataType 14"),
 ])
 def test_malformed_graph_defs_raise_value_error(data, match) -> None:
     with pytest.raises(ValueError, match=match):
@@ -229,3 +229,48 @@ def test_non_graph_values_and_bytes_are_rejected() -> None:
         GraphDef(node=[NodeDef("a", "X", attr={"bad": object()})]).SerializeToString()
     with pytest.raises(ValueError, match="one kind"):
         GraphDef(node=[NodeDef("a", "X", attr={"bad": [1, "a"]})]).SerializeToString()
+
+
+@pytest.mark.parametrize("np_type, code, field", [
+    (np.uint16, 17, ("int_val", 7)), (np.uint32, 22, ("uint32_val", 16)),
+    (np.uint64, 23, ("uint64_val", 17)),
+])
+def test_wide_unsigned_tensors_use_tensorflow_codes_and_fields(np_type, code, field) -> None:
+    top = np.iinfo(np_type).max
+    scalar = tensor_message(np.array(top, np_type))
+    assert scalar[0].value == code
+    assert (scalar[2].name, scalar[2].number, scalar[2].value) == (*field, [int(top)])
+    for value in (np.array(top, np_type), np.array([0, top, 1], np_type),
+                  np.array([[top]], np_type)):
+        out = parse_tensor(to_binary(tensor_message(value)))
+        assert out.dtype == np_type and out.shape == value.shape
+        np.testing.assert_array_equal(out, value)
+
+
+def test_uint64_values_past_int64_parse_exactly_and_out_of_range_values_are_refused() -> None:
+    data = tensor_bytes(Field("dtype", 1, "enum", 23), shape_field(2),
+                        Field("uint64_val", 17, "packed_int", [2**63, 2**64 - 1]))
+    assert parse_tensor(data).tolist() == [2**63, 2**64 - 1]
+    with pytest.raises(ValueError, match="out of range for uint16"):
+        parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 17),
+                                  Field("int_val", 7, "packed_int", [65536])))
+    with pytest.raises(ValueError, match="uint32 has uint64_val"):
+        parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 22),
+                                  Field("uint64_val", 17, "packed_int", [1])))
+
+
+def test_a_uint64_graph_round_trips_as_text_and_bytes() -> None:
+    with tf.Graph().as_default() as graph:
+        tf.constant(2**64 - 1, tf.uint64, name="c")
+        tf.placeholder(tf.uint16, name="p")
+    graph_def = graph.as_graph_def()
+    text = str(graph_def)
+    assert "type: DT_UINT64" in text and "uint64_val: 18446744073709551615" in text
+    assert "type: DT_UINT16" in text
+    with tf.Graph().as_default():
+        c, p = tf.import_graph_def(GraphDef.FromString(graph_def.SerializeToString()),
+                                   return_elements=["c:0", "p:0"], name="")
+        assert c.dtype == tf.uint64 and p.dtype == tf.uint16
+        with tf.Session() as sess:
+            value = sess.run(c)
+    assert value.dtype == np.uint64 and int(value) == 2**64 - 1

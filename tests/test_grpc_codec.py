@@ -109,3 +109,21 @@ def test_fields_checks_presence_and_types() -> None:
         with pytest.raises(tf.errors.InvalidArgumentError, match="'timeout'"):
             codec.optional_float({"timeout": bad}, "M", "timeout")
     assert codec.optional_float({}, "M", "timeout") is None
+
+
+def test_wide_unsigned_constants_and_tensors_cross_the_wire_exactly() -> None:
+    values = {np.uint16: np.array([0, 65535], np.uint16),
+              np.uint32: np.array([0, 2**32 - 1], np.uint32),
+              np.uint64: np.array([0, 2**63, 2**64 - 1], np.uint64)}
+    nodes = [NodeDef(f"c{i}", "Const", [], "", {
+        "value": value, "dtype": tf.as_dtype(np_type), "_output_types": [tf.as_dtype(np_type)],
+        "_output_shapes": [tf.TensorShape(value.shape)]})
+        for i, (np_type, value) in enumerate(values.items())]
+    back = codec.graph_from_wire(over_the_wire(codec.graph_to_wire(nodes)), "test")
+    for node, (np_type, value) in zip(back, values.items()):
+        assert node.attr["dtype"] == tf.as_dtype(np_type)
+        assert node.attr["value"].dtype == np_type
+        assert node.attr["value"].tolist() == value.tolist()
+    tensors = over_the_wire({"t": values[np.uint64], "s": values[np.uint32][1]})
+    assert tensors["t"].dtype == np.uint64 and tensors["t"].tolist() == [0, 2**63, 2**64 - 1]
+    assert tensors["s"].dtype == np.uint32 and int(tensors["s"]) == 2**32 - 1

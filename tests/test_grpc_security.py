@@ -100,8 +100,8 @@ HOSTILE = [
     # a float32 [1000] tensor whose payload holds 8 bytes
     ("/tensorweave.Worker/RunGraph", preamble(1, 16, 8) + struct.pack("<BBq", 1, 1, 1000)
      + bytes([wire.T_NONE]) + bytes(5) + bytes(8), Code.INVALID_ARGUMENT, "payload"),
-    ("/tensorweave.Worker/RunGraph", preamble(1, 16, 8) + struct.pack("<BBq", 23, 1, 2)
-     + bytes([wire.T_NONE]) + bytes(5) + bytes(8), Code.INVALID_ARGUMENT, "dtype code 23"),
+    ("/tensorweave.Worker/RunGraph", preamble(1, 16, 8) + struct.pack("<BBq", 14, 1, 2)
+     + bytes([wire.T_NONE]) + bytes(5) + bytes(8), Code.INVALID_ARGUMENT, "dtype code 14"),
     ("/tensorweave.Worker/RecvTensor", wire.encode({"step_id": 1, "key": "a;b"}).frame(),
      Code.INVALID_ARGUMENT, "Invalid rendezvous key"),
     ("/tensorweave.Worker/RegisterGraph", wire.encode({"graph": [["n", "Identity", ["ghost"],

@@ -116,11 +116,11 @@ def test_decode_png_errors(data: bytes, error: type, text: str) -> None:
     assert "decoder" in str(info.value)
 
 
-def test_decode_png_channel_attr_and_uint16() -> None:
+def test_decode_png_channel_attr_and_dtype() -> None:
     with pytest.raises(errors.InvalidArgumentError, match="channels must be 0, 1, 3, or 4"):
         run(tw.image.decode_png(encode_png(RGB), channels=2))
-    with pytest.raises(TypeError):
-        tw.image.decode_png(encode_png(RGB), dtype="uint16")  # tensorweave has no uint16
+    with pytest.raises(TypeError, match="DataType uint32 not in list"):
+        tw.image.decode_png(encode_png(RGB), dtype="uint32")
 
 
 # -- GIF, BMP, JPEG -----------------------------------------------------------------------------
@@ -245,3 +245,44 @@ def test_list_files_read_decode_resize_pipeline(tmp_path: Path) -> None:
         rows = np.floor(np.arange(4) * image.shape[0] / 4).astype(int)
         cols = np.floor(np.arange(4) * image.shape[1] / 4).astype(int)
         np.testing.assert_array_equal(resized, image[rows][:, cols])
+
+
+# -- uint16 -------------------------------------------------------------------------------------
+
+DEEP = RNG.randint(0, 65536, (3, 4, 3)).astype(np.uint16)
+DEEP[0, 0], DEEP[0, 1] = [65535, 0, 1], [256, 65534, 255]
+
+
+def test_decode_png_uint16_is_exact_for_sixteen_bit_files() -> None:
+    image = tw.image.decode_png(encode_png(DEEP), dtype=tw.uint16)
+    assert image.dtype == tw.uint16
+    out = run(image)
+    assert out.dtype == np.uint16
+    np.testing.assert_array_equal(out, DEEP)
+    narrow = run(tw.image.decode_png(encode_png(DEEP)))
+    np.testing.assert_array_equal(narrow, (DEEP >> 8).astype(np.uint8))  # the high byte
+    widened = run(tw.image.decode_png(encode_png(RGB), dtype=tw.uint16))
+    np.testing.assert_array_equal(widened, RGB.astype(np.uint16) * 257)
+
+
+def test_encode_png_uint16_round_trips_through_the_ops() -> None:
+    encoded = tw.image.encode_png(tw.constant(DEEP[..., :2]))
+    out = run(tw.image.decode_png(encoded, channels=0, dtype=tw.uint16))
+    assert out.dtype == np.uint16
+    np.testing.assert_array_equal(out, DEEP[..., :2])
+    with pytest.raises(TypeError, match="DataType uint32 not in list"):
+        tw.image.encode_png(tw.constant(DEEP.astype(np.uint32)))
+
+
+def test_decode_png_uint16_refuses_a_gif() -> None:
+    with pytest.raises(errors.InvalidArgumentError, match="GIF images decode to uint8 only"):
+        run(tw.image.decode_png(STILL, dtype=tw.uint16))
+
+
+def test_decode_image_uint16_keeps_sixteen_bit_pngs_and_scales_the_rest() -> None:
+    image = RNG.randint(0, 256, (3, 5, 3)).astype(np.uint8)
+    png16, from_bmp = run([tw.image.decode_image(encode_png(DEEP), dtype=tw.uint16),
+                           tw.image.decode_image(bmp(image), dtype=tw.uint16)])
+    assert png16.dtype == np.uint16 and from_bmp.dtype == np.uint16
+    np.testing.assert_array_equal(png16, DEEP)
+    np.testing.assert_array_equal(from_bmp, image.astype(np.uint16) * 256)  # convert_image_dtype

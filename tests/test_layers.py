@@ -369,3 +369,21 @@ def test_tf1_cnn_script_trains_with_layers_losses_metrics_and_decay():
     np.testing.assert_allclose(lr, 0.02 * 0.9 ** 4, rtol=1e-6)
     assert last < 0.3 * first
     assert acc >= 0.9
+
+
+def test_dropout_flag_fed_through_unshaped_placeholder_keeps_static_shape():
+    # TF builds a cond on the (scalar) flag, so a dense layer can follow the dropout
+    x = tf.placeholder(tf.float32, [None, 6])
+    training = tf.placeholder(tf.bool)  # no shape, as TF1 tutorials write it
+    dropped = tf.layers.dropout(x, rate=0.5, training=training, seed=3)
+    assert dropped.shape.as_list() == [None, 6]
+    logits = tf.layers.dense(dropped, 2, kernel_initializer=tf.ones_initializer())
+    assert logits.shape.as_list() == [None, 2]
+    value = np.arange(12, dtype=np.float32).reshape(2, 6) + 1
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        np.testing.assert_array_equal(sess.run(dropped, {x: value, training: False}), value)
+        out = sess.run(dropped, {x: value, training: True})
+    kept = out != 0
+    np.testing.assert_allclose(out[kept], value[kept] * 2.0, rtol=1e-6)
+    assert out.dtype == np.float32

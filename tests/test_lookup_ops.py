@@ -494,3 +494,98 @@ def test_a_table_on_the_ps_task_serves_the_worker(tmp_path: Path) -> None:
     assert got[2] == 3 + hash_buckets(["xyz"], 2)[0]
     devices = {n.op: n.device for g in meta.partition_graphs for n in g.node}
     assert devices["LookupTableFindV2"].startswith("/job:ps")
+
+
+# -- checkpoints -------------------------------------------------------------------------------
+
+def test_a_mutable_table_is_saved_and_restored_by_a_default_saver(tmp_path: Path) -> None:
+    from tensorweave.train.checkpoint_format import read_checkpoint
+
+    with tf.Graph().as_default():
+        table = tf.contrib.lookup.MutableHashTable(tf.string, tf.int64, -1, name="words")
+        vectors = tf.contrib.lookup.MutableHashTable(tf.int64, tf.float32, [0.0, 0.0],
+                                                     name="vecs")
+        fill = [table.insert(["a", "b"], np.array([1, 2], np.int64)),
+                vectors.insert(np.array([7], np.int64), np.float32([[1.5, 2.5]]))]
+        change = [table.remove(["a"]), table.insert(["c"], np.array([3], np.int64)),
+                  vectors.insert(np.array([7, 8], np.int64), np.zeros([2, 2], np.float32))]
+        query = [table.lookup(["a", "b", "c"]), vectors.lookup(np.array([7, 8], np.int64))]
+        saver = tf.train.Saver()
+        with tf.Session() as sess:
+            sess.run(fill)
+            path = saver.save(sess, str(tmp_path / "tables"))
+            sess.run(change)
+            assert sess.run(query[0]).tolist() == [-1, 2, 3]
+            saver.restore(sess, path)
+            words, vecs = sess.run(query)
+    assert words.tolist() == [1, 2, -1]
+    np.testing.assert_array_equal(vecs, np.float32([[1.5, 2.5], [0.0, 0.0]]))
+    saved = read_checkpoint(path)
+    assert sorted(saved) == ["vecs-keys", "vecs-values", "words-keys", "words-values"]
+    assert dict(zip(saved["words-keys"].tolist(), saved["words-values"].tolist())) == \
+        {b"a": 1, b"b": 2}
+    assert saved["vecs-values"].shape == (1, 2) and saved["vecs-values"].dtype == np.float32
+
+
+def test_a_mutable_table_restores_into_a_fresh_graph(tmp_path: Path) -> None:
+    def build() -> tuple[Any, Any]:
+        with tf.name_scope("scope"):
+            table = tf.contrib.lookup.MutableHashTable(tf.int64, tf.string, "?")
+        return table, tf.train.Saver()
+
+    with tf.Graph().as_default():
+        table, saver = build()
+        with tf.Session() as sess:
+            sess.run(table.insert(np.array([3, 1], np.int64), ["three", "one"]))
+            path = saver.save(sess, str(tmp_path / "m"))
+    assert tf.train.list_variables(path) == [("scope/MutableHashTable-keys", [2]),
+                                             ("scope/MutableHashTable-values", [2])]
+    with tf.Graph().as_default():
+        table, saver = build()
+        with tf.Session() as sess:
+            saver.restore(sess, path)
+            got = sess.run([table.lookup(np.array([1, 2, 3], np.int64)), table.size()])
+    assert got[0].tolist() == [b"one", b"?", b"three"] and got[1] == 2
+
+
+def test_unsaved_tables_and_mismatched_checkpoints(tmp_path: Path) -> None:
+    from tensorweave.train.checkpoint_format import write_checkpoint
+
+    with tf.Graph().as_default():
+        tf.contrib.lookup.MutableHashTable(tf.string, tf.int64, -1, checkpoint=False)
+        tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a"], [1]), -1)
+        assert tf.get_collection(tf.GraphKeys.SAVEABLE_OBJECTS) == []
+        with pytest.raises(ValueError, match="No variables to save"):
+            tf.train.Saver()
+    bad = str(tmp_path / "bad")
+    write_checkpoint(bad, {"t-keys": np.array([b"a"], dtype=object),
+                           "t-values": np.array([1, 2], np.int64)})
+    with tf.Graph().as_default():
+        tf.contrib.lookup.MutableHashTable(tf.string, tf.int64, -1, name="t")
+        saver = tf.train.Saver()
+        with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError):
+            saver.restore(sess, bad)
+
+
+def test_a_monitored_training_session_checkpoints_a_table(tmp_path: Path) -> None:
+    def build() -> tuple[Any, Any, Any]:
+        step = tf.train.get_or_create_global_step()
+        table = tf.contrib.lookup.MutableHashTable(tf.int64, tf.int64, -1)
+        with tf.control_dependencies([table.insert(tf.reshape(step, [1]),
+                                                   tf.reshape(step * 10, [1]))]):
+            train = tf.assign_add(step, 1)
+        return train, table.lookup(np.array([0, 2, 3], np.int64)), table.size()
+
+    with tf.Graph().as_default():
+        train, _, _ = build()
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path),
+                                               save_summaries_steps=None) as sess:
+            for _ in range(3):
+                sess.run(train)
+    with tf.Graph().as_default():
+        _, found, size = build()
+        with tf.train.MonitoredTrainingSession(checkpoint_dir=str(tmp_path),
+                                               save_checkpoint_secs=None,
+                                               save_summaries_steps=None) as sess:
+            got, n = sess.run([found, size])
+    assert got.tolist() == [0, 20, -1] and n == 3

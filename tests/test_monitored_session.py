@@ -373,8 +373,8 @@ def test_a_preempted_session_is_recreated_from_the_checkpoint(
     assert len(abort.sessions) == 2 and abort.sessions[0] is not abort.sessions[1]
     assert abort.sessions[0]._closed
     # Runs 1-5 reach step 5; the 6th run fails before running; the new session restores
-    # step 3 (the last checkpoint) and trains on to 8.
-    assert [int(s) for _, s in steps] == [0, 1, 2, 3, 4, 3, 4, 5, 6, 7]
+    # step 3 (the last checkpoint) and trains on to 8 (a fetched step is read after its update).
+    assert [int(s) for _, s in steps] == [1, 2, 3, 4, 5, 4, 5, 6, 7, 8]
     assert "The current session will be closed and a new session will be created" \
         in caplog.text
     assert tf.train.load_variable(str(tmp_path), "global_step") == 8
@@ -541,8 +541,9 @@ def test_training_survives_a_parameter_server_restart(
         for server in (*servers.values(), worker):
             server.stop()
     assert restarted.is_set()
-    # steps 0-4 ran; the new session restored the checkpoint of step 3 from the new ps
-    assert steps == [0, 1, 2, 3, 4, 3, 4, 5, 6, 7]
+    # steps 1-5 ran (each fetched after its update); the new session restored the checkpoint
+    # of step 3 from the new ps
+    assert steps == [1, 2, 3, 4, 5, 4, 5, 6, 7, 8]
     assert "The current session will be closed and a new session will be created" in caplog.text
     assert tf.train.load_variable(str(tmp_path), "global_step") == 8
     np.testing.assert_allclose(tf.train.load_variable(str(tmp_path), "w"), 5.0 * 0.8 ** 8,

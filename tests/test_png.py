@@ -1,4 +1,4 @@
-"""``tensorweave.png``: PNG encoding of uint8 images."""
+"""``tensorweave.png``: PNG encoding of uint8 and uint16 images."""
 
 from __future__ import annotations
 
@@ -47,3 +47,20 @@ def test_non_contiguous_input_is_encoded_by_value() -> None:
 def test_other_dtypes_and_shapes_are_refused(bad: np.ndarray) -> None:
     with pytest.raises(ValueError, match="uint8"):
         encode_png(bad)
+
+
+@pytest.mark.parametrize(("channels", "color_type"), [(1, 0), (2, 4), (3, 2), (4, 6)])
+def test_uint16_images_are_sixteen_bit_big_endian(channels: int, color_type: int) -> None:
+    image = np.random.RandomState(channels).randint(0, 65536, (3, 5, channels)).astype(np.uint16)
+    image[0, 0] = [65535, 0, 256, 1][:channels]
+    parts = chunks(encode_png(image))
+    assert struct.unpack(">IIBBBBB", parts[0][1]) == (5, 3, 16, color_type, 0, 0, 0)
+    raw = np.frombuffer(zlib.decompress(parts[1][1]), np.uint8).reshape(3, 1 + 10 * channels)
+    assert (raw[:, 0] == 0).all()
+    samples = raw[:, 1:].copy().view(">u2").reshape(3, 5, channels)
+    np.testing.assert_array_equal(samples, image)
+
+
+def test_wider_unsigned_images_are_refused() -> None:
+    with pytest.raises(ValueError, match="uint8 or uint16"):
+        encode_png(np.zeros((2, 2, 3), np.uint32))

@@ -176,3 +176,12 @@ def test_bad_filter_and_short_or_damaged_stream() -> None:
         decode_png(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 3, 0,
                                                                       0, 0))
                    + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + end)
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
+def test_sixteen_bit_encode_decode_round_trip_is_exact(channels: int) -> None:
+    image = np.random.RandomState(channels).randint(0, 65536, (4, 6, channels)).astype(np.uint16)
+    image[0, 0], image[0, 1] = 65535, 0
+    wide = decode_png(encode_png(image), bits=16)
+    assert wide.dtype == np.uint16
+    np.testing.assert_array_equal(wide, image)

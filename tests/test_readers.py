@@ -179,3 +179,16 @@ def test_decode_raw_dtypes_byte_order_and_shape() -> None:
         tw.decode_raw(b"ab", tw.string)
     with pytest.raises(ValueError, match="Exactly one"):
         tw.decode_raw(b"ab", tw.uint8, bytes=b"cd")
+
+
+def test_decode_raw_uint16_in_both_byte_orders() -> None:
+    values = np.array([0, 1, 256, 65535], np.uint16)
+    little = tw.decode_raw(values.astype("<u2").tobytes(), tw.uint16)
+    big = tw.decode_raw(values.astype(">u2").tobytes(), tw.uint16, little_endian=False)
+    with tw.Session() as sess:
+        got_little, got_big = sess.run([little, big])
+    for got in (got_little, got_big):
+        assert got.dtype == np.uint16 and got.tolist() == values.tolist()
+    # TF 1.x's DecodeRaw has no uint32/uint64 out_type
+    with pytest.raises(TypeError, match="uint32 is not in the list of allowed values"):
+        tw.decode_raw(b"\x00" * 4, tw.uint32)

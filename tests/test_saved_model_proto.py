@@ -121,4 +121,4 @@ def test_malformed_bytes_raise_value_error_naming_the_field() -> None:
     with pytest.raises(ValueError, match="Error parsing SavedModel: SavedModel"):
         SavedModel.FromString(b"\x12\x10abc")  # meta_graphs longer than the data
     with pytest.raises(ValueError, match="has no TensorFlow DataType"):
-        TensorInfo(name="x:0", dtype=tf.DType("complex64", complex)).SerializeToString()
+        TensorInfo(name="x:0", dtype=tf.DType("qint8", int)).SerializeToString()

@@ -274,3 +274,23 @@ def test_round_trip_with_variables_on_two_devices(tmp_path) -> None:
         values = sess.run([a, b])
     np.testing.assert_array_equal(values[0], [1.0, 2.0])
     np.testing.assert_array_equal(values[1], [3.0])
+
+
+def test_wide_unsigned_variables_round_trip_at_their_extremes(tmp_path) -> None:
+    values = {"u16": np.array([0, 65535], np.uint16), "u32": np.array([0, 2**32 - 1], np.uint32),
+              "u64": np.array([0, 2**63, 2**64 - 1], np.uint64)}
+    variables = [tf.Variable(value, name=name) for name, value in values.items()]
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        path = saver.save(sess, str(tmp_path / "uint"))
+    with tf.Session() as sess:
+        saver.restore(sess, path)
+        restored = sess.run(variables)
+    for got, expected in zip(restored, values.values()):
+        assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+    reader = tf.train.NewCheckpointReader(path)
+    assert reader.get_variable_to_dtype_map() == {"u16": tf.uint16, "u32": tf.uint32,
+                                                  "u64": tf.uint64}
+    on_disk = checkpoint_format.read_checkpoint(path)["u64"]
+    assert on_disk.dtype == np.uint64 and on_disk.tolist() == values["u64"].tolist()

@@ -118,3 +118,29 @@ def test_colocate_with() -> None:
         near = tw.constant(2.0)
     assert near.op.get_attr("_class") == ["loc:@anchor"]
     assert near.op.device == anchor.op.device
+
+
+def test_container_sets_the_empty_container_attr_of_stateful_ops() -> None:
+    with tw.Graph().as_default() as g:
+        with tw.container("experiment0") as name:
+            assert name == "experiment0"
+            v = tw.Variable([1.0, 2.0], name="v")
+            q = tw.FIFOQueue(3, tw.float32, name="q")
+            with scopes.container("inner"):
+                w = tw.Variable(3.0, name="w")
+            pinned = g.create_op("VariableV2", [], {"shape": [], "dtype": tw.float32,
+                                                    "container": "mine"}, name="pinned")
+            c = tw.constant(1.0)
+            r = tw.random_uniform([2])
+        after = tw.Variable(0.0, name="after")
+        assert v.op.get_attr("container") == "experiment0"
+        assert q.queue_ref.op.get_attr("container") == "experiment0"
+        assert w.op.get_attr("container") == "inner"
+        assert pinned.get_attr("container") == "mine"
+        assert "container" not in c.op.attrs and "container" not in r.op.attrs
+        assert after.op.get_attr("container") == ""
+        node = next(n for n in g.as_graph_def().node if n.name == "v")
+        assert node.attr["container"] == "experiment0"
+        with tw.Session() as sess:
+            sess.run(tw.global_variables_initializer())
+            assert sess.run(v).tolist() == [1.0, 2.0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tensorweave.plugins.kernels.string_hash import MASK, fingerprint64, siphash24
+from tensorweave.plugins.kernels.string_hash import MASK, fingerprint64, hash64, siphash24
 
 # TF's string_to_hash_bucket_op_test.py (length 1), Guava's FarmHashFingerprint64Test
 # ("test" * n: the 0-16, 17-32 and > 64 byte paths) and known outputs of other ports
@@ -43,3 +43,38 @@ def test_siphash24_matches_the_reference_vectors_and_tf() -> None:
     assert [siphash24(98765, 132, s) for s in (b"a", b"b", b"c")] == [
         7157389809176466784, 15805638358933211562, 18100027895074076528]
     assert siphash24(-1, 0, b"x") == siphash24(MASK, 0, b"x")  # int64 attrs as uint64
+
+
+def _hash64_by_the_switch(data: bytes, seed: int = 0xDECAFCAFFE) -> int:
+    """TF's hash.cc ``Hash64`` transcribed step by step: the tail bytes are xor-ed in one by one
+    (the C switch's fall-through), each shifted by 8 * its position."""
+    m = 0xC6A4A7935BD1E995
+    n = len(data)
+    h = (seed ^ (n * m)) & MASK
+    pos = 0
+    while n - pos >= 8:
+        k = sum(data[pos + j] << (8 * j) for j in range(8))
+        k = (k * m) & MASK
+        k ^= k >> 47
+        k = (k * m) & MASK
+        h ^= k
+        h = (h * m) & MASK
+        pos += 8
+    tail = data[pos:]
+    for j in reversed(range(len(tail))):
+        h ^= tail[j] << (8 * j)
+    if tail:
+        h = (h * m) & MASK
+    h ^= h >> 47
+    h = (h * m) & MASK
+    return h ^ (h >> 47)
+
+
+def test_hash64_matches_tf_and_the_transcribed_algorithm() -> None:
+    # TF's string_to_hash_bucket_op_test.py quotes these three.
+    assert [hash64(c) for c in (b"a", b"b", b"c")] == [
+        2996632905371535868, 5795986006276551370, 14899841994519054197]
+    for n in range(0, 40):
+        data = bytes((7 * i + 200) % 256 for i in range(n))
+        assert hash64(data) == _hash64_by_the_switch(data)
+        assert hash64(data, seed=12345) == _hash64_by_the_switch(data, 12345)

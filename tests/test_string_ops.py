@@ -315,6 +315,22 @@ def test_hash_buckets_match_tf() -> None:
         _run(tw.string_to_hash_bucket_strong(words, 10, key=[98765]))
 
 
+def test_legacy_hash_bucket_matches_tf() -> None:
+    # TF's string_to_hash_bucket_op_test.py: Hash64('a', 'b', 'c') % 10 -> 8, 0, 7.
+    words = tw.placeholder(tw.string)
+    legacy = tw.string_to_hash_bucket(words, 10)
+    one = tw.strings.to_hash_bucket(words, 1, name="one")
+    assert legacy.dtype == tw.int64 and legacy.op.type == "StringToHashBucket"
+    assert one.op.name == "one"
+    got = _run([legacy, one], {words: [["a", "b", "c"]]})
+    assert got[0].dtype == np.int64 and got[0].tolist() == [[8, 0, 7]]
+    assert got[1].tolist() == [[0, 0, 0]]
+    with pytest.raises(ValueError, match="num_buckets"):
+        tw.string_to_hash_bucket(words, 0)
+    with pytest.raises((TypeError, ValueError)):
+        tw.string_to_hash_bucket(tw.constant([1, 2]), 3)
+
+
 def test_base64_is_web_safe_and_round_trips() -> None:
     data = [b"hello?", b"\xff\xfe", b""]
     encoded = tw.encode_base64(tw.constant(data))

@@ -175,8 +175,8 @@ def reshape(tensor: Any, shape: Any, name: str | None = None) -> Tensor:
 
 def transpose(a: Any, perm: Any = None, name: str = "transpose",
               conjugate: bool = False) -> Tensor:
-    """Permute `a`'s dimensions; without `perm`, reverse them (``conjugate`` is a no-op: no
-    complex dtypes)."""
+    """Permute `a`'s dimensions; without `perm`, reverse them. `conjugate` also conjugates a
+    complex `a` (`ConjugateTranspose`)."""
     with name_scope(name, "transpose", [a]) as scope:
         a = convert_to_tensor(a, name="a")
         if perm is None:
@@ -185,7 +185,8 @@ def transpose(a: Any, perm: Any = None, name: str = "transpose",
                 perm = list(_builtin_range(rank_ - 1, -1, -1))
             else:
                 perm = reverse(range(0, apply("Rank", [a]), 1), [0], name="perm")
-        return apply("Transpose", [a, _index_input(perm)], name=scope)
+        op = "ConjugateTranspose" if conjugate and a.dtype.is_complex else "Transpose"
+        return apply(op, [a, _index_input(perm)], name=scope)
 
 
 @dispatch.dispatchable

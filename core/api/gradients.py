@@ -102,7 +102,7 @@ def _as_x(x: Any) -> Tensor:
 
 
 def _trainable(t: Tensor) -> bool:
-    return t.dtype.is_floating
+    return t.dtype.is_floating or t.dtype.is_complex
 
 
 def gradient_function(op: Operation) -> Callable[..., Any] | None:

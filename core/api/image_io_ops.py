@@ -6,9 +6,9 @@
 Contract: each wraps its op (`tensorweave.plugins.standard_ops.image_io`; the kernels,
 ``plugins/kernels/image_io.py``, state what the bytes may hold). ``write_file`` returns the
 ``WriteFile`` operation. ``decode_image`` checks `channels` (None, 0, 1, 3 or 4; else
-`ValueError`) and builds one ``DecodeImage`` op for uint8 and float dtypes; for another
-integer dtype it decodes uint8 and converts with ``convert_image_dtype``. tensorweave has no
-uint16, so ``decode_png(dtype=uint16)`` cannot be asked for; JPEG is not implemented (the ops
+`ValueError`) and builds one ``DecodeImage`` op for uint8, uint16 and float dtypes; for another
+integer dtype it decodes uint8 and converts with ``convert_image_dtype``. JPEG is not
+implemented (the ops
 exist and fail at run time with `UnimplementedError`). ``is_jpeg`` compares the first three
 bytes with JPEG's magic number, as TF's.
 """
@@ -40,12 +40,14 @@ def write_file(filename: Any, contents: Any, name: str | None = None) -> Operati
 
 def decode_png(contents: Any, channels: int = 0, dtype: Any = dtypes.uint8,
                name: str | None = None) -> Tensor:
-    """A PNG (or single-frame GIF) as uint8 ``[height, width, channels]``."""
+    """A PNG (or single-frame GIF) as `dtype` (uint8, or uint16 for all 16 bits of a PNG)
+    ``[height, width, channels]``."""
     return apply("DecodePng", [contents], {"channels": channels, "dtype": dtype}, name=name)
 
 
 def encode_png(image: Any, compression: int = -1, name: str | None = None) -> Tensor:
-    """uint8 ``[height, width, 1-4]`` `image` as PNG bytes; `compression` is zlib's level."""
+    """uint8 or uint16 ``[height, width, 1-4]`` `image` as an 8- or 16-bit PNG's bytes;
+    `compression` is zlib's level."""
     return apply("EncodePng", [image], {"compression": compression}, name=name)
 
 
@@ -93,7 +95,7 @@ def decode_image(contents: Any, channels: int | None = None, dtype: Any = dtypes
     dtype = dtypes.as_dtype(dtype)
     with name_scope(name, "decode_image", [contents]) as scope:
         attrs = {"channels": channels or 0, "expand_animations": expand_animations}
-        if dtype == dtypes.uint8 or dtype.is_floating:
+        if dtype in (dtypes.uint8, dtypes.uint16) or dtype.is_floating:
             return apply("DecodeImage", [contents], {**attrs, "dtype": dtype}, name=scope)
         image = apply("DecodeImage", [contents], {**attrs, "dtype": dtypes.uint8})
         return convert_image_dtype(image, dtype, name=scope)

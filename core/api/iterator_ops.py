@@ -44,6 +44,8 @@ class Iterator:
         self._device: str | None = None
         self._initializer: Operation | None = None
         self._one_shot: Operation | None = None
+        # each MakeIterator op with its inputs and attrs, which a checkpoint restore mirrors
+        self._makers: list[tuple[Operation, list[Tensor], dict[str, Any]]] = []
         if initializer_dataset is not None:
             op = self._make_iterator(initializer_dataset, one_shot, None)
             if one_shot:
@@ -124,8 +126,10 @@ class Iterator:
         if d.variables:  # a function's variable is read where it lives
             attrs["_class"] = sorted({g for v in d.variables for g in v.colocation_groups()})
         with self._graph.control_dependencies(d.control):
-            return self._create("MakeIterator", [d.tensors], attrs,
-                                name or ("OneShotIterator" if one_shot else "MakeIterator"))
+            op = self._create("MakeIterator", [d.tensors], attrs,
+                              name or ("OneShotIterator" if one_shot else "MakeIterator"))
+        self._makers.append((op, list(d.tensors), attrs))
+        return op
 
     def make_initializer(self, dataset: Dataset, name: str | None = None) -> Operation:
         """An op that (re)starts this iterator on `dataset`."""

@@ -106,7 +106,11 @@ def _static_training(training: Any) -> bool | None:
 
 
 def _select(training: Any, if_true: Tensor, if_false: Tensor) -> Tensor:
-    return array_ops.where_v2(convert_to_tensor(training), if_true, if_false)
+    out = array_ops.where_v2(convert_to_tensor(training), if_true, if_false)
+    # `training` is a scalar (TF builds a cond), so the branches' shape survives even when the
+    # flag is fed through a placeholder of unknown shape.
+    out.set_shape(if_true.shape.merge_with(if_false.shape))
+    return out
 
 
 # -- dense and convolution -----------------------------------------------------------------------

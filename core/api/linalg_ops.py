@@ -23,7 +23,7 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply, make_op
 from tensorweave.plugins.standard_ops.einsum_equation import (
@@ -170,16 +170,41 @@ def matrix_band_part(input: Any, num_lower: Any, num_upper: Any,  # noqa: A002
     return apply("MatrixBandPart", [x, *bounds], name=name or "MatrixBandPart")
 
 
-def matrix_diag(diagonal: Any, name: str | None = None) -> Tensor:
-    return apply("MatrixDiag", [diagonal], name=name or "MatrixDiag")
+def _is_default(value: Any, default: int) -> bool:
+    """True for a Python/numpy `default`, so the pre-band ops (V1) are built as before."""
+    return not is_tensor_like(value) and np.array_equal(np.asarray(value), default)
 
 
-def matrix_diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    return apply("MatrixDiagPart", [input], name=name or "MatrixDiagPart")
+def _diag_index(k: Any) -> Any:
+    return k if is_tensor_like(k) else np.asarray(k, np.int32)
 
 
-def matrix_set_diag(input: Any, diagonal: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    return apply("MatrixSetDiag", [input, diagonal], name=name or "MatrixSetDiag")
+def matrix_diag(diagonal: Any, name: str | None = None, k: Any = 0, num_rows: Any = -1,
+                num_cols: Any = -1, padding_value: Any = 0) -> Tensor:
+    """TF 1.15's ``tf.linalg.diag``: a band ``k`` of diagonals (``MatrixDiagV2``)."""
+    if all(_is_default(v, d) for v, d in ((k, 0), (num_rows, -1), (num_cols, -1),
+                                          (padding_value, 0))):
+        return apply("MatrixDiag", [diagonal], name=name or "MatrixDiag")
+    return apply("MatrixDiagV2", [diagonal, _diag_index(k), num_rows, num_cols, padding_value],
+                 name=name or "MatrixDiagV2")
+
+
+def matrix_diag_part(input: Any, name: str | None = None, k: Any = 0,  # noqa: A002
+                     padding_value: Any = 0) -> Tensor:
+    """TF 1.15's ``tf.linalg.diag_part``: a band ``k`` of diagonals (``MatrixDiagPartV2``)."""
+    if _is_default(k, 0) and _is_default(padding_value, 0):
+        return apply("MatrixDiagPart", [input], name=name or "MatrixDiagPart")
+    return apply("MatrixDiagPartV2", [input, _diag_index(k), padding_value],
+                 name=name or "MatrixDiagPartV2")
+
+
+def matrix_set_diag(input: Any, diagonal: Any, name: str | None = None,  # noqa: A002
+                    k: Any = 0) -> Tensor:
+    """TF 1.15's ``tf.linalg.set_diag``: a band ``k`` of diagonals (``MatrixSetDiagV2``)."""
+    if _is_default(k, 0):
+        return apply("MatrixSetDiag", [input, diagonal], name=name or "MatrixSetDiag")
+    return apply("MatrixSetDiagV2", [input, diagonal, _diag_index(k)],
+                 name=name or "MatrixSetDiagV2")
 
 
 def diag(diagonal: Any, name: str | None = None) -> Tensor:
@@ -193,8 +218,7 @@ def diag_part(input: Any, name: str | None = None) -> Tensor:  # noqa: A002
 
 def matrix_transpose(a: Any, name: str = "matrix_transpose",
                      conjugate: bool = False) -> Tensor:
-    """Swap the two innermost dims (``conjugate`` is a no-op: no complex dtypes)."""
-    del conjugate
+    """Swap the two innermost dims, conjugating a complex `a` when `conjugate` is set."""
     with name_scope(name, "matrix_transpose", [a]) as scope:
         a = convert_to_tensor(a, name="a")
         ndims = a.shape.ndims
@@ -207,12 +231,13 @@ def matrix_transpose(a: Any, name: str = "matrix_transpose",
             r = array_ops.rank(a)
             perm = array_ops.concat([array_ops.range(0, r - 2), array_ops.stack([r - 1, r - 2])],
                                     0)
-        return apply("Transpose", [a, perm], name=scope)
+        op = "ConjugateTranspose" if conjugate and a.dtype.is_complex else "Transpose"
+        return apply(op, [a, perm], name=scope)
 
 
 def adjoint(matrix: Any, name: str | None = None) -> Tensor:
-    """The conjugate transpose of each matrix (the transpose: no complex dtypes)."""
-    return matrix_transpose(matrix, name=name or "adjoint")
+    """The conjugate transpose of each matrix."""
+    return matrix_transpose(matrix, name=name or "adjoint", conjugate=True)
 
 
 def _int_list(value: Any) -> list[int] | None:

@@ -16,8 +16,11 @@ else a fresh uuid. `lookup` takes a `Tensor` (a Python value is converted to the
 Vocabulary tables give out-of-vocabulary keys the id ``vocab_size +
 string_to_hash_bucket_fast(as_string(key), num_oov_buckets)`` (or the strong / keyed hash of a
 `StrongHashSpec`). Constructor errors are TF's `ValueError`/`TypeError` texts; run-time
-semantics and errors are those of `tensorweave.plugins.kernels.lookup`. Table contents are not
-saved in checkpoints (`MutableHashTable(checkpoint=True)` only shares the table by node name).
+semantics and errors are those of `tensorweave.plugins.kernels.lookup`. A
+`MutableHashTable(checkpoint=True)` shares its table by node name and adds a saveable to
+``GraphKeys.SAVEABLE_OBJECTS``, so a default `Saver` checkpoints its contents as
+``<table op name>-keys`` / ``-values`` (its export) and restores them with
+``LookupTableImportV2``, which replaces the table's contents; static tables are not saved.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_defaul
 from tensorweave.framework.op_builder import make_op
 from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.tensor_shape import TensorShape
+from tensorweave.train.saveable_object import SaveableObject, SaveSpec
 
 __all__ = [
     "FastHashSpec", "HasherSpec", "HashTable", "IdTableWithHashBuckets",
@@ -648,6 +652,9 @@ class MutableHashTable(_ResourceTable):
         else:
             attrs["value_shape"] = self._value_shape
             self._resource_handle = _table_op("MutableHashTableOfTensorsV2", attrs, name)
+        if checkpoint:
+            get_default_graph().add_to_collection(
+                GraphKeys.SAVEABLE_OBJECTS, _TableSaveable(self, self._resource_handle.op.name))
 
     @property
     def name(self) -> str:
@@ -689,3 +696,18 @@ class MutableHashTable(_ResourceTable):
         """All keys and their values."""
         return self._export_op(name, f"{self.name}_lookup_table_export_values", colocate=True,
                                value_shape=self._value_shape)
+
+
+class _TableSaveable(SaveableObject):
+    """A mutable table's contents for a `Saver`: its keys and values, put back by import."""
+
+    def __init__(self, table: MutableHashTable, name: str) -> None:
+        keys, values = table.export()
+        super().__init__(table, [SaveSpec(keys, "", f"{name}-keys"),
+                                 SaveSpec(values, "", f"{name}-values")], name)
+
+    def restore(self, restored_tensors: list[Tensor], restored_shapes: Any) -> Operation:
+        keys, values = restored_tensors
+        handle = self.op.resource_handle
+        with name_scope(f"{self.name}_table_restore"), colocate_with(handle):
+            return make_op("LookupTableImportV2", [handle, keys, values])

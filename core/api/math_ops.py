@@ -106,9 +106,10 @@ xdivy = _binary("Xdivy", "xdivy")
 div_no_nan = divide_no_nan = _binary("DivNoNan", "div_no_nan", "div_no_nan")
 multiply_no_nan = _binary("MulNoNan", "multiply_no_nan")
 
-# int8/int16/uint8 divide in float32 and int32/int64 in float64, as numpy does.
+# int8/int16/uint8/uint16 divide in float32 and int32/int64 in float64, as TF's table says.
 _TRUEDIV_FLOAT = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32,
-                  dtypes.uint8: dtypes.float32, dtypes.int32: dtypes.float64,
+                  dtypes.uint8: dtypes.float32, dtypes.uint16: dtypes.float32,
+                  dtypes.int32: dtypes.float64,
                   dtypes.int64: dtypes.float64}
 
 
@@ -167,7 +168,15 @@ def add_n(inputs: Sequence[Any], name: str | None = None) -> Tensor:
 
 # -- unary ----------------------------------------------------------------------------------
 
-abs = _unary("Abs", "abs")  # noqa: A001 - TF's name
+@dispatch.dispatchable
+def abs(x: Any, name: str | None = None) -> Tensor:  # noqa: A001 - TF's name
+    """Elementwise absolute value; the magnitude (`ComplexAbs`, real-valued) of a complex `x`."""
+    x = convert_to_tensor(x)
+    if x.dtype.is_complex:
+        return apply("ComplexAbs", [x], {"Tout": x.dtype.real_dtype}, name=name or "Abs")
+    return apply("Abs", [x], name=name or "Abs")
+
+
 negative = _unary("Neg", "negative")
 sign = _unary("Sign", "sign")
 rint = _unary("Rint", "rint")
@@ -542,7 +551,7 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
            b_is_sparse: bool = False, name: str | None = None) -> Tensor:
     """Matrix product; inputs of rank > 2 (or unknown rank) are batches (`BatchMatMulV2`).
 
-    For real dtypes the adjoint is the transpose; the sparsity hints are accepted and ignored.
+    The adjoint is the conjugate transpose; the sparsity hints are accepted and ignored.
     """
     if transpose_a and adjoint_a:
         raise ValueError("Only one of transpose_a and adjoint_a can be True.")
@@ -550,7 +559,13 @@ def matmul(a: Any, b: Any, transpose_a: bool = False, transpose_b: bool = False,
         raise ValueError("Only one of transpose_b and adjoint_b can be True.")
     x, y = binary_inputs(a, b)
     flip_a, flip_b = transpose_a or adjoint_a, transpose_b or adjoint_b
-    if any(t.shape.ndims is None or t.shape.ndims > 2 for t in (x, y)):
+    batch = any(t.shape.ndims is None or t.shape.ndims > 2 for t in (x, y))
+    if x.dtype.is_complex:
+        # BatchMatMulV2's adj_* conjugate and MatMul's transpose_* do not: conjugate first where
+        # the flag's meaning differs from the one asked for
+        x = apply("Conj", [x]) if (transpose_a if batch else adjoint_a) else x
+        y = apply("Conj", [y]) if (transpose_b if batch else adjoint_b) else y
+    if batch:
         return apply("BatchMatMulV2", [x, y], {"adj_x": flip_a, "adj_y": flip_b},
                      name=name or "MatMul")
     return apply("MatMul", [x, y], {"transpose_a": flip_a, "transpose_b": flip_b},

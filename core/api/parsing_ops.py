@@ -6,7 +6,8 @@ Contract: `features` maps each key to a `FixedLenFeature` (a dense tensor of ``s
 defined, and dtype float32, int64 or string; ``default_value`` None makes it required, else it
 is converted to the dtype and must hold exactly the shape's elements), a
 `FixedLenSequenceFeature` (rows of ``shape``, as many as each Example holds) or a
-`VarLenFeature` (a `SparseTensor` of the values). ``parse_example`` takes a vector of
+`VarLenFeature` (a `SparseTensor` of the values); the Example parsers also take a
+`SparseFeature` (`tensorweave.api.sparse_feature`). ``parse_example`` takes a vector of
 serialized Examples (dense results are ``[batch] + shape``; a FixedLenSequenceFeature, which
 needs ``allow_missing=True``, gives ``[batch, None] + shape`` padded with its
 ``default_value``, a scalar, else 0 or ``b""``), ``parse_single_example`` a scalar.
@@ -33,6 +34,11 @@ import numpy as np
 
 from tensorweave import dtypes
 from tensorweave.api.array_ops import reshape
+from tensorweave.api.sparse_feature import (
+    SparseFeature,
+    expand_sparse_features,
+    merge_sparse_features,
+)
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import Operation, Tensor, get_default_graph
 from tensorweave.framework.op_builder import make_op
@@ -40,8 +46,10 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.plugins.standard_ops.parsing import FEATURE_TYPES
 from tensorweave.tensor_shape import TensorShape, as_shape
 
-__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "VarLenFeature", "parse_example",
-           "parse_sequence_example", "parse_single_example", "parse_single_sequence_example"]
+__all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
+           "decode_json_example",
+           "parse_example", "parse_sequence_example", "parse_single_example",
+           "parse_single_sequence_example"]
 
 
 class FixedLenFeature(collections.namedtuple("FixedLenFeature",
@@ -194,6 +202,7 @@ def _scalar_string(value: Any, what: str, name: str) -> Tensor:
 def parse_example(serialized: Any, features: dict[str, Any], name: str | None = None,
                   example_names: Any = None) -> dict[str, Any]:
     """Parse a vector of serialized ``Example`` protos; see the module docstring."""
+    requested, features = features, expand_sparse_features(features)
     params = _example_params(features)
     graph = get_default_graph()
     with graph.name_scope(name or "ParseExample"):
@@ -210,13 +219,14 @@ def parse_example(serialized: Any, features: dict[str, Any], name: str | None = 
                       "sparse_types": [t for _, t in params.sparse],
                       "Tdense": [d.dtype for d in params.dense],
                       "dense_shapes": [d.shape for d in params.dense]}, name="ParseExample")
-    return _split(list(op.outputs), params)[0]
+        return merge_sparse_features(requested, _split(list(op.outputs), params)[0])
 
 
 def parse_single_example(serialized: Any, features: dict[str, Any], name: str | None = None,
                          example_names: Any = None) -> dict[str, Any]:
     """Parse one serialized ``Example`` proto (a scalar); see the module docstring.
     `example_names` is accepted for TF's signature and, as in TF 1.15, ignored."""
+    requested, features = features, expand_sparse_features(features)
     params = _example_params(features)
     graph = get_default_graph()
     with graph.name_scope(name or "ParseSingleExample"):
@@ -230,7 +240,7 @@ def parse_single_example(serialized: Any, features: dict[str, Any], name: str | 
                       "Tdense": [d.dtype for d in params.dense],
                       "dense_shapes": [d.shape for d in params.dense]},
                      name="ParseSingleExample")
-    return _split(list(op.outputs), params)[0]
+        return merge_sparse_features(requested, _split(list(op.outputs), params)[0])
 
 
 def _sequence_params(context_features: dict[str, Any] | None,
@@ -312,3 +322,10 @@ def parse_sequence_example(serialized: Any, context_features: dict[str, Any] | N
                      name="ParseSequenceExample")
     context_out, lists_out, lengths = _sequence_results(op, context, lists)
     return context_out, lists_out, {d.key: t for d, t in zip(lists.dense, lengths)}
+
+
+def decode_json_example(json_examples: Any, name: str | None = None) -> Tensor:
+    """``tf.decode_json_example``: JSON-encoded ``tf.train.Example`` strings (proto3's JSON
+    mapping) to serialized binary ones, element by element."""
+    return make_op("DecodeJSONExample", [json_examples],
+                   name=name or "DecodeJSONExample").outputs[0]

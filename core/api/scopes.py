@@ -9,7 +9,8 @@ from typing import Any
 from tensorweave.framework.graph import Tensor, get_default_graph
 
 __all__ = [
-    "add_to_collection", "add_to_collections", "colocate_with", "control_dependencies", "device",
+    "add_to_collection", "add_to_collections", "colocate_with", "container",
+    "control_dependencies", "device",
     "get_collection", "get_collection_ref", "name_scope", "get_name_scope",
 ]
 
@@ -36,6 +37,10 @@ def get_name_scope() -> str:
 
 def device(device_name_or_function: Any) -> Any:
     return get_default_graph().device(device_name_or_function)
+
+
+def container(container_name: str) -> Any:
+    return get_default_graph().container(container_name)
 
 
 def control_dependencies(control_inputs: Any) -> Any:

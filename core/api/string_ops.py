@@ -38,8 +38,8 @@ from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = [
     "as_string", "decode_base64", "encode_base64", "reduce_join", "regex_replace",
-    "string_join", "string_split", "string_strip", "string_to_hash_bucket_fast",
-    "string_to_hash_bucket_strong", "string_to_number", "substr",
+    "string_join", "string_split", "string_strip", "string_to_hash_bucket",
+    "string_to_hash_bucket_fast", "string_to_hash_bucket_strong", "string_to_number", "substr",
 ]
 
 
@@ -143,6 +143,14 @@ def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
         axis = np.asarray(axis, dtype=np.int32)
     return apply("ReduceJoin", [x, axis], {"keep_dims": bool(keepdims), "separator": separator},
                  name=name or "ReduceJoin")
+
+
+@dispatch.dispatchable
+def string_to_hash_bucket(string_tensor: Any, num_buckets: int,
+                          name: str | None = None) -> Tensor:
+    """TF's legacy ``Hash64(s) % num_buckets`` for each string (prefer the fast variant)."""
+    return apply("StringToHashBucket", [string_tensor], {"num_buckets": num_buckets},
+                 name=name or "StringToHashBucket")
 
 
 @dispatch.dispatchable

@@ -249,8 +249,13 @@ class TensorArray:
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """Element `index`."""
         with name_scope(name, "TensorArrayRead", [self._flow, index]):
-            out = array_ops.gather(self._shaped_flow(),
-                                   convert_to_tensor(index, dtype=dtypes.int32))
+            # a slice, not a gather, so its gradient is dense as TF's TensorArray gradients
+            # are; the index is checked by a gather of the positions (-1 is no "last element")
+            flow = self._shaped_flow()
+            index = array_ops.gather(array_ops.range(array_ops.shape(flow)[0]),
+                                     convert_to_tensor(index, dtype=dtypes.int32),
+                                     name="check_index")
+            out = flow[index]
             out.set_shape(self._meta.element_shape)
             return out
 
@@ -266,7 +271,7 @@ class TensorArray:
     def stack(self, name: str | None = None) -> Tensor:
         """All elements, stacked: ``[size, *element_shape]``."""
         with name_scope(name, "TensorArrayStack", [self._flow]):
-            out = array_ops.gather(self._shaped_flow(), array_ops.range(self.size()))
+            out = self._shaped_flow()[:self.size()]
             out.set_shape(TensorShape([self._meta.static_size()])
                           .concatenate(self._meta.element_shape))
             return out

@@ -404,6 +404,8 @@ def variable_scope(name_or_scope: str | VariableScope | None, default_name: str 
                  "custom_getter": custom_getter,
                  "dtype": dtype, "use_resource": use_resource, "constraint": constraint}
     graph = next((v.graph for v in values or () if isinstance(v, Tensor)), get_default_graph())
+    if get_default_graph().encloses(graph):  # a function graph using outer tensors stays
+        graph = get_default_graph()
     with graph.as_default():
         if name_or_scope is None:
             if reuse is True:

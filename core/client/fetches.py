@@ -1,7 +1,8 @@
 """Fetch structures: flattening what `Session.run` is asked for, and rebuilding the answer.
 
 Contract: `FetchMapper(graph, fetches)` accepts a `Tensor`, an `Operation`, a name (``"x:0"``,
-``"op"``), anything with ``_as_graph_element`` (variables), a `SparseTensor` (fetched as its
+``"op"``), anything with ``_as_graph_element`` (a variable is fetched through its ref, so it
+is read when the step ends, as in TF), a `SparseTensor` (fetched as its
 three component tensors, rebuilt as a `SparseTensorValue`), a `RaggedTensor` (its flat values
 and row splits, rebuilt as a nested `RaggedTensorValue`), an `IndexedSlices` (its values,
 indices and dense shape, rebuilt as an `IndexedSlicesValue`; ``dense_shape`` None if it has
@@ -65,6 +66,9 @@ class FetchMapper:
         except (KeyError, ValueError) as exc:
             raise ValueError(f"Fetch argument {fetch!r} cannot be interpreted as a Tensor. "
                              f"({exc})") from None
+        ref = getattr(fetch, "_variable", None)
+        if isinstance(ref, Tensor) and ref.graph is element.graph:
+            element = ref  # a fetched variable is its ref, read when the step ends (TF's)
         if isinstance(element, Operation):
             if element.name not in self.target_names:
                 self.target_names.append(element.name)

@@ -160,6 +160,13 @@ class Session:
             if isinstance(key, RaggedTensor):
                 feeds.update(self._feeds(dict(ragged_feed_items(key, value))))
                 continue
+            if isinstance(key, tuple):  # a nest of tensors (an LSTM state) fed a nest like it
+                got = len(value) if isinstance(value, (tuple, list)) else 1
+                if got != len(key):
+                    raise ValueError(f"Could not flatten dictionary. Key had {len(key)} "
+                                     f"elements, but value had {got} elements.")
+                feeds.update(self._feeds(dict(zip(key, value))))
+                continue
             target = self._feed_target(key)
             if target is not None:
                 feeds[target.name] = target.convert(value)

@@ -5,7 +5,8 @@ Contract: `convert_to_tensor` returns a `Tensor` for a `Tensor`, for anything wi
 floats default to float32 and ints to int32 (int64 when they do not fit), numpy arrays keep their
 dtype, and str/bytes values become `string` tensors (object arrays of bytes), as in TF. A value
 that does not fit the requested dtype raises `TypeError`; a tensor of
-another dtype raises `ValueError`, both as TF does.
+another dtype raises `ValueError`, both as TF does. Functions registered with
+`tf.register_tensor_conversion_function` are tried first (`tensor_conversion_registry`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.framework.string_array import to_string_array
+from tensorweave.framework.tensor_conversion_registry import convert_registered
 
 
 def is_tensor_like(value: Any) -> bool:
@@ -28,6 +30,9 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
     fit."""
     if isinstance(value, (Tensor, Operation)):
         raise TypeError(f"Cannot convert {value!r} to a constant value.")
+    if value is None:
+        # TF refuses a bare None (e.g. a variable's missing gradient) with ValueError.
+        raise ValueError("None values not supported.")
     arr = np.asarray(value)
     if dtype is not None and dtype.is_string or dtype is None and arr.dtype.kind in "USO":
         return to_string_array(value)
@@ -45,16 +50,29 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         dtypes.as_dtype(arr.dtype)  # TypeError for dtypes tensorweave lacks
         return arr
     target = np.dtype(dtype.np_type)
+    if target == np.uint64 and arr.dtype == np.float64 and not isinstance(value, np.ndarray):
+        arr = _exact_uint64(value, arr)
     if arr.size and ((arr.dtype.kind == "b") != (target.kind == "b")):
         raise TypeError(f"Expected {dtype.name}, got {value!r} of type "
                         f"'{type(value).__name__}' instead.")
     converted = arr.astype(target)
     if target.kind in "iu" and arr.size and arr.dtype.kind in "fiu":
         with np.errstate(invalid="ignore"):
-            if not np.array_equal(converted.astype(arr.dtype), arr):
+            # uint64 -> int64 wraps back to a negative input, so check the sign separately
+            negative = target.kind == "u" and arr.dtype.kind != "u" and bool((arr < 0).any())
+            if negative or not np.array_equal(converted.astype(arr.dtype), arr):
                 raise TypeError(f"Expected {dtype.name}, got {value!r} of type "
                                 f"'{type(value).__name__}' instead.")
     return converted
+
+
+def _exact_uint64(value: Any, arr: np.ndarray) -> np.ndarray:
+    """numpy reads Python ints of 2**63 and more as float64: keep them exact for uint64 when every
+    element is a Python int (negative or too big ones then fail the fit check as float64 does)."""
+    items = np.array(value, dtype=object)
+    if not all(isinstance(v, int) and 0 <= v < 2**64 for v in items.flat):
+        return arr
+    return items.astype(np.uint64)
 
 
 def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Const",
@@ -85,8 +103,12 @@ def constant(value: Any, dtype: Any = None, shape: Any = None, name: str = "Cons
 
 
 def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
-                      preferred_dtype: Any = None, graph: Graph | None = None) -> Tensor:
+                      preferred_dtype: Any = None, graph: Graph | None = None,
+                      as_ref: bool = False) -> Tensor:
     dtype = None if dtype is None else dtypes.as_dtype(dtype)
+    registered = convert_registered(value, dtype, name, preferred_dtype, as_ref)
+    if registered is not None:
+        return registered
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != dtype:
             raise ValueError(

@@ -229,6 +229,7 @@ class GraphKeys:
     QUEUE_RUNNERS = "queue_runners"
     TABLE_INITIALIZERS = "table_initializer"
     ASSET_FILEPATHS = "asset_filepaths"
+    SAVEABLE_OBJECTS = "saveable_objects"
 
 
 class Graph:
@@ -243,6 +244,7 @@ class Graph:
         self._control_stack: list[list[Operation] | None] = []
         self._colocation_stack: list[Operation | None] = []
         self._gradient_override_map: dict[str, str] = {}
+        self._container = ""
         self._collections: dict[str, list[Any]] = {}
         self._version = 0
         self._last_id = 0
@@ -432,6 +434,16 @@ class Graph:
         return out
 
     @contextlib.contextmanager
+    def container(self, container_name: str) -> Iterator[str]:
+        """TF's ``Graph.container``: stateful ops created inside that declare a ``container``
+        attr and leave it empty get `container_name`."""
+        saved, self._container = self._container, container_name
+        try:
+            yield container_name
+        finally:
+            self._container = saved
+
+    @contextlib.contextmanager
     def colocate_with(self, op: Any, ignore_existing: bool = False) -> Iterator[None]:
         if op is not None:
             if hasattr(op, "_as_graph_element"):
@@ -512,6 +524,8 @@ class Graph:
             if node_name in self._by_name:
                 raise ValueError(f"Duplicate node name in graph: '{node_name}'")
             attrs = complete_attrs(op_def, dict(attrs or {}), node_name)
+            if self._container and op_def.stateful and attrs.get("container") == "":
+                attrs["container"] = self._container
             flat = build_inputs(self, op_def, inputs, attrs, node_name)
             missing = [k for k, v in attrs.items() if v is REQUIRED]
             if missing:

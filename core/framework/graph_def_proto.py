@@ -19,7 +19,7 @@ Contract: `GraphDef` (``tw.GraphDef``) is the in-memory `graph_def.GraphDef` plu
     NameAttrList { string name = 1; map<string, AttrValue> attr = 2; }
     TensorProto  { DataType dtype = 1; TensorShapeProto tensor_shape = 2; bytes tensor_content = 4;
                    float_val = 5; double_val = 6; int_val = 7; string_val = 8; int64_val = 10;
-                   bool_val = 11; half_val = 13; }
+                   scomplex_val = 9; bool_val = 11; dcomplex_val = 12; half_val = 13; }
     TensorShapeProto { repeated Dim dim = 2 { int64 size = 1; string name = 2; };
                        bool unknown_rank = 3; }
     FunctionDefLibrary { repeated FunctionDef function = 1; }
@@ -81,11 +81,15 @@ __all__ = ["GraphDef", "NodeDef", "VersionDef"]
 DATA_TYPES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
+    dtypes.complex64: 8, dtypes.complex128: 18,
+    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23,
 }
 _BY_CODE = {code: dt for dt, code in DATA_TYPES.items()}
 _REF = 100  # DT_FLOAT_REF = 101, ...: a ref to a variable holding that type
 _TF_NAMES = {1: "FLOAT", 2: "DOUBLE", 3: "INT32", 4: "UINT8", 5: "INT16", 6: "INT8", 7: "STRING",
-             9: "INT64", 10: "BOOL", 19: "HALF"}
+             9: "INT64", 10: "BOOL", 19: "HALF",
+             8: "COMPLEX64", 18: "COMPLEX128",
+             17: "UINT16", 22: "UINT32", 23: "UINT64"}
 DATA_TYPE_NAMES: dict[int, str] = ({c: f"DT_{n}" for c, n in _TF_NAMES.items()}
                                    | {c + _REF: f"DT_{n}_REF" for c, n in _TF_NAMES.items()})
 _MAX_DEPTH = 100  # protobuf's default recursion limit
@@ -127,7 +131,8 @@ GRAPH_DEF_SCHEMA: text_format.Schema = {
         dtype=(1, *_DTYPE_ENUM), tensor_shape=(2, _TF + "TensorShapeProto"),
         tensor_content=(4, "bytes"), float_val=(5, "float"), double_val=(6, "double"),
         int_val=(7, "int"), string_val=(8, "bytes"), int64_val=(10, "int"),
-        bool_val=(11, "bool"), half_val=(13, "int")),
+        bool_val=(11, "bool"), half_val=(13, "int"),
+        scomplex_val=(9, "float"), dcomplex_val=(12, "double")),
     _TF + "TensorShapeProto": text_format.fields(dim=(2, _TF + "TensorShapeProto.Dim"),
                                                  unknown_rank=(3, "bool")),
     _TF + "TensorShapeProto.Dim": text_format.fields(size=(1, "int"), name=(2, "string")),
@@ -229,6 +234,10 @@ def tensor_message(array: np.ndarray) -> Message:
                              flat.astype(flat.dtype.newbyteorder("<"), copy=False).tobytes()))
     elif dtype == dtypes.float16:
         out.append(Field("half_val", 13, "packed_int", [int(flat.view(np.uint16)[0])]))
+    elif dtype.is_complex:
+        # one element is its real then its imaginary part
+        name, number, kind = _TYPED_FIELDS[dtype]
+        out.append(Field(name, number, kind, [flat[0].real.item(), flat[0].imag.item()]))
     else:
         name, number, kind = _TYPED_FIELDS[dtype]
         out.append(Field(name, number, kind, [flat[0].item()]))
@@ -242,6 +251,12 @@ _TYPED_FIELDS: dict[dtypes.DType, tuple[str, int, str]] = {
     dtypes.int8: ("int_val", 7, "packed_int"), dtypes.uint8: ("int_val", 7, "packed_int"),
     dtypes.int64: ("int64_val", 10, "packed_int"),
     dtypes.bool_: ("bool_val", 11, "packed_bool"),
+    dtypes.complex64: ("scomplex_val", 9, "packed_float"),
+    dtypes.complex128: ("dcomplex_val", 12, "packed_double"),
+    # tensor.proto: uint16 shares int_val; uint32/uint64 have their own fields
+    dtypes.uint16: ("int_val", 7, "packed_int"),
+    dtypes.uint32: ("uint32_val", 16, "packed_int"),
+    dtypes.uint64: ("uint64_val", 17, "packed_int"),
 }
 
 
@@ -426,10 +441,13 @@ def parse_shape(data: Any, what: str = "shape") -> TensorShape:
 
 
 _VALUE_FIELDS = {5: ("float_val", "float"), 6: ("double_val", "double"), 7: ("int_val", "int"),
-                 10: ("int64_val", "int"), 11: ("bool_val", "bool"), 13: ("half_val", "int")}
+                 10: ("int64_val", "int"), 11: ("bool_val", "bool"), 13: ("half_val", "int"),
+                 9: ("scomplex_val", "float"), 12: ("dcomplex_val", "double"),
+                 16: ("uint32_val", "int"), 17: ("uint64_val", "int")}
 _FIELD_FOR = {dtypes.float32: 5, dtypes.float64: 6, dtypes.int32: 7, dtypes.int16: 7,
               dtypes.int8: 7, dtypes.uint8: 7, dtypes.int64: 10, dtypes.bool_: 11,
-              dtypes.float16: 13}
+              dtypes.float16: 13, dtypes.complex64: 9, dtypes.complex128: 12,
+              dtypes.uint16: 7, dtypes.uint32: 16, dtypes.uint64: 17}
 
 
 def parse_tensor(data: Any, what: str = "tensor") -> np.ndarray:
@@ -471,6 +489,11 @@ def parse_tensor(data: Any, what: str = "tensor") -> np.ndarray:
         stray = set(values) - {_FIELD_FOR[dtype]}
         if stray:
             raise _bad(f"{what} of dtype {dtype.name} has {_VALUE_FIELDS[min(stray)][0]}")
+        if dtype.is_complex:
+            if len(given) % 2:
+                raise _bad(f"{what} has an odd number of {_VALUE_FIELDS[_FIELD_FOR[dtype]][0]} "
+                           f"values")
+            given = [complex(re, im) for re, im in zip(given[::2], given[1::2])]
     if len(given) > count:
         raise _bad(f"{what} has {len(given)} values for {count} elements")
     if given and len(given) < count and count > _MAX_SPLAT:
@@ -481,8 +504,14 @@ def parse_tensor(data: Any, what: str = "tensor") -> np.ndarray:
         return flat.reshape(shape.as_list())
     if dtype == dtypes.float16:
         array = np.array(given, dtype=np.int64).astype(np.uint16).view(np.float16)
+    elif dtype == dtypes.uint64:
+        # varints read back as int64: values from 2**63 come back negative
+        array = np.array(given, dtype=np.int64).view(np.uint64)
     else:
-        array = np.array(given, dtype=np_type)
+        try:
+            array = np.array(given, dtype=np_type)
+        except OverflowError:
+            raise _bad(f"{what} has a value out of range for {dtype.name}") from None
     if not given:
         return np.zeros(shape.as_list(), np_type)
     if len(given) < count:

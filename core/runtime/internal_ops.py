@@ -12,6 +12,7 @@ from tensorweave.kernel import ANY_DEVICE, KernelContext
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugin_manager import hookimpl
 from tensorweave.runtime.rendezvous import create_key, parse_key
+from tensorweave.runtime.variables_store import FetchedRef, VariableRef
 
 _TRANSFER_ATTRS = {
     "tensor_name": REQUIRED, "send_device": REQUIRED, "send_device_incarnation": 0,
@@ -31,7 +32,7 @@ def _recv_spec(ctx: InferContext) -> list[TensorSpec]:
 def tensorweave_register_ops(registry: Any) -> None:
     registry.op("_Arg", [], _arg_spec, attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True)
     registry.op("_Retval", ["input:T"], lambda ctx: [],
-                attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True)
+                attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True, ref_inputs=(0,))
     registry.op("_Send", ["tensor:T"], lambda ctx: [], attrs={"T": REQUIRED, **_TRANSFER_ATTRS},
                 stateful=True)
     registry.op("_Recv", [], _recv_spec, attrs={"tensor_type": REQUIRED, **_TRANSFER_ATTRS},
@@ -52,7 +53,11 @@ def _arg(ctx: KernelContext, step: Any) -> Any:
 
 
 def _retval(ctx: KernelContext, step: Any, value: Any) -> None:
-    step.retvals[ctx.attrs["index"]] = ctx.device.to_host(value)
+    if type(value) is VariableRef:  # a fetched variable: read once the step has finished
+        value = FetchedRef(value, ctx.node_name, ctx.device)
+    else:
+        value = ctx.device.to_host(value)
+    step.retvals[ctx.attrs["index"]] = value
 
 
 def _send(ctx: KernelContext, step: Any, value: Any) -> None:

@@ -210,7 +210,10 @@ def _choose(request: DeviceSpec, members: list[NodeDef], specs: list[tuple[Any, 
     if lacking is not None:
         missing, device_type = lacking
         have = kernels.device_types_for(missing.op)
-        reason = (f"No kernel for op {missing.op} on device type {device_type} (node "
+        dtype = type_key(missing.attr, missing.output_types)
+        reason = (f"No OpKernel was registered to support Op '{missing.op}' used by node "
+                  f"{missing.name}{'' if dtype is None else f' with dtype {dtype.name}'}. "
+                  f"No kernel for op {missing.op} on device type {device_type} (node "
                   f"'{missing.name}'); device types with a kernel for it: "
                   f"{', '.join(have) if have else 'none'}")
     else:

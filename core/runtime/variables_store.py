@@ -63,6 +63,32 @@ class VariableRef:
         return value
 
 
+class FetchedRef:
+    """A fetched variable (its ref, not a snapshot), read when the step's partitions have all
+    finished, so a step that fetches a variable it also updates returns the updated value, as
+    TF's fetch of a ref does (``sess.run([train_op, global_step])``)."""
+
+    __slots__ = ("ref", "node", "device")
+
+    def __init__(self, ref: VariableRef, node: str, device: Any) -> None:
+        self.ref, self.node, self.device = ref, node, device
+
+    def read(self) -> Any:
+        """The host value; an uninitialized variable's error names the fetching node."""
+        try:
+            return self.device.to_host(self.ref.read())
+        except errors.OpError as exc:
+            raise type(exc)(self.node, "_Retval", f"{exc.message}\n\t [[node {self.node} "
+                            f"(op: _Retval) on device {self.device.name}]]") from None
+
+
+def read_fetched(retvals: dict[int, Any]) -> None:
+    """Replace each `FetchedRef` of `retvals` by its value (errors as `FetchedRef.read`)."""
+    for index, value in retvals.items():
+        if type(value) is FetchedRef:
+            retvals[index] = value.read()
+
+
 def deref(value: Any) -> Any:
     """The value behind a `VariableRef`; anything else unchanged."""
     return value.read() if type(value) is VariableRef else value

@@ -34,6 +34,7 @@ from tensorweave.runtime.device import Device, DeviceAttributes, TaskSpec
 from tensorweave.runtime.executor import Executor, ExecutorPlan, NodeStats, StepContext
 from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
+from tensorweave.runtime.variables_store import read_fetched
 
 _RUNTIME_OPS = frozenset({"_Arg", "_Retval", "_Send", "_Recv"})
 REMEMBERED_STEPS = 1 << 14  # late calls for a cleaned step come within seconds
@@ -264,6 +265,11 @@ class Worker:
             if last:
                 if watch:
                     self._watchdog.cancel(watch[0])
+                if not first_error:
+                    try:
+                        read_fetched(retvals)
+                    except errors.OpError as exc:
+                        first_error.append(exc)
                 if first_error:
                     done(first_error[0], None)
                 else:

@@ -9,8 +9,10 @@ A checkpoint is one file (its path is the checkpoint's path, e.g. ``model.ckpt-1
     data      ...       each tensor's bytes, C order, little-endian, at `offset` (counted from
                         the end of the header), with the zlib CRC-32 of those bytes
 
-``dtype`` is a tensorweave dtype name (``float32``, ``int64``, ...). Nothing is pickled: reading
-a file never runs code. `read_checkpoint` raises `DataLossError` for a truncated or corrupted
+``dtype`` is a tensorweave dtype name (``float32``, ``int64``, ...). A ``string`` tensor's data
+is each element in C order as a little-endian uint64 byte count then that many bytes (what a
+lookup table or a dataset iterator saves). Nothing is pickled: reading a file never runs code.
+`read_checkpoint` raises `DataLossError` for a truncated or corrupted
 file and `NotFoundError` for a missing one.
 
 `write_atomic` never leaves a partial file at its target: it writes a temporary file in the same
@@ -44,12 +46,39 @@ def _little_endian(array: np.ndarray) -> np.ndarray:
     return array.astype(array.dtype.newbyteorder("<"), copy=False)
 
 
+def _string_bytes(array: np.ndarray) -> bytes:
+    parts = []
+    for item in array.reshape(-1):
+        data = item if isinstance(item, bytes) else str(item).encode()
+        parts += [_LENGTH.pack(len(data)), data]
+    return b"".join(parts)
+
+
+def _strings_of(data: bytes, shape: list[int]) -> np.ndarray:
+    """Inverse of `_string_bytes`; `ValueError` if `data` does not hold exactly them."""
+    out, pos = np.empty(int(np.prod(shape, dtype=np.int64)), dtype=object), 0
+    for i in range(out.size):
+        (size,) = _LENGTH.unpack_from(data, pos)
+        pos += _LENGTH.size
+        if pos + size > len(data):
+            raise ValueError("string data is truncated")
+        out[i], pos = bytes(data[pos:pos + size]), pos + size
+    if pos != len(data):
+        raise ValueError("string data has trailing bytes")
+    return out.reshape(shape)
+
+
 def encode(tensors: dict[str, np.ndarray]) -> Iterator[bytes | memoryview]:
     """The file's bytes, in pieces."""
     entries, arrays, offset = [], [], 0
     for name in sorted(tensors):
-        array = _little_endian(np.asarray(tensors[name]))
-        data = memoryview(array.reshape(-1).view(np.uint8))
+        array = np.asarray(tensors[name])
+        if array.dtype.kind in "OSU":  # a fetched string scalar may come back as bytes
+            array = array.astype(object)
+            data = memoryview(_string_bytes(array))
+        else:
+            array = _little_endian(array)
+            data = memoryview(array.reshape(-1).view(np.uint8))
         entries.append({"name": name, "dtype": dtypes.as_dtype(array.dtype).name,
                         "shape": list(array.shape), "offset": offset, "nbytes": data.nbytes,
                         "crc32": zlib.crc32(data)})
@@ -132,6 +161,12 @@ def read_checkpoint(path: str) -> dict[str, np.ndarray]:
         data = content[begin:end]
         if end > len(content) or zlib.crc32(data) != entry["crc32"]:
             raise _corrupt(path, f"data of tensor '{entry['name']}' is truncated or corrupted")
+        if entry["dtype"] == "string":
+            try:
+                out[entry["name"]] = _strings_of(data, entry["shape"])
+            except (ValueError, struct.error):
+                raise _corrupt(path, f"bad string data of tensor '{entry['name']}'") from None
+            continue
         dtype = np.dtype(dtypes.as_dtype(entry["dtype"]).np_type).newbyteorder("<")
         array = np.frombuffer(data, dtype=dtype).reshape(entry["shape"])
         out[entry["name"]] = array.astype(array.dtype.newbyteorder("="), copy=True)

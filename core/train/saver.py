@@ -16,6 +16,13 @@ name, and each restores its slice of it, so a checkpoint restores into any parti
 variable, so variables on other devices or ps tasks are restored where they live. A missing key
 raises `NotFoundError`; a dtype or shape mismatch raises `InvalidArgumentError`; a path that is
 not a checkpoint raises `ValueError`, as TF.
+
+Saveable objects (`tensorweave.train.saveable_object`: lookup tables, dataset iterators) are
+saved alongside: ``var_list`` may hold them (in a list, or as dict values), and the default
+list is the global variables plus the ``GraphKeys.SAVEABLE_OBJECTS`` collection, as TF. Each
+of a saveable's `SaveSpec`s is one checkpoint tensor under the spec's name (string tensors are
+stored as the checkpoint format documents); their tensors are made when the saver is built, as
+is the saveable's restore op, fed the checkpoint's values by placeholders of the spec's dtype.
 """
 
 from __future__ import annotations
@@ -27,11 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
+from tensorweave import dtypes, errors
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.partitioned_variables import assemble_slices
 from tensorweave.api.state_ops import assign, placeholder
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
 from tensorweave.train.checkpoint_management import (
     CheckpointState,
@@ -42,6 +49,7 @@ from tensorweave.train.checkpoint_management import (
     load_variable,
     update_checkpoint_state,
 )
+from tensorweave.train.saveable_object import SaveableObject
 from tensorweave.variables import Variable, global_variables
 
 __all__ = [
@@ -50,23 +58,35 @@ __all__ = [
 ]
 
 
-def _var_dict(var_list: Any) -> dict[str, Variable]:
+def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject]]:
     """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name (a
-    `PartitionedVariable` stands for its shards, keyed by their op names)."""
+    `PartitionedVariable` stands for its shards, keyed by their op names); and the saveable
+    objects of `var_list` (a dict's key for one is ignored: its specs name its keys)."""
     items = list(var_list.items()) if isinstance(var_list, dict) else [(None, v) for v in var_list]
     expanded: list[tuple[str | None, Any]] = []
     for key, v in items:
         expanded += [(None, shard) for shard in v] if hasattr(v, "_get_variable_list") \
             else [(key, v)]
     out: dict[str, Variable] = {}
+    saveables: list[SaveableObject] = []
     for key, v in expanded:
+        if isinstance(v, SaveableObject):
+            if any(s is v for s in saveables):
+                raise ValueError(f"The same saveable will be restored with two names: {v.name}")
+            saveables.append(v)
+            continue
         if not isinstance(v, Variable):
             raise TypeError(f"Variable to save is not a Variable: {v!r}")
         key = v.op.name if key is None else key
         if key in out:
             raise ValueError(f"At least two variables have the same name: {key}")
         out[key] = v
-    return out
+    keys = set(out)
+    for spec in (spec for saveable in saveables for spec in saveable.specs):
+        if spec.name in keys:
+            raise ValueError(f"At least two variables have the same name: {spec.name}")
+        keys.add(spec.name)
+    return out, saveables
 
 
 class Saver:
@@ -88,6 +108,8 @@ class Saver:
         self._last_checkpoints: list[tuple[str, float]] = []
         self._to_delete: list[tuple[str, float]] = []
         self._vars: dict[str, Variable] = {}
+        self._saveables: list[SaveableObject] = []
+        self._save_tensors: dict[str, Tensor] = {}  # a saveable spec's key -> its tensor
         self._feeds: dict[str, Tensor] = {}
         self._restore_op: Operation | None = None
         self._built = False
@@ -97,25 +119,43 @@ class Saver:
     # -- graph --------------------------------------------------------------------------------
 
     def build(self) -> None:
-        """Create the restore ops (once)."""
+        """Create the restore ops and the saveables' tensors (once)."""
         if self._built:
             return
-        var_list = global_variables() if self._var_list is None else self._var_list
-        self._vars = _var_dict(var_list)
+        if self._var_list is None:
+            var_list = [*global_variables(),
+                        *get_default_graph().get_collection(GraphKeys.SAVEABLE_OBJECTS)]
+        else:
+            var_list = self._var_list
+        self._vars, self._saveables = _var_dict(var_list)
         self._built = True
-        if not self._vars:
+        if not self._vars and not self._saveables:
             if self._allow_empty:
                 return
             raise ValueError("No variables to save")
-        graph = next(iter(self._vars.values())).graph
-        assigns = []
+        graph = (next(iter(self._vars.values())).graph if self._vars
+                 else _saveable_graph(self._saveables[0]))
+        restores = []
         with graph.as_default(), graph.name_scope(self._name or "save"):
             for key, var in self._vars.items():
                 with graph.colocate_with(var.op):
                     value = placeholder(var.dtype, var.get_shape(), name="Placeholder")
-                    assigns.append(assign(var, value, name="Assign").op)
+                    restores.append(assign(var, value, name="Assign").op)
                 self._feeds[key] = value
-            self._restore_op = group(*assigns, name="restore_all")
+            for saveable in self._saveables:
+                restores.append(self._build_saveable(graph, saveable))
+            self._restore_op = group(*restores, name="restore_all")
+
+    def _build_saveable(self, graph: Any, saveable: SaveableObject) -> Operation:
+        """Make `saveable`'s tensors to save, and its restore op fed by placeholders."""
+        values = []
+        for spec in saveable.specs:
+            self._save_tensors[spec.name] = spec.tensor
+            with graph.device(spec.device) if spec.device else contextlib.nullcontext():
+                values.append(placeholder(spec.dtype, None, name="Placeholder"))
+            self._feeds[spec.name] = values[-1]
+        restore = saveable.restore(values, None)
+        return restore if isinstance(restore, Operation) else restore.op
 
     @property
     def last_checkpoints(self) -> list[str]:
@@ -158,7 +198,7 @@ class Saver:
              strip_default_attrs: bool = False) -> str | None:
         """Write a checkpoint; returns its path (``save_path-<step>`` with a global step)."""
         self.build()
-        if not self._vars:
+        if not self._vars and not self._saveables:
             return None
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
@@ -168,7 +208,8 @@ class Saver:
         directory = os.path.dirname(save_path) or "."
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        values = sess.run({key: var.value() for key, var in self._vars.items()})
+        values = sess.run({**{key: var.value() for key, var in self._vars.items()},
+                           **self._save_tensors})
         write_checkpoint(save_path, assemble_slices(
             {k: np.asarray(v) for k, v in values.items()}, self._slices()))
         if write_meta_graph:
@@ -218,7 +259,7 @@ class Saver:
             raise ValueError("Can't load save_path when it is None.")
         if not checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
-        if not self._vars:
+        if not self._vars and not self._saveables:
             return
         saved = read_checkpoint(save_path)
         slices = self._slices()
@@ -240,6 +281,15 @@ class Saver:
                     f"match. lhs shape= {var.get_shape().as_list()} rhs shape= "
                     f"{list(value.shape)}")
             feeds[self._feeds[key]] = value
+        for key, tensor in self._save_tensors.items():
+            if key not in saved:
+                raise errors.NotFoundError(None, None,
+                                           f"Key {key} not found in checkpoint {save_path}")
+            if saved[key].dtype != np.dtype(tensor.dtype.np_type):
+                raise errors.InvalidArgumentError(
+                    None, None, f"tensor_name = {key}; expected dtype {tensor.dtype.name} does "
+                    f"not equal original dtype {dtypes.as_dtype(saved[key].dtype).name}")
+            feeds[self._feeds[key]] = saved[key]
         sess.run(self._restore_op, feeds)
 
 
@@ -250,3 +300,8 @@ def _slice_of(full: np.ndarray, info: Any, key: str) -> np.ndarray:
             None, None, f"Restoring {key}: the checkpoint holds {info.full_name} with shape "
             f"{list(full.shape)}, the partitioned variable has shape {list(info.full_shape)}")
     return full[info.slices]
+
+
+def _saveable_graph(saveable: SaveableObject) -> Any:
+    op = saveable.op
+    return op.graph if isinstance(op, (Operation, Tensor)) else get_default_graph()

@@ -25,7 +25,8 @@ A body value is a tag byte followed by its data:
     14 function (a str name value, then a list value: the function's nodes, see `codec`)
 
 Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
-int16 5, int8 6, string 7, int64 9, bool 10, float16 19. Nothing else is accepted.
+int16 5, int8 6, string 7, int64 9, bool 10, float16 19, uint16 17, uint32 22, uint64 23,
+complex64 8, complex128 18 (real then imaginary part). Nothing else is accepted.
 
 A string tensor's payload is its elements' lengths (one u64 each, C order) followed by their
 bytes; its table entry declares that byte count (at most `MAX_STRING_TENSOR_BYTES`). The receiver
@@ -75,6 +76,8 @@ _TAG_U32, _TAG_I64 = struct.Struct("<BI"), struct.Struct("<Bq")
 DTYPE_CODES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
+    dtypes.complex64: 8, dtypes.complex128: 18,
+    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23,
 }
 STRING_CODE = DTYPE_CODES[dtypes.string]
 _DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}

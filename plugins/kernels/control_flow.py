@@ -27,6 +27,7 @@ from tensorweave.framework.graph_def import GraphDef, parse_input, tensor_input
 from tensorweave.kernel import KernelContext
 from tensorweave.plugin_manager import get_registries
 from tensorweave.runtime.executor import Executor, ExecutorPlan, StepContext
+from tensorweave.runtime.variables_store import deref
 
 
 def _renamed(fn: FunctionDef, prefix: str) -> GraphDef:
@@ -127,7 +128,7 @@ def while_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None],
 
 
 def function_retval(ctx: KernelContext, step: Any, value: Any) -> None:
-    step.retvals[ctx.attrs["index"]] = value
+    step.retvals[ctx.attrs["index"]] = deref(value)  # a function returns values, never refs
 
 
 def register(registry: Any, device_type: str) -> None:

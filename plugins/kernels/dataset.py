@@ -32,6 +32,21 @@ function attrs. Kinds and fields:
   all), ``prefetch`` (``buffer_size``; elements are computed on demand, so it passes them
   through), ``cache`` (in memory: the first full pass is recorded and replayed by later passes).
 
+Checkpoints (``SerializeIterator`` / ``DeserializeIterator``): an iterator's state is its
+position, not its buffers: a UTF-8 JSON string ``{"format", "initializer", "produced",
+"entropy"}`` naming the ``MakeIterator`` node that last started it, how many elements it has
+given since, and the entropy its unseeded shuffles and file listings drew from (so they replay
+the same order). ``DeserializeIterator`` carries that ``MakeIterator``'s inputs and attrs (plus
+``initializer`` and ``initializers``, the names of every initializer of the iterator), rebuilds
+the pipeline and advances it ``produced`` elements, re-running its functions: they must be
+deterministic (stateless ``map``/``filter`` functions) for the iterator to continue exactly.
+Restoring costs the replay of the elements given so far. A ``generator`` pipeline cannot be
+saved (`UnimplementedError` naming the kind: Python generator state lives outside the graph,
+as TF); a state of another initializer of the same iterator is left to that initializer's
+``DeserializeIterator``; one of no initializer of the iterator, or malformed, is an
+`InvalidArgumentError`; a pipeline that ends before ``produced`` elements is a
+`DataLossError`.
+
 Functions run through the control-flow kernels' `call_function`, as a nested partition on the
 iterator's device within the step of the ``IteratorGetNext`` that needs them; an error inside
 names the inner node. At the end of input ``IteratorGetNext`` raises `OutOfRangeError` ("End of
@@ -43,6 +58,7 @@ and the inputs: a seeded shuffle restarts with the same order.
 from __future__ import annotations
 
 import glob
+import json
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -167,6 +183,24 @@ class IteratorResource:
         self.lock = threading.Lock()
         self.elements: Iterator[Element] | None = None
         self.step: Any = None
+        # the position a checkpoint saves: see the module docstring
+        self.description: dict[str, Any] | None = None
+        self.initializer = ""
+        self.produced = 0
+        self.entropy = 0
+        self.unseeded = 0  # random streams drawn from `entropy` so far, in build order
+
+    def start(self, initializer: str, description: dict[str, Any], entropy: int) -> None:
+        self.initializer, self.description = initializer, description
+        self.produced, self.entropy, self.unseeded = 0, entropy, 0
+
+    def seed_sequence(self, seeds: list[int]) -> np.random.SeedSequence:
+        """TF: seeds (0, 0) draw at random, once per iterator start; a replay from the same
+        `entropy` draws the same streams."""
+        if seeds != [0, 0]:
+            return np.random.SeedSequence(seeds)
+        self.unseeded += 1
+        return np.random.SeedSequence(self.entropy, spawn_key=(self.unseeded,))
 
 
 class _Builder:
@@ -271,8 +305,7 @@ class _Builder:
         files = [f for p in patterns for f in sorted(glob.glob(p))]
         if not files:
             raise self.error(f"No files matched pattern: {', '.join(patterns)}")
-        seeds = [desc["seed"], desc["seed2"]]
-        rng = np.random.default_rng(np.random.SeedSequence(None if seeds == [0, 0] else seeds))
+        rng = np.random.default_rng(self.resource.seed_sequence([desc["seed"], desc["seed2"]]))
 
         def run() -> Iterator[Element]:
             order = rng.permutation(len(files)) if desc["shuffle"] else range(len(files))
@@ -443,9 +476,8 @@ class _Builder:
         source, size = self.build(desc["input"]), self.int_of(desc["buffer_size"])
         if size <= 0:
             raise self.error(f"buffer_size must be greater than zero, got {size}")
-        seeds = [desc["seed"], desc["seed2"]]
         # TF: (0, 0) seeds at random, once per iterator; every pass then follows from it.
-        base = np.random.SeedSequence(None if seeds == [0, 0] else seeds)
+        base = self.resource.seed_sequence([desc["seed"], desc["seed2"]])
         shared = np.random.default_rng(base)
 
         def run() -> Iterator[Element]:
@@ -541,13 +573,28 @@ def make_iterator(ctx: KernelContext, *components: Any) -> None:
     with resource.lock:
         if ctx.attrs["one_shot"] and resource.elements is not None:
             return
-        functions = {name for name in FUNCTION_ATTRS if ctx.attrs.get(name) is not None}
-        try:
-            check_description(ctx.attrs["dataset"], len(components), functions)
-        except ValueError as exc:
-            raise errors.InvalidArgumentError(ctx.node_name, ctx.op, str(exc)) from None
+        _start(ctx, resource, components, ctx.node_name,
+               np.random.SeedSequence().entropy)
+
+
+def _start(ctx: KernelContext, resource: IteratorResource, components: tuple[Any, ...],
+           initializer: str, entropy: int) -> None:
+    """Start `resource` on the pipeline the node describes (caller holds its lock)."""
+    functions = {name for name in FUNCTION_ATTRS if ctx.attrs.get(name) is not None}
+    try:
+        check_description(ctx.attrs["dataset"], len(components), functions)
+    except ValueError as exc:
+        raise errors.InvalidArgumentError(ctx.node_name, ctx.op, str(exc)) from None
+    before = (resource.initializer, resource.description, resource.produced, resource.entropy,
+              resource.unseeded)
+    resource.start(initializer, ctx.attrs["dataset"], entropy)
+    try:
         stage = _Builder(ctx, resource, list(components)).build(ctx.attrs["dataset"])
-        resource.elements = stage()
+    except BaseException:  # a pipeline that fails to build leaves the iterator as it was
+        (resource.initializer, resource.description, resource.produced, resource.entropy,
+         resource.unseeded) = before
+        raise
+    resource.elements = stage()
 
 
 def _check_element(ctx: KernelContext, element: Element) -> list[Any]:
@@ -595,8 +642,87 @@ def _next_element(ctx: KernelContext, step: Any, resource: IteratorResource) -> 
             raise errors.OutOfRangeError(ctx.node_name, ctx.op, "End of sequence") from None
         finally:
             resource.step = None
+        resource.produced += 1
     values = _check_element(ctx, element)
     return values[0] if len(values) == 1 else tuple(values)
+
+
+# -- checkpoints -----------------------------------------------------------------------------------
+
+_STATE_FORMAT = "tensorweave.iterator_state/1"
+_UNSAVEABLE = ("generator",)
+
+
+def _kinds(desc: Any) -> Iterator[str]:
+    """The kinds of `desc` and of every description nested in it."""
+    if isinstance(desc, dict):
+        if isinstance(desc.get("kind"), str):
+            yield desc["kind"]
+        for value in desc.values():
+            yield from _kinds(value)
+    elif isinstance(desc, list):
+        for value in desc:
+            yield from _kinds(value)
+
+
+def serialize_iterator(ctx: KernelContext) -> np.ndarray:
+    resource = _resource(ctx)
+    with resource.lock:
+        if resource.elements is None or resource.description is None:
+            raise errors.FailedPreconditionError(
+                ctx.node_name, ctx.op, "Cannot save an iterator that has not been initialized.")
+        for kind in _kinds(resource.description):
+            if kind in _UNSAVEABLE:
+                raise errors.UnimplementedError(
+                    ctx.node_name, ctx.op, f"Saving an iterator over a '{kind}' dataset is not "
+                    "supported: its state lives outside the graph.")
+        state = {"format": _STATE_FORMAT, "initializer": resource.initializer,
+                 "produced": resource.produced, "entropy": str(resource.entropy)}
+    return np.array(json.dumps(state).encode(), dtype=object)
+
+
+def _parse_state(ctx: KernelContext, serialized: Any) -> dict[str, Any]:
+    value = np.asarray(serialized, dtype=object).reshape(-1)
+    try:
+        if value.size != 1:
+            raise ValueError(f"expected a scalar, got {value.size} values")
+        state = json.loads(bytes(value[0]).decode())
+        if not (isinstance(state, dict) and state.get("format") == _STATE_FORMAT
+                and isinstance(state.get("initializer"), str)
+                and isinstance(state.get("produced"), int) and state["produced"] >= 0):
+            raise ValueError("not a tensorweave iterator state")
+        state["entropy"] = int(state["entropy"])
+    except (ValueError, TypeError, KeyError) as exc:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, f"Malformed serialized iterator state: {exc}") from None
+    return state
+
+
+def deserialize_iterator(ctx: KernelContext, step: Any, serialized: Any,
+                         *components: Any) -> None:
+    state = _parse_state(ctx, serialized)
+    if state["initializer"] not in ctx.attrs["initializers"]:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, f"The iterator state was saved after initializer "
+            f"'{state['initializer']}', which is not an initializer of this iterator "
+            f"({', '.join(ctx.attrs['initializers'])}).")
+    if state["initializer"] != ctx.attrs["initializer"]:
+        return
+    resource = _resource(ctx)
+    with resource.lock:
+        _start(ctx, resource, components, state["initializer"], state["entropy"])
+        resource.step = step
+        try:
+            for done in range(state["produced"]):
+                if next(resource.elements, None) is None:
+                    resource.elements = None
+                    raise errors.DataLossError(
+                        ctx.node_name, ctx.op, f"The iterator's dataset ended after {done} "
+                        f"elements, but the saved state had given {state['produced']}: it is "
+                        "not the dataset that was saved.")
+        finally:
+            resource.step = None
+        resource.produced = state["produced"]
 
 
 def register(registry: Any, device_type: str) -> None:
@@ -607,3 +733,5 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("IteratorToStringHandle", device_type, iterator_to_string_handle)
     registry.add("IteratorGetNextFromStringHandle", device_type,
                  iterator_get_next_from_string_handle, needs_step=True)
+    registry.add("SerializeIterator", device_type, serialize_iterator)
+    registry.add("DeserializeIterator", device_type, deserialize_iterator, needs_step=True)

@@ -9,8 +9,11 @@ number): ``DecodeGif`` gives 4-D (a PNG as one frame), the others 3-D (a GIF mus
 frame). ``DecodeImage`` dispatches as TF 1.15's ``decode_image`` (JPEG, PNG, GIF by their first
 three bytes, else BMP, which must start with ``BM``); a GIF stays 4-D unless
 ``expand_animations`` is False (first frame); a float ``dtype`` scales to [0, 1] (PNGs from
-their 16-bit decode, as TF). Failures are `InvalidArgumentError` in TF's wording, the codec's
-reason appended. JPEG is not decoded or encoded by tensorweave: JPEG bytes, ``DecodeJpeg`` on
+their 16-bit decode, as TF); a uint16 ``dtype`` gives a PNG's 16-bit decode and GIF or BMP values
+times 256 (``convert_image_dtype``'s widening). ``DecodePng`` with ``dtype`` uint16 gives 16-bit
+samples (8-bit files as ``v * 257``) and refuses GIF data; ``EncodePng`` writes a 16-bit PNG for
+a uint16 image. Failures are `InvalidArgumentError` in TF's wording, the codec's reason
+appended. JPEG is not decoded or encoded by tensorweave: JPEG bytes, ``DecodeJpeg`` on
 them and ``EncodeJpeg`` raise `UnimplementedError`.
 """
 
@@ -122,10 +125,13 @@ def decode_any(ctx: KernelContext, contents: Any) -> np.ndarray:
     _check_channels(ctx, channels, (0, 1, 3, 4), "0, 1, 3, or 4")
     if data.startswith(_JPEG):
         raise _no_jpeg(ctx)
+    wide = ctx.out_np is np.uint16  # only DecodePng's dtype may ask for it
     if data.startswith(_PNG):
-        image = _png(ctx, data, channels)
+        image = _png(ctx, data, channels, 16 if wide else 8)
         return image[None] if ctx.op == "DecodeGif" else image
     if data.startswith(_GIF):
+        if wide:
+            raise _invalid(ctx, "GIF images decode to uint8 only, not uint16")
         _check_channels(ctx, channels, (0, 3), "0 or 3 for GIF")
         frames = _gif(ctx, data)
         if ctx.op == "DecodeGif":
@@ -169,7 +175,12 @@ def decode_image(ctx: KernelContext, contents: Any) -> np.ndarray:
         image = _bmp(ctx, data, channels)
     else:
         raise _invalid(ctx, "Unable to decode bytes as JPEG, PNG, GIF, or BMP")
-    return _as_float(image, out) if wide else image
+    if not wide:
+        return image
+    if out is np.uint16:
+        # a 16-bit PNG decode is already uint16; GIF and BMP scale as convert_image_dtype
+        return image if image.dtype == np.uint16 else image.astype(np.uint16) * np.uint16(256)
+    return _as_float(image, out)
 
 
 # -- encoding -----------------------------------------------------------------------------------

@@ -166,6 +166,9 @@ def erfc(ctx: KernelContext, x: Any) -> Any:
 
 def cast(ctx: KernelContext, x: Any) -> Any:
     xp, out = ctx.xp, ctx.out_np
+    if x.dtype.kind == "c" and xp.dtype(out).kind != "c":
+        # TF keeps the real part (a complex is true when either part is nonzero)
+        x = x != 0 if xp.dtype(out).kind == "b" else x.real
     result = x.astype(out)
     narrowing = (x.dtype.kind == "f" and result.dtype.kind == "f"
                  and result.dtype.itemsize < x.dtype.itemsize)
@@ -244,7 +247,8 @@ def reduce_mean(ctx: KernelContext, x: Any, ax: tuple[int, ...], keep: bool) -> 
 def reduce_euclidean_norm(ctx: KernelContext, x: Any, ax: tuple[int, ...], keep: bool) -> Any:
     xp = ctx.xp
     wide = x.astype("float64") if _is_int(x) else x.astype(_accumulator(x))
-    return xp.sqrt(xp.sum(wide * wide, axis=ax, keepdims=keep))
+    squares = wide * xp.conj(wide) if wide.dtype.kind == "c" else wide * wide
+    return xp.sqrt(xp.sum(squares, axis=ax, keepdims=keep))
 
 
 def _extreme(name: str) -> Callable[[KernelContext, Any, tuple[int, ...], bool], Any]:
@@ -355,13 +359,18 @@ def matmul(ctx: KernelContext, a: Any, b: Any) -> Any:
     return _exact(ctx, ctx.xp.matmul(x, y))
 
 
+def _adjoint(xp: Any, m: Any) -> Any:
+    m = xp.swapaxes(m, -1, -2)
+    return xp.conj(m) if m.dtype.kind == "c" else m
+
+
 def batch_matmul(ctx: KernelContext, a: Any, b: Any) -> Any:
     xp = ctx.xp
     for i, m in enumerate((a, b)):
         if m.ndim < 2:
             raise _invalid(ctx, f"In[{i}] ndims must be >= 2: {m.ndim}")
-    x = xp.swapaxes(a, -1, -2) if ctx.attrs.get("adj_x") else a
-    y = xp.swapaxes(b, -1, -2) if ctx.attrs.get("adj_y") else b
+    x = _adjoint(xp, a) if ctx.attrs.get("adj_x") else a
+    y = _adjoint(xp, b) if ctx.attrs.get("adj_y") else b
     if x.shape[-1] != y.shape[-2]:
         raise _size_error(ctx, a, b)
     if not _broadcastable(x.shape[:-2], y.shape[:-2]):

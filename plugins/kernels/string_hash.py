@@ -3,7 +3,9 @@
 Contract: `fingerprint64(data)` is farmhash's ``Fingerprint64`` (``farmhashna::Hash64``), which
 TF's ``Fingerprint64`` and ``StringToHashBucketFast`` use; `siphash24(k0, k1, data)` is
 SipHash-2-4 keyed with the two 64-bit words ``k0``, ``k1`` (TF's ``StrongKeyedHash``, used by
-``StringToHashBucketStrong``). Both return an unsigned 64-bit Python int. Pure Python: strings
+``StringToHashBucketStrong``); `hash64(data)` is TF's own ``Hash64`` (a MurmurHash64A variant
+seeded 0xDECAFCAFFE, used by the legacy ``StringToHashBucket``). All return an unsigned 64-bit
+Python int. Pure Python: strings
 are hashed one at a time, which is fine for the bucketing of features TF scripts do.
 """
 
@@ -184,3 +186,23 @@ def siphash24(k0: int, k1: int, data: bytes) -> int:
     v[2] ^= 0xFF
     _sip_rounds(v, 4)
     return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+_MURMUR_MUL = 0xC6A4A7935BD1E995
+_HASH64_SEED = 0xDECAFCAFFE
+
+
+def hash64(data: bytes, seed: int = _HASH64_SEED) -> int:
+    """TF's ``Hash64(data, n, seed)``: 8-byte little-endian words are mixed in, then the 1..7
+    trailing bytes as one little-endian word, then a final avalanche."""
+    n = len(data)
+    h = (seed ^ (n * _MURMUR_MUL)) & MASK
+    whole = n - n % 8
+    for i in range(0, whole, 8):
+        k = (_fetch64(data, i) * _MURMUR_MUL) & MASK
+        k = ((k ^ (k >> 47)) * _MURMUR_MUL) & MASK
+        h = ((h ^ k) * _MURMUR_MUL) & MASK
+    if n % 8:
+        h = ((h ^ int.from_bytes(data[whole:], "little")) * _MURMUR_MUL) & MASK
+    h = ((h ^ (h >> 47)) * _MURMUR_MUL) & MASK
+    return h ^ (h >> 47)

@@ -42,7 +42,7 @@ from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt
 from tensorweave.plugins.kernels.logging_ops import _element
-from tensorweave.plugins.kernels.string_hash import fingerprint64, siphash24
+from tensorweave.plugins.kernels.string_hash import fingerprint64, hash64, siphash24
 from tensorweave.plugins.standard_ops.string_ops import split_template
 
 # C's isspace in the "C" locale, which TF's number parsing and StringStrip skip.
@@ -419,6 +419,11 @@ def as_string(ctx: KernelContext, x: Any) -> np.ndarray:
 
 # --- hashes and base64 -----------------------------------------------------------------------
 
+def hash_bucket_legacy(ctx: KernelContext, x: Any) -> np.ndarray:
+    buckets = ctx.attrs["num_buckets"]
+    return _map(x, lambda s: hash64(s) % buckets, np.int64)
+
+
 def hash_bucket_fast(ctx: KernelContext, x: Any) -> np.ndarray:
     buckets = ctx.attrs["num_buckets"]
     return _map(x, lambda s: fingerprint64(s) % buckets, np.int64)
@@ -595,6 +600,7 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("StaticRegexFullMatch", device_type, static_regex_full_match)
     registry.add("StringToNumber", device_type, string_to_number)
     registry.add("AsString", device_type, as_string)
+    registry.add("StringToHashBucket", device_type, hash_bucket_legacy)
     registry.add("StringToHashBucketFast", device_type, hash_bucket_fast)
     registry.add("StringToHashBucketStrong", device_type, hash_bucket_strong)
     registry.add("EncodeBase64", device_type, encode_base64)

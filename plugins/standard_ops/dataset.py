@@ -11,7 +11,11 @@ the `FunctionDef` attrs ``f_0`` .. ``f_{MAX_FUNCTIONS - 1}`` it names (see
 iterator only if it has not been started. ``IteratorGetNext`` gives the next element, typed and
 shaped ``output_types``/``output_shapes``. ``IteratorToStringHandle`` gives the iterator's
 string handle (a scalar), and ``IteratorGetNextFromStringHandle(string_handle)`` the next element
-of the iterator a handle names (a feedable iterator). All are stateful: never merged, folded or
+of the iterator a handle names (a feedable iterator). ``SerializeIterator`` gives the
+iterator's position as a string scalar; ``DeserializeIterator(serialized, components)``, with
+the attrs of the ``MakeIterator`` whose inputs it takes plus ``initializer`` (that node's name)
+and ``initializers`` (every initializer of the iterator), puts a saved position back. All are
+stateful: never merged, folded or
 pruned into one.
 """
 
@@ -50,6 +54,15 @@ def _make_iterator(ctx: InferContext) -> list[TensorSpec]:
     return []
 
 
+def _deserialize(ctx: InferContext) -> list[TensorSpec]:
+    if ctx.shape(0).ndims not in (None, 0):
+        raise ctx.shape_error(f"Shape must be rank 0 but is rank {ctx.shape(0).ndims}")
+    if list(ctx.attr("Tcomponents")) != [s.dtype for s in ctx.inputs[1:]]:
+        raise ctx.type_error("attr Tcomponents does not match the components' dtypes")
+    _element_specs(ctx)
+    return []
+
+
 def _handle_next(ctx: InferContext) -> list[TensorSpec]:
     if ctx.shape(0).ndims not in (None, 0):
         raise ctx.shape_error(f"Shape must be rank 0 but is rank {ctx.shape(0).ndims}")
@@ -63,6 +76,13 @@ def register(registry: Any) -> None:
                        "one_shot": False, **dict.fromkeys(FUNCTION_ATTRS)})
     registry.op("IteratorGetNext", [], _element_specs, stateful=True, list_output=True,
                 attrs=element)
+    registry.op("SerializeIterator", [], lambda ctx: [TensorSpec(dtypes.string, [])],
+                stateful=True, attrs={"shared_name": REQUIRED})
+    registry.op("DeserializeIterator", ["serialized:string", "components:*"], _deserialize,
+                stateful=True,
+                attrs={**element, "Tcomponents": REQUIRED, "dataset": REQUIRED,
+                       "initializer": REQUIRED, "initializers": REQUIRED,
+                       **dict.fromkeys(FUNCTION_ATTRS)})
     registry.op("IteratorToStringHandle", [], lambda ctx: [TensorSpec(dtypes.string, [])],
                 stateful=True, attrs={"shared_name": REQUIRED})
     registry.op("IteratorGetNextFromStringHandle", ["string_handle:string"], _handle_next,

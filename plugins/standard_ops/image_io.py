@@ -6,8 +6,8 @@ Contract: names, inputs, attrs and defaults follow TF's ``io_ops.cc`` and ``imag
 encoded images are string scalars (rank checked here, `ValueError`). Decoders give 3-D
 ``[height, width, channels]`` (the channel dimension known when the ``channels`` attr is
 non-zero), ``DecodeGif`` 4-D ``[frames, height, width, 3]``, ``DecodeImage`` unknown rank unless
-``expand_animations`` is False. tensorweave has no uint16 dtype, so ``DecodePng``'s ``dtype``
-and ``EncodePng``'s ``T`` are uint8 only; ``DecodeImage``'s ``dtype`` is uint8 or a float type.
+``expand_animations`` is False. ``DecodePng``'s ``dtype`` and ``EncodePng``'s ``T`` are uint8
+or uint16; ``DecodeImage``'s ``dtype`` is uint8, uint16 or a float type.
 Encoders take 3-D images and give a string scalar. ``WriteFile`` is stateful and has no
 outputs. What the bytes hold is the kernels' business (``plugins/kernels/image_io.py``).
 """
@@ -21,7 +21,8 @@ from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
 from tensorweave.tensor_shape import TensorShape
 
-DECODE_IMAGE_TYPES = frozenset({dtypes.uint8, *dtypes.FLOATS})
+DECODE_IMAGE_TYPES = frozenset({dtypes.uint8, dtypes.uint16, *dtypes.FLOATS})
+PNG_TYPES = frozenset({dtypes.uint8, dtypes.uint16})
 JPEG_DECODE_ATTRS = {"channels": 0, "ratio": 1, "fancy_upscaling": True,
                      "try_recover_truncated": False, "acceptable_fraction": 1.0,
                      "dct_method": ""}
@@ -78,9 +79,9 @@ def register(registry: Any) -> None:
     registry.op("WriteFile", ["filename:string", "contents:string"], _write, stateful=True)
     registry.op("DecodePng", ["contents:string"], _image("dtype"),
                 attrs={"channels": 0, "dtype": dtypes.uint8},
-                type_constraints={"dtype": frozenset({dtypes.uint8})})
+                type_constraints={"dtype": PNG_TYPES})
     registry.op("EncodePng", ["image:T"], _encode, attrs={"T": REQUIRED, "compression": -1},
-                type_constraints={"T": frozenset({dtypes.uint8})})
+                type_constraints={"T": PNG_TYPES})
     registry.op("DecodeBmp", ["contents:string"], _image(None), attrs={"channels": 0})
     registry.op("DecodeGif", ["contents:string"], _gif)
     registry.op("DecodeJpeg", ["contents:string"], _image(None), attrs=dict(JPEG_DECODE_ATTRS))

@@ -28,30 +28,38 @@ from tensorweave.tensor_shape import TensorShape
 
 FLOATS = dtypes.FLOATS
 NUMERIC = dtypes.NUMERIC
-SIGNED = NUMERIC - {dtypes.uint8}
+SIGNED = NUMERIC - {dtypes.uint8, dtypes.uint16}
 FLOATS_AND_WIDE_INTS = FLOATS | {dtypes.int32, dtypes.int64}
 ALL = frozenset(dtypes.ALL)
 INDEX = dtypes.INDEX
+COMPLEX = dtypes.COMPLEX
+# TF's BINARY_MORE, UNARY and UNARY_COMPLEX lists: the real ones above plus complex64/128
+NUMBERS = NUMERIC | COMPLEX
+FLOATS_AND_COMPLEX = FLOATS | COMPLEX
 
 BINARY: dict[str, frozenset[dtypes.DType]] = {
-    "Add": NUMERIC, "AddV2": NUMERIC, "Sub": NUMERIC, "Mul": NUMERIC, "Div": NUMERIC,
-    "RealDiv": FLOATS, "FloorDiv": NUMERIC, "FloorMod": NUMERIC, "TruncateDiv": NUMERIC,
-    "TruncateMod": FLOATS_AND_WIDE_INTS, "Pow": SIGNED, "SquaredDifference": FLOATS_AND_WIDE_INTS,
-    "Maximum": NUMERIC, "Minimum": NUMERIC, "Xlogy": FLOATS, "Xdivy": FLOATS,
-    "DivNoNan": FLOATS, "MulNoNan": FLOATS,
+    "Add": NUMBERS, "AddV2": NUMBERS, "Sub": NUMBERS, "Mul": NUMBERS, "Div": NUMBERS,
+    "RealDiv": FLOATS_AND_COMPLEX, "FloorDiv": NUMERIC, "FloorMod": NUMERIC,
+    "TruncateDiv": NUMERIC, "TruncateMod": FLOATS_AND_WIDE_INTS, "Pow": SIGNED | COMPLEX,
+    "SquaredDifference": FLOATS_AND_WIDE_INTS | COMPLEX,
+    "Maximum": NUMERIC, "Minimum": NUMERIC, "Xlogy": FLOATS_AND_COMPLEX,
+    "Xdivy": FLOATS_AND_COMPLEX, "DivNoNan": FLOATS_AND_COMPLEX, "MulNoNan": FLOATS_AND_COMPLEX,
 }
 
 UNARY: dict[str, frozenset[dtypes.DType]] = {
-    "Neg": SIGNED, "Abs": SIGNED, "Sign": SIGNED, "Round": SIGNED, "Square": NUMERIC,
+    "Neg": SIGNED | COMPLEX, "Abs": SIGNED, "Sign": SIGNED | COMPLEX, "Round": SIGNED,
+    "Square": NUMBERS,
     **{name: FLOATS for name in (
-        "Rint", "Floor", "Ceil", "Sqrt", "Rsqrt", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos",
-        "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Tanh", "Asinh", "Acosh", "Atanh",
-        "Sigmoid", "Reciprocal", "Inv", "Erf", "Erfc")},
+        "Rint", "Floor", "Ceil", "Asin", "Acos", "Atan", "Sigmoid", "Erf", "Erfc")},
+    **{name: FLOATS_AND_COMPLEX for name in (
+        "Sqrt", "Rsqrt", "Exp", "Expm1", "Log", "Log1p", "Sin", "Cos", "Tan", "Sinh", "Cosh",
+        "Tanh", "Asinh", "Acosh", "Atanh", "Reciprocal", "Inv")},
 }
 
 PREDICATES = ("IsNan", "IsInf", "IsFinite")
 COMPARISONS = ("Less", "LessEqual", "Greater", "GreaterEqual")
 REDUCTIONS = ("Sum", "Mean", "Prod", "Max", "Min", "EuclideanNorm")
+COMPLEX_REDUCTIONS = frozenset({"Sum", "Mean", "Prod", "EuclideanNorm"})
 SCANS = ("Cumsum", "Cumprod")
 
 T = {"T": REQUIRED}
@@ -205,7 +213,8 @@ def register(registry: Any) -> None:
     for name in REDUCTIONS:
         registry.op(name, ["input:T", "axis:Tidx"], _reduction,
                     attrs={**T, **REDUCTION_ATTRS},
-                    type_constraints={"T": NUMERIC, "Tidx": INDEX})
+                    type_constraints={"T": NUMBERS if name in COMPLEX_REDUCTIONS else NUMERIC,
+                                      "Tidx": INDEX})
     for name in ("All", "Any"):
         registry.op(name, ["input:bool", "axis:Tidx"], _reduction,
                     attrs=REDUCTION_ATTRS, type_constraints={"Tidx": INDEX})
@@ -216,15 +225,15 @@ def register(registry: Any) -> None:
     for name in SCANS:
         registry.op(name, ["x:T", "axis:Tidx"], _scan,
                     attrs={**T, "Tidx": REQUIRED, "exclusive": False, "reverse": False},
-                    type_constraints={"T": NUMERIC, "Tidx": INDEX})
+                    type_constraints={"T": NUMBERS, "Tidx": INDEX})
 
     registry.op("AddN", ["inputs:*T"], _add_n, attrs={**T, "N": REQUIRED},
-                type_constraints={"T": NUMERIC})
+                type_constraints={"T": NUMBERS})
     registry.op("ClipByValue", ["t:T", "clip_value_min:T", "clip_value_max:T"], _clip,
                 attrs=T, type_constraints={"T": NUMERIC})
     registry.op("MatMul", ["a:T", "b:T"], _matmul,
                 attrs={**T, "transpose_a": False, "transpose_b": False},
-                type_constraints={"T": FLOATS_AND_WIDE_INTS})
+                type_constraints={"T": FLOATS_AND_WIDE_INTS | COMPLEX})
     registry.op("BatchMatMulV2", ["x:T", "y:T"], _batch_matmul,
                 attrs={**T, "adj_x": False, "adj_y": False},
-                type_constraints={"T": FLOATS_AND_WIDE_INTS | {dtypes.int16}})
+                type_constraints={"T": FLOATS_AND_WIDE_INTS | {dtypes.int16} | COMPLEX})

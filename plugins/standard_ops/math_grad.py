@@ -4,7 +4,8 @@ matmul, as TF's ``math_grad.py``.
 Contract: each function is ``fn(op, grad) -> [gradient or None per input]``. Broadcasting binary
 ops sum each operand's gradient back to its shape. Comparisons, predicates, logical ops,
 ``ArgMax``/``ArgMin`` and the integer-valued ops (floor division, rounding) are registered as not
-differentiable.
+differentiable. For complex inputs the gradients follow TF's convention (``grad * conj(f'(x))``
+for the holomorphic ops, see `_holomorphic`).
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ def _binary(local: Callable[[Tensor, Tensor, Tensor, Operation], tuple[Any, Any]
 
 
 def _pow_y(x: Tensor, y: Tensor, grad: Tensor, op: Operation) -> Tensor:
-    # d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (TF's choice).
-    positive = math_ops.greater(x, 0)
+    # d(x**y)/dy = x**y * log(x), taken as 0 where x <= 0 (x == 0 if complex: TF's choice).
+    positive = math_ops.not_equal(x, 0) if x.dtype.is_complex else math_ops.greater(x, 0)
     safe_x = array_ops.where(positive, x, array_ops.ones_like(x))
     log_x = array_ops.where(positive, math_ops.log(safe_x), array_ops.zeros_like(x))
     return grad * op.outputs[0] * log_x
@@ -135,6 +136,31 @@ def _unary(local: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Any:
 
 THROUGH_OUTPUT = {"Sigmoid": "SigmoidGrad", "Tanh": "TanhGrad", "Sqrt": "SqrtGrad",
                   "Rsqrt": "RsqrtGrad", "Reciprocal": "ReciprocalGrad", "Inv": "ReciprocalGrad"}
+# the same derivatives for complex inputs, whose fused *Grad ops tensorweave keeps real-only
+THROUGH_OUTPUT_COMPLEX: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
+    "Tanh": lambda x, y, g: g * (1 - y * y),
+    "Sqrt": lambda x, y, g: g * 0.5 / y,
+    "Rsqrt": lambda x, y, g: g * -0.5 * y * y * y,
+    "Reciprocal": lambda x, y, g: -g * y * y,
+    "Inv": lambda x, y, g: -g * y * y,
+}
+
+
+def _conj(t: Tensor) -> Tensor:
+    return apply("Conj", [t]) if t.dtype.is_complex else t
+
+
+def _holomorphic(grad_fn: Any, complex_local: Any = None) -> Any:
+    """TF's convention for a complex input: the gradient is ``grad * conj(f'(x))``, which is the
+    real formula applied to ``conj(grad)``, conjugated (`complex_local` replaces the formula)."""
+
+    def fn(op: Operation, grad: Tensor) -> Grads:
+        if not op.inputs[0].dtype.is_complex:
+            return grad_fn(op, grad)
+        local = grad_fn if complex_local is None else _unary(complex_local)
+        return [None if g is None else _conj(g) for g in local(op, _conj(grad))]
+
+    return fn
 
 
 # -- reductions and scans ------------------------------------------------------------------------
@@ -230,7 +256,7 @@ def _add_n_grad(op: Operation, grad: Tensor) -> Grads:
 
 def _cast_grad(op: Operation, grad: Tensor) -> Grads:
     src, dst = op.get_attr("SrcT"), op.get_attr("DstT")
-    if src.is_floating and dst.is_floating:
+    if (src.is_floating or src.is_complex) and (dst.is_floating or dst.is_complex):
         return [math_ops.cast(grad, src)]
     return [None]
 
@@ -292,15 +318,18 @@ def register(registry: Any) -> None:
     for name in NOT_DIFFERENTIABLE:
         registry.add(name, None)
     for name, local in BINARY.items():
-        registry.add(name, _binary(local))
+        registry.add(name, _holomorphic(_binary(local)))
     for name, local in UNARY.items():
-        registry.add(name, _unary(local))
+        registry.add(name, _holomorphic(_unary(local)))
     for name, grad_op in THROUGH_OUTPUT.items():
-        registry.add(name, _through_output(grad_op))
+        registry.add(name, _holomorphic(_through_output(grad_op),
+                                        THROUGH_OUTPUT_COMPLEX.get(name)))
     for name, fn in {
         "Sum": _sum_grad, "Mean": _mean_grad, "Max": _min_max_grad, "Min": _min_max_grad,
-        "Prod": _prod_grad, "EuclideanNorm": _euclidean_norm_grad, "Cumsum": _cumsum_grad,
-        "Cumprod": _cumprod_grad, "AddN": _add_n_grad, "Cast": _cast_grad,
-        "ClipByValue": _clip_grad, "MatMul": _matmul_grad, "BatchMatMulV2": _batch_matmul_grad,
+        "Prod": _holomorphic(_prod_grad), "EuclideanNorm": _euclidean_norm_grad,
+        "Cumsum": _cumsum_grad, "Cumprod": _holomorphic(_cumprod_grad), "AddN": _add_n_grad,
+        "Cast": _cast_grad,
+        "ClipByValue": _clip_grad, "MatMul": _holomorphic(_matmul_grad),
+        "BatchMatMulV2": _batch_matmul_grad,
     }.items():
         registry.add(name, fn)

@@ -36,7 +36,7 @@ READER_OPS: dict[str, dict[str, Any]] = {
 
 DECODE_RAW_TYPES = frozenset({
     dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int8, dtypes.int16, dtypes.int32,
-    dtypes.int64, dtypes.uint8, dtypes.bool_})
+    dtypes.int64, dtypes.uint8, dtypes.uint16, dtypes.bool_})
 
 
 def _decode_raw(ctx: InferContext) -> list[TensorSpec]:

@@ -55,4 +55,4 @@ def register(registry: Any) -> None:
     for name in ("AssignAdd", "AssignSub"):
         registry.op(name, ["ref:T", "value:T"], _assign, stateful=True, ref_inputs=(0,),
                     attrs={"T": REQUIRED, "use_locking": False},
-                    type_constraints={"T": dtypes.NUMERIC})
+                    type_constraints={"T": dtypes.NUMERIC | dtypes.COMPLEX})

@@ -176,6 +176,8 @@ def register(registry: Any) -> None:
                 type_constraints={"T": AS_STRING_TYPES})
     registry.op("ReduceJoin", ["inputs:string", "reduction_indices:int32"], _reduce_join,
                 attrs={"keep_dims": False, "separator": ""})
+    registry.op("StringToHashBucket", ["string_tensor:string"], _hash_bucket,
+                attrs={"num_buckets": REQUIRED})
     registry.op("StringToHashBucketFast", ["input:string"], _hash_bucket,
                 attrs={"num_buckets": REQUIRED})
     registry.op("StringToHashBucketStrong", ["input:string"], _hash_bucket,

@@ -35,7 +35,7 @@ import attrs
 
 from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
-from tensorweave.api.control_flow_ops import while_loop
+from tensorweave.api.control_flow_ops import identity, while_loop
 from tensorweave.api.gradients import gradients
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.func_graph import (
@@ -264,6 +264,15 @@ def _read_back(step: _Step, k: Tensor, buffers: list[Tensor]) -> dict[Tensor, Te
     return out
 
 
+def _shaped(grad: Tensor, shape: TensorShape) -> Tensor:
+    """`grad` with its output's static shape, which the loop's invariant needs (a densified
+    gather gradient comes back with only its rank known)."""
+    if grad.shape.is_compatible_with(shape) and grad.shape != shape:
+        grad = identity(grad)
+        grad.set_shape(shape)
+    return grad
+
+
 def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     inputs = list(op.inputs)
     wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
@@ -283,8 +292,8 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
         _copy(step.backward, mapping)
         return [k - 1, *(mapping[t] for t in step.outgoing)]
 
-    start = [grads[i] if grads[i] is not None else array_ops.zeros_like(op.outputs[i])
-             for i in wrt]
+    start = [_shaped(grads[i], shapes[i]) if grads[i] is not None
+             else array_ops.zeros_like(op.outputs[i]) for i in wrt]
     result = while_loop(lambda k, *g: k >= 0, back, [count - 1, *start],
                         shape_invariants=[TensorShape([]), *(shapes[i] for i in wrt)],
                         return_same_structure=True, name="while_grad")

@@ -1,0 +1,1 @@
+"""``tf.examples.tutorials``: data helpers for the TF1 tutorials."""

@@ -1,0 +1,1 @@
+"""``tf.examples.tutorials.mnist``: the MNIST reader of the TF1 tutorials (`input_data`)."""
