@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-_LAZY = ("data", "framework", "layers", "learn", "legacy_seq2seq", "lookup", "rnn", "seq2seq",
-         "util")
+_LAZY = ("data", "estimator", "framework", "layers", "learn", "legacy_seq2seq", "lookup", "losses",
+         "metrics", "rnn", "seq2seq", "slim", "util")
 
 
 def __getattr__(name: str) -> ModuleType:

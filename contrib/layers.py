@@ -23,6 +23,7 @@ layer function takes its defaults from `tensorweave.contrib.framework.arg_scope`
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -42,16 +43,24 @@ from tensorweave.api.layers import flatten as _core_flatten
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.variable_scope import variable_scope
 from tensorweave.contrib.framework import add_arg_scope, model_variable
+from tensorweave.contrib.layers_utils import collect_named_outputs
 from tensorweave.contrib.optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
+
+# contrib's other layers live in `layers_extra`, which builds on this module's helpers
+_EXTRA_LAYERS = (
+    "bias_add", "conv2d_in_plane", "conv2d_transpose", "convolution2d_in_plane",
+    "convolution2d_transpose", "layer_norm", "one_hot_encoding", "repeat",
+    "separable_conv2d", "separable_convolution2d", "softmax", "stack", "unit_norm",
+)
 
 __all__ = [
     "OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "apply_regularization", "avg_pool2d",
     "batch_norm", "conv2d", "convolution2d", "dropout", "embed_sequence", "flatten",
     "fully_connected", "l1_l2_regularizer", "l1_regularizer", "l2_regularizer", "linear",
     "max_pool2d", "optimize_loss", "sum_regularizer", "variance_scaling_initializer",
-    "xavier_initializer", "xavier_initializer_conv2d",
+    "xavier_initializer", "xavier_initializer_conv2d", *_EXTRA_LAYERS,
 ]
 
 # stddev of a unit normal truncated to [-2, 2], as `init_ops` corrects for it
@@ -197,20 +206,17 @@ def _collect_variable(variable: Any, collections: Any, kind: str) -> None:
             graph.add_to_collection(collection, variable)
 
 
-def _collect_output(collections: Any, outputs: Tensor) -> Tensor:
-    if collections:
-        get_default_graph().add_to_collections(
-            [collections] if isinstance(collections, str) else collections, outputs)
-    return outputs
+def _collect_output(collections: Any, outputs: Tensor, alias: str) -> Tensor:
+    return collect_named_outputs(collections, alias, outputs)
 
 
 def _finish(outputs: Tensor, normalizer_fn: Any, normalizer_params: Any,
-            activation_fn: Any, outputs_collections: Any) -> Tensor:
+            activation_fn: Any, outputs_collections: Any, alias: str) -> Tensor:
     if normalizer_fn is not None:
         outputs = normalizer_fn(outputs, **(normalizer_params or {}))
     if activation_fn is not None:
         outputs = activation_fn(outputs)
-    return _collect_output(outputs_collections, outputs)
+    return _collect_output(outputs_collections, outputs, alias)
 
 
 def _weights_args(normalizer_fn: Any, weights_initializer: Any, weights_regularizer: Any,
@@ -226,14 +232,14 @@ def _weights_args(normalizer_fn: Any, weights_initializer: Any, weights_regulari
 
 def _apply_weighted(layer: Any, inputs: Tensor, variables_collections: Any,
                     normalizer_fn: Any, normalizer_params: Any, activation_fn: Any,
-                    outputs_collections: Any) -> Tensor:
+                    outputs_collections: Any, alias: str) -> Tensor:
     """`layer` applied to `inputs`, its variables collected as ``weights`` and ``biases``,
     then normalized and activated."""
     outputs = layer.apply(inputs)
     _collect_variable(layer.kernel, variables_collections, "weights")
     _collect_variable(layer.bias, variables_collections, "biases")
     return _finish(outputs, normalizer_fn, normalizer_params, activation_fn,
-                   outputs_collections)
+                   outputs_collections, alias)
 
 
 def _channels(data_format: str | None, allowed: tuple[str | None, ...]) -> str:
@@ -268,7 +274,7 @@ def fully_connected(inputs: Any, num_outputs: int, activation_fn: Any = nn_ops.r
                       trainable=trainable, dtype=inputs.dtype.base_dtype, _scope=sc,
                       _reuse=reuse)
         return _apply_weighted(layer, inputs, variables_collections, normalizer_fn,
-                               normalizer_params, activation_fn, outputs_collections)
+                               normalizer_params, activation_fn, outputs_collections, sc.name)
 
 
 @add_arg_scope
@@ -302,7 +308,7 @@ def conv2d(inputs: Any, num_outputs: int, kernel_size: Any, stride: Any = 1,
                        trainable=trainable, dtype=inputs.dtype.base_dtype, _scope=sc,
                        _reuse=reuse)
         return _apply_weighted(layer, inputs, variables_collections, normalizer_fn,
-                               normalizer_params, activation_fn, outputs_collections)
+                               normalizer_params, activation_fn, outputs_collections, sc.name)
 
 
 convolution2d = conv2d
@@ -312,9 +318,9 @@ def _pool(layer_class: type, default_name: str, inputs: Any, kernel_size: Any, s
           padding: str, data_format: str, outputs_collections: Any, scope: Any) -> Tensor:
     if data_format not in ("NHWC", "NCHW"):
         raise ValueError("data_format has to be either NCHW or NHWC.")
-    with name_scope(scope, default_name, [inputs]):
+    with name_scope(scope, default_name, [inputs]) as sc:
         layer = layer_class(kernel_size, stride, padding, _channels(data_format, ("NHWC", "NCHW")))
-        return _collect_output(outputs_collections, layer.apply(inputs))
+        return _collect_output(outputs_collections, layer.apply(inputs), sc)
 
 
 @add_arg_scope
@@ -338,8 +344,8 @@ def avg_pool2d(inputs: Any, kernel_size: Any, stride: Any = 2, padding: str = "V
 @add_arg_scope
 def flatten(inputs: Any, outputs_collections: Any = None, scope: Any = None) -> Tensor:
     """`inputs` reshaped to ``[batch, everything else]``."""
-    with name_scope(scope, "Flatten", [inputs]):
-        return _collect_output(outputs_collections, _core_flatten(inputs))
+    with name_scope(scope, "Flatten", [inputs]) as sc:
+        return _collect_output(outputs_collections, _core_flatten(inputs), sc)
 
 
 @add_arg_scope
@@ -350,7 +356,8 @@ def dropout(inputs: Any, keep_prob: Any = 0.5, noise_shape: Any = None,
     (a bool or a bool tensor), else the inputs."""
     with variable_scope(scope, "Dropout", [inputs], custom_getter=_contrib_getter) as sc:
         layer = Dropout(rate=1 - keep_prob, noise_shape=noise_shape, seed=seed, _scope=sc)
-        return _collect_output(outputs_collections, layer.apply(inputs, training=is_training))
+        return _collect_output(outputs_collections, layer.apply(inputs, training=is_training),
+                               sc.name)
 
 
 @add_arg_scope
@@ -407,7 +414,7 @@ def batch_norm(inputs: Any, decay: float = 0.999, center: bool = True, scale: bo
             _collect_variable(getattr(layer, kind), variables_collections, kind)
         if activation_fn is not None:
             outputs = activation_fn(outputs)
-        return _collect_output(outputs_collections, outputs)
+        return _collect_output(outputs_collections, outputs, sc.name)
 
 
 def _route_updates(outputs: Tensor, updates: list[Any], updates_collections: Any) -> Tensor:
@@ -448,3 +455,9 @@ def embed_sequence(ids: Any, vocab_size: int | None = None, embed_dim: int | Non
             [array_ops.shape(ids), array_ops.shape(embeddings)[1:]], 0))
         out.set_shape(ids.shape.concatenate(embeddings.shape[1:]))
         return out
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXTRA_LAYERS:
+        return getattr(importlib.import_module("tensorweave.contrib.layers_extra"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

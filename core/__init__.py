@@ -59,6 +59,7 @@ from tensorweave.api.custom_gradient import *  # noqa: F403
 from tensorweave.api.data_flow_ops import *  # noqa: F403
 from tensorweave.api.functional_ops import *  # noqa: F403
 from tensorweave.api.gradients import *  # noqa: F403
+from tensorweave.api.hessians import *  # noqa: F403
 from tensorweave.api.image_io_ops import read_file, write_file
 from tensorweave.api.image_measure_ops import extract_image_patches
 from tensorweave.api.image_ops import random_crop

@@ -262,6 +262,111 @@ CASES = [
                                            [0, x])[1], [F]),
 ]
 
+SQUARE = RNG.standard_normal((2, 3, 3)).astype(np.float32)
+SPD = (SQUARE @ SQUARE.transpose(0, 2, 1) + 3 * np.eye(3)).astype(np.float32)
+RHS = RNG.standard_normal((2, 3, 2)).astype(np.float32)
+C64 = (F + 1j * G).astype(np.complex64)
+VOL = RNG.standard_normal((1, 4, 4, 4, 2)).astype(np.float32)
+VOL_FILTER = RNG.standard_normal((2, 2, 2, 2, 3)).astype(np.float32)
+RGB = RNG.uniform(0, 1, (1, 4, 4, 3)).astype(np.float32)
+U8 = RNG.integers(0, 256, (3, 4)).astype(np.uint8)
+SORTED = np.sort(F, axis=1)
+SEQS = RNG.integers(0, 5, (3, 2, 2)).astype(np.int32)
+
+
+def sparse(values, dense_shape=(3, 4)):
+    """A SparseTensor with entries at fixed positions of a [3, 4] matrix."""
+    return tf.SparseTensor([[0, 1], [0, 3], [2, 0], [2, 2]], values, dense_shape)
+
+
+# The kernel modules added after the first GPU sweep: one or two ops of each.
+NEW_CASES = [
+    ("linalg.inv", tf.linalg.inv, [SPD]),
+    ("linalg.cholesky", tf.cholesky, [SPD]),
+    ("linalg.det", tf.matrix_determinant, [SPD]),
+    ("linalg.slogdet", lambda x: list(tf.linalg.slogdet(x)), [SPD]),
+    ("linalg.qr", lambda x: list(tf.qr(x)), [SQUARE]),
+    ("linalg.svd_values", lambda x: tf.svd(x, compute_uv=False), [SQUARE]),
+    ("linalg.eigvalsh", lambda x: tf.self_adjoint_eig(x)[0], [SPD]),
+    ("linalg.solve", tf.matrix_solve, [SPD, RHS]),
+    ("linalg.triangular_solve", tf.matrix_triangular_solve, [SPD, RHS]),
+    ("linalg.lu", lambda x: list(tf.linalg.lu(x)), [SPD]),
+    ("linalg.expm", tf.linalg.expm, [SQUARE.astype(np.float64) / 4]),
+    ("linalg.einsum", lambda a, b: tf.einsum("bij,bjk->bik", a, b), [SPD, RHS]),
+    ("linalg.band_part", lambda x: tf.matrix_band_part(x, 1, 0), [SQUARE]),
+    ("linalg.diag_v2", lambda d: tf.linalg.diag(d, k=(-1, 0)), [F[:2]]),
+    ("linalg.cross", tf.cross, [F[:, :3].copy(), G[:, :3].copy()]),
+    ("spectral.fft", tf.signal.fft, [C64]),
+    ("spectral.fft2d", tf.signal.fft2d, [C64]),
+    ("spectral.rfft", tf.signal.rfft, [F]),
+    ("spectral.irfft", tf.signal.irfft, [C64]),
+    ("complex.complex_abs", lambda x, y: tf.abs(tf.complex(x, y)), [F, G]),
+    ("complex.conj_imag", lambda z: tf.imag(tf.conj(z)), [C64]),
+    ("bitwise.and", tf.bitwise.bitwise_and, [INTS, NZ]),
+    ("bitwise.left_shift", tf.bitwise.left_shift, [U8, (U8 % 9).astype(np.uint8)]),
+    ("bitwise.invert", tf.bitwise.invert, [U8]),
+    ("bitwise.population_count", lambda x: tf.raw_ops.PopulationCount(x=x), [INTS]),
+    ("nn3d.conv3d", lambda x, k: tf.nn.conv3d(x, k, [1, 1, 1, 1, 1], "SAME"),
+     [VOL, VOL_FILTER]),
+    ("nn3d.max_pool3d", lambda x: tf.nn.max_pool3d(x, [1, 2, 2, 2, 1], [1, 2, 2, 2, 1],
+                                                    "VALID"), [VOL]),
+    ("nn3d.avg_pool3d", lambda x: tf.nn.avg_pool3d(x, [1, 3, 3, 3, 1], [1, 1, 1, 1, 1],
+                                                    "SAME"), [VOL]),
+    ("nn_extra.max_pool_with_argmax", lambda x: list(tf.nn.max_pool_with_argmax(
+        x, [1, 2, 2, 1], [1, 2, 2, 1], "VALID")), [IMG]),
+    ("nn_extra.dilation2d", lambda x, k: tf.nn.dilation2d(x, k, [1, 1, 1, 1], [1, 1, 1, 1],
+                                                          "SAME"), [IMG, FILTER[:, :, :, 0]]),
+    ("array_extra.space_to_depth", lambda x: tf.space_to_depth(x, 2), [IMG[:, :4, :4]]),
+    ("array_extra.space_to_batch_nd", lambda x: tf.space_to_batch_nd(
+        x, [2, 2], [[0, 1], [0, 1]]), [IMG]),
+    ("array_extra.dynamic_partition", lambda x: tf.dynamic_partition(x, [1, 0, 1], 2), [F]),
+    ("array_extra.dynamic_stitch", lambda x, y: tf.dynamic_stitch(
+        [[0, 2, 4], [1, 3, 5]], [x, y]), [F, G]),
+    ("array_extra.reverse_sequence", lambda x: tf.reverse_sequence(x, [1, 3, 2], 1, 0), [F]),
+    ("array_extra.roll", lambda x: tf.roll(x, [1, -2], [0, 1]), [F]),
+    ("array_extra.searchsorted", lambda s, v: tf.searchsorted(s, v), [SORTED, G]),
+    ("array_extra.unique_with_counts", lambda x: list(tf.unique_with_counts(x)),
+     [INTS.reshape(-1).copy()]),
+    ("array_extra.unique", lambda x: list(tf.unique(x)), [F.reshape(-1).round(0)]),
+    ("array_extra.setdiff1d", lambda x, y: list(tf.setdiff1d(x, y)),
+     [INTS.reshape(-1).copy(), NZ[0].copy()]),
+    ("array_extra.unravel_index", lambda i: tf.unravel_index(i, [3, 4]), [LABELS * 3]),
+    ("array_extra.histogram_fixed_width", lambda x: tf.histogram_fixed_width(x, [-1.0, 1.0], 5),
+     [F]),
+    ("array_extra.bitcast", lambda x: tf.bitcast(x, tf.int32), [F]),
+    ("image_color.rgb_to_hsv", tf.image.rgb_to_hsv, [RGB]),
+    ("image_color.hsv_to_rgb", tf.image.hsv_to_rgb, [RGB]),
+    ("image_color.adjust_hue", lambda x: tf.image.adjust_hue(x, 0.2), [RGB]),
+    ("image_color.adjust_saturation", lambda x: tf.image.adjust_saturation(x, 1.5), [RGB]),
+    ("image_resize.bicubic", lambda x: tf.image.resize_bicubic(x, [7, 3]), [IMG]),
+    ("image_resize.area", lambda x: tf.image.resize_area(x, [3, 2]), [IMG]),
+    ("image_resize.crop_and_resize", lambda x: tf.image.crop_and_resize(
+        x, [[0.1, 0.2, 0.8, 0.9], [0.0, 0.0, 1.0, 0.5]], [1, 0], [3, 3]), [IMG]),
+    ("image_patches.extract", lambda x: tf.image.extract_image_patches(
+        x, [1, 2, 2, 1], [1, 2, 2, 1], [1, 1, 1, 1], "SAME"), [IMG]),
+    ("misc_ops.check_numerics", lambda x: tf.check_numerics(x, "bad"), [F]),
+    ("seq2seq.gather_tree", lambda s, p: tf.raw_ops.GatherTree(
+        step_ids=s, parent_ids=p, max_sequence_lengths=[3, 2], end_token=9),
+     [SEQS, SEQS % 2]),
+    ("special_math.lgamma", tf.lgamma, [POS]),
+    ("special_math.digamma", tf.digamma, [POS]),
+    ("special_math.igamma", tf.igamma, [POS, POS[::-1].copy()]),
+    ("special_math.betainc", lambda a, b, x: tf.betainc(a, b, x),
+     [POS, POS[::-1].copy(), PROBS * 2]),
+    ("special_math.zeta", tf.zeta, [POS + 1, POS]),
+    ("special_math.bessel_i0e", tf.math.bessel_i0e, [F]),
+    ("sparse_segment.sum", lambda x: tf.sparse_segment_sum(x, [0, 2, 1], [0, 0, 1]), [F]),
+    ("sparse_segment.sqrt_n", lambda x: tf.sparse_segment_sqrt_n(x, [0, 2, 2], [0, 1, 1]),
+     [F]),
+    ("sparse_extra.softmax", lambda v: tf.sparse_softmax(sparse(v)).values, [F[0].copy()]),
+    ("sparse_extra.maximum", lambda v, w: tf.sparse_maximum(sparse(v), sparse(w)).values,
+     [F[0].copy(), G[0].copy()]),
+    ("sparse_extra.reduce_max", lambda v: tf.sparse_reduce_max(sparse(v), axis=1),
+     [F[0].copy()]),
+    ("random_distributions.gamma", lambda a: tf.random_gamma([2], a, seed=5), [POS[0].copy()]),
+]
+CASES += NEW_CASES
+
 
 def assert_same(gpu_value, cpu_value):
     gpu_value, cpu_value = np.asarray(gpu_value), np.asarray(cpu_value)
@@ -271,6 +376,23 @@ def assert_same(gpu_value, cpu_value):
         np.testing.assert_allclose(gpu_value, cpu_value, rtol=tol, atol=tol)
     else:
         np.testing.assert_array_equal(gpu_value, cpu_value)
+
+
+@pytest.mark.parametrize("build, inputs", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_every_gpu_case_runs_on_the_cpu(build, inputs):
+    """The cases below compare GPU to CPU; here, without a GPU, each must build and give values
+    of its tensors' dtypes and shapes, so a broken case shows before a GPU is at hand."""
+    placeholders = [tf.placeholder(tf.as_dtype(a.dtype), a.shape) for a in inputs]
+    out = build(*placeholders)
+    outputs = list(out) if isinstance(out, (list, tuple)) else [out]
+    values, placed = run_traced(outputs, dict(zip(placeholders, inputs)), CPU_ONLY)
+    assert placed[outputs[0].op.name].endswith("/device:CPU:0")
+    for tensor, value in zip(outputs, values, strict=True):
+        value = np.asarray(value)
+        assert value.dtype == tensor.dtype.as_numpy_dtype, tensor
+        assert tensor.shape.is_compatible_with(value.shape), tensor
+        if value.dtype.kind in "fc":
+            assert np.isfinite(value).all(), tensor
 
 
 @needs_gpu

@@ -28,7 +28,10 @@ is required) and runs the resulting `EstimatorSpec`.
   signatures come from the spec's ``export_outputs`` (`tensorweave.estimator.export`) and
   whose main op is the scaffold's local init op. It is written to ``temp-<seconds>`` and
   renamed to ``<export_dir_base>/<unix seconds>``, whose path it returns as bytes;
-  ``assets_extra`` files are copied under its ``assets.extra/``.
+  ``assets_extra`` files are copied under its ``assets.extra/``. With ``experimental_mode``
+  TRAIN or EVAL it exports that mode's graph instead, as
+  `experimental_export_all_saved_models` does for several modes at once
+  (`tensorweave.estimator.export_all`).
 
 `warm_start_from` (a checkpoint path or directory, or `WarmStartSettings`) initializes matching
 variables from that checkpoint whenever a model is initialized rather than restored from
@@ -38,8 +41,8 @@ In a ps/worker cluster (``TF_CONFIG``, see `RunConfig`) the default device funct
 `replica_device_setter`: variables on the ps tasks, everything else on this task. `train`
 opens its session on ``config.master`` as ``config.is_chief``: the chief initializes or
 restores the model and alone writes checkpoints and summaries; other workers wait for it.
-Not implemented: exporting TRAIN/EVAL graphs (``experimental_mode``), distribution strategies,
-and TF's move of the summaries from a legacy ``master`` task to worker 0.
+Not implemented: distribution strategies, and TF's move of the summaries from a legacy
+``master`` task to worker 0.
 """
 
 from __future__ import annotations
@@ -47,7 +50,6 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -57,8 +59,7 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.metrics import mean
 from tensorweave.api.random_ops import set_random_seed
 from tensorweave.api.summary_ops import scalar
-from tensorweave.client.session import Session
-from tensorweave.estimator import evaluation, export
+from tensorweave.estimator import evaluation, export_all
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.estimator.util import fn_args, parse_input_fn_result
@@ -68,9 +69,6 @@ from tensorweave.estimator.warm_starting import (
     warm_start_settings,
 )
 from tensorweave.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
-from tensorweave.saved_model import tag_constants
-from tensorweave.saved_model.builder import SavedModelBuilder
-from tensorweave.saved_model.simple_save import ASSET_FILEPATHS
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,
@@ -267,41 +265,59 @@ class Estimator:
             if not checkpoint_path:
                 _log.info("Could not find trained model in model_dir: %s, running "
                           "initialization to evaluate.", self._model_dir)
-        with Graph().as_default() as g:
-            set_random_seed(self._config.tf_random_seed)
-            global_step = self._create_and_assert_global_step(g)
-            features, labels, input_hooks = parse_input_fn_result(
-                self._call_input_fn(input_fn, ModeKeys.EVAL))
-            spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
-            eval_metric_ops = dict(spec.eval_metric_ops)
-            if LOSS_METRIC_KEY in eval_metric_ops:
-                raise ValueError(f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because '
-                                 "Estimator already defines a default metric with the same "
-                                 "name.")
-            eval_metric_ops[LOSS_METRIC_KEY] = mean(spec.loss)
-            # Sorted, so that the graph is the same every time.
-            update_op = group(*[eval_metric_ops[k][1] for k in sorted(eval_metric_ops)])
-            eval_dict = {k: value for k, (value, _) in eval_metric_ops.items()}
-            if GraphKeys.GLOBAL_STEP in eval_dict:
-                raise ValueError("Metric with name `global_step` is not allowed, because "
-                                 "Estimator already defines a default metric with the same "
-                                 "name.")
-            eval_dict[GraphKeys.GLOBAL_STEP] = global_step.value()
-            scaffold = spec.scaffold
-            if checkpoint_path is None:
-                scaffold = warm_start_scaffold(scaffold, self._warm_start_settings)
-            evaluation.get_or_create_eval_step()
-            if scaffold.local_init_op is not None:
-                # The metric variables and the eval step are new local variables.
-                scaffold = Scaffold(local_init_op=group(scaffold.local_init_op,
-                                                        Scaffold.default_local_init_op()),
-                                    copy_from_scaffold=scaffold)
-            results = evaluation.evaluate_once(
-                checkpoint_path=checkpoint_path, master=self._config.evaluation_master,
-                scaffold=scaffold, eval_ops=update_op, final_ops=eval_dict,
-                hooks=input_hooks + hooks + list(spec.evaluation_hooks),
-                config=self._session_config)
-        evaluation.write_dict_to_summary(self.eval_dir(name), results,
+        with Graph().as_default():
+            scaffold, update_op, eval_dict, all_hooks = self._evaluate_build_graph(
+                input_fn, hooks, checkpoint_path)
+            return self._evaluate_run(checkpoint_path, scaffold, update_op, eval_dict,
+                                      all_hooks, self.eval_dir(name))
+
+    def _evaluate_build_graph(self, input_fn: Callable[..., Any], hooks: list[SessionRunHook],
+                              checkpoint_path: str | None
+                              ) -> tuple[Scaffold, Any, dict[str, Any], list[SessionRunHook]]:
+        """Build the EVAL graph in the default graph: its scaffold, the metrics' update op,
+        the values to report and every hook of the evaluation."""
+        g = get_default_graph()
+        set_random_seed(self._config.tf_random_seed)
+        global_step = self._create_and_assert_global_step(g)
+        features, labels, input_hooks = parse_input_fn_result(
+            self._call_input_fn(input_fn, ModeKeys.EVAL))
+        spec = self._call_model_fn(features, labels, ModeKeys.EVAL, self.config)
+        eval_metric_ops = dict(spec.eval_metric_ops)
+        if LOSS_METRIC_KEY in eval_metric_ops:
+            raise ValueError(f'Metric with name "{LOSS_METRIC_KEY}" is not allowed, because '
+                             "Estimator already defines a default metric with the same "
+                             "name.")
+        eval_metric_ops[LOSS_METRIC_KEY] = mean(spec.loss)
+        # Sorted, so that the graph is the same every time.
+        update_op = group(*[eval_metric_ops[k][1] for k in sorted(eval_metric_ops)])
+        eval_dict = {k: value for k, (value, _) in eval_metric_ops.items()}
+        if GraphKeys.GLOBAL_STEP in eval_dict:
+            raise ValueError("Metric with name `global_step` is not allowed, because "
+                             "Estimator already defines a default metric with the same "
+                             "name.")
+        eval_dict[GraphKeys.GLOBAL_STEP] = global_step.value()
+        scaffold = spec.scaffold
+        if checkpoint_path is None:
+            scaffold = warm_start_scaffold(scaffold, self._warm_start_settings)
+        evaluation.get_or_create_eval_step()
+        if scaffold.local_init_op is not None:
+            # The metric variables and the eval step are new local variables.
+            scaffold = Scaffold(local_init_op=group(scaffold.local_init_op,
+                                                    Scaffold.default_local_init_op()),
+                                copy_from_scaffold=scaffold)
+        return scaffold, update_op, eval_dict, input_hooks + hooks + list(
+            spec.evaluation_hooks)
+
+    def _evaluate_run(self, checkpoint_path: str | None, scaffold: Scaffold, update_op: Any,
+                      eval_dict: dict[str, Any], all_hooks: list[SessionRunHook],
+                      output_dir: str) -> dict[str, Any]:
+        """Run the evaluation built by `_evaluate_build_graph` and write its results as
+        summaries to `output_dir`."""
+        results = evaluation.evaluate_once(
+            checkpoint_path=checkpoint_path, master=self._config.evaluation_master,
+            scaffold=scaffold, eval_ops=update_op, final_ops=eval_dict, hooks=all_hooks,
+            config=self._session_config)
+        evaluation.write_dict_to_summary(output_dir, results,
                                          int(results[GraphKeys.GLOBAL_STEP]))
         return results
 
@@ -351,12 +367,13 @@ class Estimator:
     def export_saved_model(self, export_dir_base: str | bytes,
                            serving_input_receiver_fn: Callable[[], Any],
                            assets_extra: dict[str, str] | None = None, as_text: bool = False,
-                           checkpoint_path: str | None = None) -> bytes:
+                           checkpoint_path: str | None = None,
+                           experimental_mode: str = ModeKeys.PREDICT) -> bytes:
         """Export the model for serving as a SavedModel in a new ``<export_dir_base>/<unix
         seconds>`` directory; returns its path (bytes); see the module docstring."""
         return self._export_saved_model(export_dir_base, serving_input_receiver_fn,
                                         assets_extra, as_text, checkpoint_path,
-                                        strip_default_attrs=True)
+                                        strip_default_attrs=True, mode=experimental_mode)
 
     def export_savedmodel(self, export_dir_base: str | bytes,
                           serving_input_receiver_fn: Callable[[], Any],
@@ -371,27 +388,24 @@ class Estimator:
     def _export_saved_model(self, export_dir_base: str | bytes,
                             serving_input_receiver_fn: Callable[[], Any],
                             assets_extra: dict[str, str] | None, as_text: bool,
-                            checkpoint_path: str | None, strip_default_attrs: bool) -> bytes:
+                            checkpoint_path: str | None, strip_default_attrs: bool,
+                            mode: str = ModeKeys.PREDICT) -> bytes:
         if serving_input_receiver_fn is None:
             raise ValueError("An input_receiver_fn must be defined.")
-        checkpoint_path = checkpoint_path or self._checkpoint_to_export()
-        export_dir = export.get_timestamped_export_dir(export_dir_base)
-        temp_dir = export.get_temp_export_dir(export_dir)
-        try:
-            builder = SavedModelBuilder(os.fsdecode(temp_dir))
-            self._add_predict_meta_graph(builder, serving_input_receiver_fn, checkpoint_path,
-                                         strip_default_attrs)
-            builder.save(as_text)
-            for relative, source in (assets_extra or {}).items():
-                destination = os.path.join(os.fsdecode(temp_dir), "assets.extra", relative)
-                os.makedirs(os.path.dirname(destination), exist_ok=True)
-                shutil.copyfile(source, destination)
-        except BaseException:
-            shutil.rmtree(temp_dir, ignore_errors=True)
-            raise
-        os.rename(temp_dir, export_dir)
-        _log.info("SavedModel written to: %s", os.fsdecode(export_dir))
-        return export_dir
+        return export_all.export_all_saved_models(
+            self, export_dir_base, {mode: serving_input_receiver_fn}, assets_extra, as_text,
+            checkpoint_path, strip_default_attrs)
+
+    def experimental_export_all_saved_models(
+            self, export_dir_base: str | bytes,
+            input_receiver_fn_map: dict[str, Callable[[], Any]],
+            assets_extra: dict[str, str] | None = None, as_text: bool = False,
+            checkpoint_path: str | None = None) -> bytes:
+        """Export the graphs of every mode of `input_receiver_fn_map` (TRAIN and EVAL with
+        `export_all.SupervisedInputReceiver`s, PREDICT with a serving receiver) into one new
+        ``<export_dir_base>/<unix seconds>`` SavedModel; returns its path (bytes)."""
+        return export_all.export_all_saved_models(self, export_dir_base, input_receiver_fn_map,
+                                                  assets_extra, as_text, checkpoint_path)
 
     def _checkpoint_to_export(self) -> str:
         path = latest_checkpoint(self._model_dir)
@@ -401,41 +415,6 @@ class Estimator:
             path = self._warm_start_settings.ckpt_to_initialize_from
             return latest_checkpoint(path) if os.path.isdir(path) else path
         raise ValueError(f"Couldn't find trained model at {self._model_dir}.")
-
-    def _add_predict_meta_graph(self, builder: SavedModelBuilder,
-                                serving_input_receiver_fn: Callable[[], Any],
-                                checkpoint_path: str, strip_default_attrs: bool) -> None:
-        """Build the PREDICT graph on the receiver's features, restore `checkpoint_path` into
-        it and add it to `builder` under the ``serve`` tag."""
-        with Graph().as_default() as g:
-            self._create_and_assert_global_step(g)
-            set_random_seed(self._config.tf_random_seed)
-            receiver = serving_input_receiver_fn()
-            spec = self._call_model_fn(receiver.features, getattr(receiver, "labels", None),
-                                       ModeKeys.PREDICT, self.config)
-            signature_def_map = export.build_all_signature_defs(
-                receiver.receiver_tensors, spec.export_outputs,
-                getattr(receiver, "receiver_tensors_alternatives", None))
-            local_init_op = spec.scaffold.local_init_op
-            if local_init_op is None:
-                local_init_op = Scaffold.default_local_init_op()
-            # The same saver restores the checkpoint now and the SavedModel when it is loaded.
-            saver = spec.scaffold.saver or Saver(sharded=True)
-            with Session(config=self._session_config) as session:
-                try:
-                    saver.restore(session, checkpoint_path)
-                except errors.NotFoundError as exc:
-                    raise ValueError(
-                        "Could not load all requested variables from checkpoint. Please make "
-                        "sure your model_fn does not expect variables that were not saved in "
-                        f"the checkpoint.\n\nEncountered error with mode `{ModeKeys.PREDICT}` "
-                        f"while restoring checkpoint from: `{checkpoint_path}`. Full "
-                        f"Traceback:\n\n{exc}") from exc
-                builder.add_meta_graph_and_variables(
-                    session, [tag_constants.SERVING], signature_def_map=signature_def_map,
-                    assets_collection=g.get_collection(ASSET_FILEPATHS),
-                    main_op=local_init_op, saver=saver,
-                    strip_default_attrs=strip_default_attrs)
 
     # -- calling the user's functions ---------------------------------------------------------
 

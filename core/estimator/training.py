@@ -9,21 +9,24 @@ Contract: the specs validate their arguments with TF's errors. `train_and_evalua
   ``eval_spec.throttle_secs`` seconds have passed since the last evaluation, and evaluates the
   final checkpoint at the end if it was not evaluated yet. How often checkpoints come is the
   `RunConfig` (``save_checkpoints_steps``/``save_checkpoints_secs``). Returns
-  ``(metrics, [])``: the last evaluation's result and no exports.
+  ``(metrics, exports)``: the last evaluation's result and its exporters' results.
 - ``ps``: starts this task's `tensorweave.train.Server` and joins it: it never returns.
 - ``chief``/``worker``: starts this task's server, waits ``(task_id + 1) * 5`` seconds (at most
   ``experimental_max_worker_delay_secs``, default 60) if it is a ``worker``, then
   `Estimator.train` to ``max_steps`` on ``config.master`` (see `Estimator` for the chief's
   role); returns ``(None, [])``.
 - ``master`` (legacy): trains as the chief and evaluates its checkpoints as in local mode;
-  returns ``(metrics, [])``.
+  returns ``(metrics, exports)``.
 - ``evaluator`` (index 0 only): waits ``eval_spec.start_delay_secs``, then evaluates each new
   checkpoint of `model_dir`, at most every ``throttle_secs`` seconds, until one reaches
-  ``max_steps`` (forever without ``max_steps``); returns ``(metrics, [])`` of the last one.
+  ``max_steps`` (forever without ``max_steps``); returns ``(metrics, exports)`` of the last
+  one.
 
 A one-task cluster starts no server: its master is local. Deviation from TF: a chief's,
 worker's or master's server stops when its training ends (TF's lives until its process exits).
-Exporters are not implemented (a non-empty `exporters` raises ``ValueError``).
+After each evaluation, every exporter of ``eval_spec.exporters`` (`tensorweave.estimator.
+exporter`) is called on the evaluated checkpoint, with ``is_the_final_export`` true once the
+evaluated global step reaches ``train_spec.max_steps``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from typing import Any
 
 from tensorweave.client.config import ConfigProto
 from tensorweave.estimator.estimator import Estimator
+from tensorweave.estimator.exporter import check_exporters, export_eval_result
 from tensorweave.estimator.run_config import RunConfig, TaskType
 from tensorweave.framework.graph import GraphKeys
 from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener, SecondOrStepTimer
@@ -93,27 +97,28 @@ class EvalSpec(namedtuple("EvalSpec", ["input_fn", "steps", "name", "hooks", "ex
             raise ValueError(f"Must specify steps > 0, given: {steps}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"`name` must be string, given: {name}")
-        if exporters:
-            raise ValueError("EvalSpec(exporters=...) is not supported: tensorweave has no "
-                             "SavedModel export.")
         if start_delay_secs < 0:
             raise ValueError(f"Must specify start_delay_secs >= 0, given: {start_delay_secs}")
         if throttle_secs < 0:
             raise ValueError(f"Must specify throttle_secs >= 0, given: {throttle_secs}")
-        return super().__new__(cls, input_fn, steps, name, _validate_hooks(hooks), (),
-                               start_delay_secs, throttle_secs)
+        return super().__new__(cls, input_fn, steps, name, _validate_hooks(hooks),
+                               check_exporters(exporters), start_delay_secs, throttle_secs)
 
 
 class _Evaluator:
-    """Evaluates the estimator's newest checkpoint, once per checkpoint."""
+    """Evaluates the estimator's newest checkpoint, once per checkpoint, and exports it."""
 
-    def __init__(self, estimator: Estimator, eval_spec: EvalSpec) -> None:
+    def __init__(self, estimator: Estimator, eval_spec: EvalSpec,
+                 max_training_steps: int | None) -> None:
         self._estimator = estimator
         self._eval_spec = eval_spec
+        self._max_training_steps = max_training_steps
         self._previous_ckpt_path: str | None = None
+        self.export_results: list[Any] = []
 
     def evaluate(self) -> dict[str, Any] | None:
-        """The metrics of the newest checkpoint, or ``None`` if there is no new one."""
+        """The metrics of the newest checkpoint, or ``None`` if there is no new one; the
+        exporters' results are left in `export_results`."""
         latest = self._estimator.latest_checkpoint()
         if not latest:
             _log.warning("Estimator is not trained yet. Will start an evaluation when a "
@@ -133,6 +138,10 @@ class _Evaluator:
         if GraphKeys.GLOBAL_STEP not in metrics:
             raise RuntimeError("Internal error: `Estimator.evaluate` result should have "
                                f"`global_step` in result. Given {metrics}")
+        is_the_final_export = bool(self._max_training_steps) and (
+            metrics[GraphKeys.GLOBAL_STEP] >= self._max_training_steps)
+        self.export_results = export_eval_result(self._estimator, self._eval_spec.exporters,
+                                                 latest, metrics, is_the_final_export)
         self._previous_ckpt_path = latest
         return metrics
 
@@ -207,11 +216,11 @@ def _run_local(estimator: Estimator, train_spec: TrainSpec,
               "Checkpoint frequency is determined based on RunConfig arguments: "
               "save_checkpoints_steps %s or save_checkpoints_secs %s.",
               config.save_checkpoints_steps, config.save_checkpoints_secs)
-    listener = _NewCheckpointListenerForEvaluate(_Evaluator(estimator, eval_spec),
-                                                 eval_spec.throttle_secs)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    listener = _NewCheckpointListenerForEvaluate(evaluator, eval_spec.throttle_secs)
     estimator.train(input_fn=train_spec.input_fn, max_steps=train_spec.max_steps,
                     hooks=list(train_spec.hooks), saving_listeners=[listener])
-    return listener.eval_result, []
+    return listener.eval_result, evaluator.export_results
 
 
 def _run_ps(estimator: Estimator, train_spec: TrainSpec,
@@ -230,10 +239,10 @@ def _run_trainer(estimator: Estimator, train_spec: TrainSpec,
 
 def _run_master(estimator: Estimator, train_spec: TrainSpec,
                 eval_spec: EvalSpec) -> tuple[dict[str, Any] | None, list[Any]]:
-    listener = _NewCheckpointListenerForEvaluate(_Evaluator(estimator, eval_spec),
-                                                 eval_spec.throttle_secs)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
+    listener = _NewCheckpointListenerForEvaluate(evaluator, eval_spec.throttle_secs)
     _start_distributed_training(estimator, train_spec, [listener])
-    return listener.eval_result, []
+    return listener.eval_result, evaluator.export_results
 
 
 def _run_evaluator(estimator: Estimator, train_spec: TrainSpec,
@@ -242,7 +251,7 @@ def _run_evaluator(estimator: Estimator, train_spec: TrainSpec,
     if eval_spec.start_delay_secs:
         _log.info("Waiting %f secs before starting eval.", eval_spec.start_delay_secs)
         time.sleep(eval_spec.start_delay_secs)
-    evaluator = _Evaluator(estimator, eval_spec)
+    evaluator = _Evaluator(estimator, eval_spec, train_spec.max_steps)
     while True:
         start = time.monotonic()
         metrics = evaluator.evaluate()
@@ -251,7 +260,7 @@ def _run_evaluator(estimator: Estimator, train_spec: TrainSpec,
             if train_spec.max_steps and global_step >= train_spec.max_steps:
                 _log.info("Exiting evaluation, global_step=%s >= train max_steps=%s",
                           global_step, train_spec.max_steps)
-                return metrics, []
+                return metrics, evaluator.export_results
         # Evaluations are throttled, not synchronized: checkpoints come when the chief saves.
         remaining = eval_spec.throttle_secs - (time.monotonic() - start)
         if remaining > 0:

@@ -27,6 +27,7 @@ from tensorweave.plugins.kernels import (
     example_json,
     fractional_pool,
     grad,
+    grad_grad,
     image,
     image_box,
     image_color,
@@ -77,6 +78,7 @@ KERNEL_MODULES = (
     image, sparse_ops, random_distributions, image_color, image_resize,
     image_box, image_patches, misc_ops, linalg, bitwise, complex, spectral,
     image_nms, image_glimpse, matrix_diag_v2, fractional_pool,
+    grad_grad,
 )
 # host-only kernels, which the gpu plugin does not mirror (as in TF): input pipelines,
 # summaries, Assert and Print, py_func, string ops, queues, Example parsing, accumulators,

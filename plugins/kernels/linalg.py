@@ -13,6 +13,7 @@ of a matrix that is not positive definite, mismatched solver operands. ``Cholesk
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -45,12 +46,24 @@ def _out(ctx: KernelContext, value: Any, index: int = 0) -> Any:
     return value if value.dtype == dtype else value.astype(dtype)
 
 
+def _raising(xp: Any) -> contextlib.AbstractContextManager[Any]:
+    """A block in which `xp`'s factorizations report a breakdown as LinAlgError: numpy always
+    does; cupy only under ``cupyx.errstate(linalg="raise")``, and otherwise returns whatever
+    cuSOLVER left (a failed Cholesky is finite garbage)."""
+    if xp is np:
+        return contextlib.nullcontext()
+    import cupyx
+
+    return cupyx.errstate(linalg="raise")
+
+
 def _checked(ctx: KernelContext, message: str, fn: Callable[[], Any], *inputs: Any) -> Any:
-    """``fn()``, failing with `message` where the factorization broke down: numpy raises
-    LinAlgError, cupy answers inf/NaN (checked only for finite inputs)."""
+    """``fn()``, failing with `message` where the factorization broke down: LinAlgError (see
+    `_raising`), or an inf/NaN result from finite inputs."""
     xp = ctx.xp
     try:
-        result = fn()
+        with _raising(xp):
+            result = fn()
     except np.linalg.LinAlgError:
         raise _invalid(ctx, message) from None
     parts = result if isinstance(result, tuple) else (result,)

@@ -16,6 +16,7 @@ from tensorweave.plugins.standard_ops import (
     array_extra,
     array_extra_grad,
     array_grad,
+    array_grad_grad,
     bitwise,
     bitwise_grad,
     candidate_sampling,
@@ -32,6 +33,7 @@ from tensorweave.plugins.standard_ops import (
     depthwise,
     example_json,
     fractional_pool,
+    grad_grad_ops,
     grad_ops,
     image,
     image_box,
@@ -51,6 +53,7 @@ from tensorweave.plugins.standard_ops import (
     lookup,
     math,
     math_grad,
+    math_grad_grad,
     matrix_diag_v2,
     matrix_diag_v2_grad,
     misc_ops,
@@ -61,9 +64,12 @@ from tensorweave.plugins.standard_ops import (
     nn_extra,
     nn_extra_grad,
     nn_grad,
+    nn_grad_grad,
+    not_differentiable,
     parsing,
     random,
     random_distributions,
+    random_grad,
     readers,
     scatter,
     scatter_grad,
@@ -102,6 +108,7 @@ MODULES = (
     image_patches, dataset, summary, script_ops, string_ops,
     sparse_ops, data_flow_ops, parsing, accumulators, readers, candidate_sampling, sparse_cross,
     csv, random_distributions, image_io, misc_ops, linalg, complex, spectral, bitwise,
+    grad_grad_ops,
 )
 GRADIENT_MODULES = (
     matrix_diag_v2_grad,
@@ -113,6 +120,7 @@ GRADIENT_MODULES = (
     conv_grad, image_grad, image_resize_grad, image_patches_grad, while_grad, script_ops_grad,
     sparse_grad, sparse_extra_grad, misc_ops_grad, linalg_grad,
     complex_grad, spectral_grad, bitwise_grad,
+    nn_grad_grad, math_grad_grad, array_grad_grad, random_grad, not_differentiable,
 )
 
 

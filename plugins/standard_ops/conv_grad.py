@@ -62,7 +62,7 @@ def register(registry: Any) -> None:
     conv2d = convolution_grads("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",
                                CONV2D_ATTRS)
     # Conv2D's own gradient is registered with the other core nn ops (nn_grad); the depthwise
-    # backprops have no gradient, as in TF.
+    # backprops' with the other second-order gradients (nn_grad_grad).
     registry.add("DepthwiseConv2dNative", depthwise["DepthwiseConv2dNative"])
     registry.add("Conv2DBackpropInput", conv2d["Conv2DBackpropInput"])
     registry.add("Conv2DBackpropFilter", conv2d["Conv2DBackpropFilter"])

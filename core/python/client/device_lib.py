@@ -1,0 +1,58 @@
+"""Alias of ``tensorflow.python.client.device_lib``: the devices a local session would get.
+
+Contract: `list_local_devices(session_config=None)` returns one `LocalDevice` per device that the
+plugins offer a local task under `session_config` (a `ConfigProto`), in the order a session
+lists them, each with TF's ``name`` (``/device:CPU:0``), ``device_type``, ``memory_limit``
+(bytes: the host's physical memory for host devices, the card's total memory for CUDA devices)
+and ``incarnation``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import attrs
+
+from tensorweave.client.config import ConfigProto
+from tensorweave.plugin_manager import get_registries
+from tensorweave.runtime.device import Device, TaskSpec
+from tensorweave.runtime.worker import create_devices
+
+
+@attrs.frozen
+class LocalDevice:
+    """TF's ``DeviceAttributes`` of one local device."""
+
+    name: str
+    device_type: str
+    memory_limit: int
+    incarnation: int
+    physical_device_desc: str = ""
+
+
+def _cuda(device: Device) -> Any:
+    """The CUDA device behind a GPU device, else ``None``."""
+    if device.device_type != "GPU":
+        return None
+    from tensorweave.plugins.gpu.devices import cuda_device_of  # needs cupy: GPU devices only
+
+    return cuda_device_of(device)
+
+
+def _local(device: Device) -> LocalDevice:
+    gpu = _cuda(device)
+    if gpu is None:
+        memory, desc = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), ""
+    else:
+        memory = int(gpu.cupy.cuda.Device(gpu.ordinal).mem_info[1])
+        desc = f"device: {gpu.ordinal}, name: {gpu.name}"
+    return LocalDevice(name=f"/device:{device.device_type}:{device.index}",
+                       device_type=device.device_type, memory_limit=memory,
+                       incarnation=device.incarnation, physical_device_desc=desc)
+
+
+def list_local_devices(session_config: Any = None) -> list[LocalDevice]:
+    """The local devices; see the module docstring."""
+    config = session_config if session_config is not None else ConfigProto()
+    return [_local(d) for d in create_devices(TaskSpec(), config, get_registries())]

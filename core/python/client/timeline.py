@@ -1,0 +1,35 @@
+"""Alias of ``tensorflow.python.client.timeline``: a traced step's stats as a Chrome trace.
+
+Contract: ``Timeline(run_metadata.step_stats).generate_chrome_trace_format()`` is the JSON text
+of `tensorweave.contrib.trace.to_chrome_trace` for that step. TF's `graph` argument is accepted
+and unused: tensorweave draws a transfer's flow arrow from the step's partition graphs instead,
+so a step whose stats hold ``_Send``/``_Recv`` nodes needs `partition_graphs`
+(``run_metadata.partition_graphs`` of a run with ``output_partition_graphs=True``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tensorweave.client.config import RunMetadata
+from tensorweave.contrib.trace import to_chrome_trace
+from tensorweave.framework.graph_def import GraphDef
+
+
+class Timeline:
+    """One traced step, ready to be written as a Chrome trace."""
+
+    def __init__(self, step_stats: Any, graph: Any = None,
+                 partition_graphs: Sequence[GraphDef] = ()) -> None:
+        self._metadata = RunMetadata(step_stats=step_stats,
+                                     partition_graphs=list(partition_graphs))
+
+    def generate_chrome_trace_format(self, show_dataflow: bool = True,
+                                     show_memory: bool = False) -> str:
+        """The trace as JSON text; `show_dataflow=False` leaves out the transfer arrows."""
+        trace = to_chrome_trace(self._metadata)
+        if not show_dataflow:
+            trace["traceEvents"] = [e for e in trace["traceEvents"] if e["ph"] not in "sf"]
+        return json.dumps(trace)

@@ -1,0 +1,1 @@
+"""Alias of ``tensorflow.python.data.ops``: tensorweave's objects under TF's private paths."""

@@ -1,0 +1,19 @@
+"""Alias of ``tensorflow.python.framework.ops``: re-exports graph building (``tf.Graph``, scopes,
+collections, gradient registration).
+"""
+
+from tensorweave.api.custom_gradient import NotDifferentiable, RegisterGradient, no_gradient
+from tensorweave.api.misc_ops import init_scope, op_scope
+from tensorweave.api.scopes import *
+from tensorweave.client.session import get_default_session
+from tensorweave.framework.constant_op import convert_to_tensor
+from tensorweave.framework.graph import (
+    Graph,
+    GraphKeys,
+    Operation,
+    Tensor,
+    get_default_graph,
+    reset_default_graph,
+)
+from tensorweave.framework.indexed_slices import *
+from tensorweave.framework.tensor_conversion_registry import register_tensor_conversion_function

@@ -1,0 +1,11 @@
+"""Alias of ``tensorflow.python.framework.tensor_shape``: re-exports `tensorweave.tensor_shape`."""
+
+from tensorweave.tensor_shape import (
+    Dimension,
+    TensorShape,
+    as_shape,
+    dimension_at_index,
+    dimension_value,
+    scalar,
+    unknown_shape,
+)

@@ -1,0 +1,1 @@
+"""Alias of ``tensorflow.python.layers``: tensorweave's objects under TF's private paths."""

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.image_ops``: re-exports `tensorweave.image`."""
+
+from tensorweave.image import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.init_ops``: re-exports tensorweave's initializers."""
+
+from tensorweave.api.init_ops import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.logging_ops``: re-exports ``tf.Print`` and ``tf.Assert``."""
+
+from tensorweave.api.logging_ops import *

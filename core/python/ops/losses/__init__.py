@@ -1,0 +1,1 @@
+"""Alias of ``tensorflow.python.ops.losses``: tensorweave's objects under TF's private paths."""

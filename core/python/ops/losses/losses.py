@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.losses.losses``: re-exports `tensorweave.losses`."""
+
+from tensorweave.losses import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.rnn_cell_impl``: re-exports ``tf.nn.rnn_cell``."""
+
+from tensorweave.api.rnn_cell import *

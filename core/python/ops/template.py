@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.ops.template``: re-exports ``tf.make_template``."""
+
+from tensorweave.api.template import *

@@ -1,0 +1,5 @@
+"""Alias of ``tensorflow.python.ops.variables``: re-exports ``tf.Variable`` and the variable
+collections.
+"""
+
+from tensorweave.variables import *

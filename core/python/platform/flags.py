@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.platform.flags``: re-exports `tensorweave.flags`."""
+
+from tensorweave.flags import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.training.input``: re-exports the queue-based input pipeline."""
+
+from tensorweave.train.input import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.training.momentum``: re-exports ``tf.train.MomentumOptimizer``."""
+
+from tensorweave.train.optimizers import MomentumOptimizer

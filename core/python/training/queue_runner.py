@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.training.queue_runner``: re-exports ``tf.train.QueueRunner``."""
+
+from tensorweave.train.queue_runner import *

@@ -1,0 +1,3 @@
+"""Alias of ``tensorflow.python.training.supervisor``: re-exports ``tf.train.Supervisor``."""
+
+from tensorweave.train.supervisor import *
