@@ -42,6 +42,7 @@ from tensorweave.api.layers import (
 from tensorweave.api.layers import flatten as _core_flatten
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.variable_scope import variable_scope
+from tensorweave.contrib import layers_summaries as _summaries
 from tensorweave.contrib.framework import add_arg_scope, model_variable
 from tensorweave.contrib.layers_utils import collect_named_outputs
 from tensorweave.contrib.optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
@@ -60,7 +61,7 @@ __all__ = [
     "batch_norm", "conv2d", "convolution2d", "dropout", "embed_sequence", "flatten",
     "fully_connected", "l1_l2_regularizer", "l1_regularizer", "l2_regularizer", "linear",
     "max_pool2d", "optimize_loss", "sum_regularizer", "variance_scaling_initializer",
-    "xavier_initializer", "xavier_initializer_conv2d", *_EXTRA_LAYERS,
+    "xavier_initializer", "xavier_initializer_conv2d", *_EXTRA_LAYERS, *_summaries.__all__,
 ]
 
 # stddev of a unit normal truncated to [-2, 2], as `init_ops` corrects for it
@@ -460,4 +461,6 @@ def embed_sequence(ids: Any, vocab_size: int | None = None, embed_dim: int | Non
 def __getattr__(name: str) -> Any:
     if name in _EXTRA_LAYERS:
         return getattr(importlib.import_module("tensorweave.contrib.layers_extra"), name)
+    if name in _summaries.__all__:
+        return getattr(_summaries, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -52,10 +52,10 @@ from tensorweave.api.rnn_cell import (
     MultiRNNCell,
     ResidualWrapper,
     RNNCell,
+    _CellHolder,
     _input_depth,
     _Wrapper,
 )
-from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import get_variable, get_variable_scope, variable_scope
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
@@ -368,48 +368,21 @@ class LSTMBlockFusedCell(LSTMBlockCell):
                                time_major=True)
 
 
-class _BuiltStep(RNNCell):
+class _BuiltStep(_CellHolder):
     """One step of an already built cell, for a loop that must not open the cell's scope."""
 
-    def __init__(self, cell: RNNCell) -> None:
-        super().__init__()
-        self._cell = cell
-
-    @property
-    def state_size(self) -> Any:
-        return self._cell.state_size
-
-    @property
-    def output_size(self) -> Any:
-        return self._cell.output_size
-
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
+        # the cell's own zero state, under no name scope of this step's
         return self._cell.zero_state(batch_size, dtype)
 
     def __call__(self, inputs: Any, state: Any, scope: Any = None) -> tuple[Any, Any]:
         return self._cell.call(inputs, state)
 
 
-class _ScopedWrapper(RNNCell):
+class _ScopedWrapper(_CellHolder):
     """A cell around another that owns a variable scope and calls the cell inside it."""
 
-    def __init__(self, cell: Any) -> None:
-        super().__init__()
-        if not isinstance(cell, RNNCell):
-            raise TypeError("The parameter cell is not RNNCell.")
-        self._cell = cell
-
-    @property
-    def state_size(self) -> Any:
-        return self._cell.state_size
-
-    @property
-    def output_size(self) -> Any:
-        return self._cell.output_size
-
-    def zero_state(self, batch_size: Any, dtype: Any) -> Any:
-        with name_scope(f"{type(self).__name__}ZeroState", values=[batch_size]):
-            return self._cell.zero_state(batch_size, dtype)
+    _not_a_cell = "The parameter cell is not RNNCell."
 
 
 class OutputProjectionWrapper(_ScopedWrapper):

@@ -67,21 +67,9 @@ class Decoder:
 
 def _map(fn: Callable[..., Any], *structures: Any) -> Any:
     """``fn`` over the leaves of same-shaped nests, packed as the first (whose TensorArray
-    leaves are replaced, not rebuilt from a flow as `_pack_as` does)."""
-    leaves = iter([fn(*leaf) for leaf in zip(*(_flatten(s) for s in structures))])
-
-    def pack(s: Any) -> Any:
-        if isinstance(s, dict):
-            packed = {k: pack(s[k]) for k in sorted(s)}
-            return type(s)((k, packed[k]) for k in s)
-        if isinstance(s, list):
-            return [pack(item) for item in s]
-        if isinstance(s, tuple):
-            items = [pack(item) for item in s]
-            return type(s)(*items) if hasattr(s, "_fields") else tuple(items)
-        return next(leaves)
-
-    return pack(structures[0])
+    leaves are replaced, not rebuilt from a flow)."""
+    leaves = [fn(*leaf) for leaf in zip(*(_flatten(s) for s in structures))]
+    return _pack_as(structures[0], leaves, rebuild_flows=False)
 
 
 def _tensors(structure: Any) -> list[Tensor]:

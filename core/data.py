@@ -4,7 +4,13 @@
 from types import SimpleNamespace
 
 from tensorweave.api.csv_ops import CsvDataset
-from tensorweave.api.dataset_ops import AUTOTUNE, Dataset, TextLineDataset, TFRecordDataset
+from tensorweave.api.dataset_ops import (
+    AUTOTUNE,
+    Dataset,
+    TextLineDataset,
+    TFRecordDataset,
+    dense_to_sparse_batch,
+)
 from tensorweave.api.iterator_checkpoint import make_saveable_from_iterator
 from tensorweave.api.iterator_ops import (
     Iterator,
@@ -16,7 +22,9 @@ from tensorweave.api.iterator_ops import (
 )
 
 experimental = SimpleNamespace(AUTOTUNE=AUTOTUNE, CsvDataset=CsvDataset,
-                               make_saveable_from_iterator=make_saveable_from_iterator)
+                               dense_to_sparse_batch=dense_to_sparse_batch,
+                               make_saveable_from_iterator=make_saveable_from_iterator,
+                               unbatch=lambda: Dataset.unbatch)
 
 __all__ = ["Dataset", "Iterator", "TFRecordDataset", "TextLineDataset", "experimental",
            "get_output_classes", "get_output_shapes", "get_output_types",

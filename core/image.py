@@ -3,6 +3,7 @@
 from tensorweave.api.image_box_ops import *  # noqa: F403
 from tensorweave.api.image_color_ops import *  # noqa: F403
 from tensorweave.api.image_io_ops import (  # noqa: F401
+    decode_and_crop_jpeg,
     decode_bmp,
     decode_gif,
     decode_image,
@@ -10,6 +11,7 @@ from tensorweave.api.image_io_ops import (  # noqa: F401
     decode_png,
     encode_jpeg,
     encode_png,
+    extract_jpeg_shape,
     is_jpeg,
 )
 from tensorweave.api.image_measure_ops import *  # noqa: F403

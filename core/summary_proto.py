@@ -7,7 +7,7 @@ numbers, from TF's protos:
 
     Summary        { repeated Value value = 1; }
     Summary.Value  { string tag = 1; float simple_value = 2; Image image = 4;
-                     HistogramProto histo = 5; }
+                     HistogramProto histo = 5; string node_name = 7; }
     Summary.Image  { int32 height = 1; int32 width = 2; int32 colorspace = 3;
                      bytes encoded_image_string = 4; }
     HistogramProto { double min = 1; double max = 2; double num = 3; double sum = 4;
@@ -119,12 +119,14 @@ class SummaryImage:
 @attrs.define
 class SummaryValue:
     """``Summary.Value``: a tag and one of `simple_value`, `image` or `histo` (None: none of
-    those; other kinds keep only their tag here)."""
+    those; other kinds keep only their tag here). `node_name` is TF's optional name of the
+    node that produced the value."""
 
     tag: str
     simple_value: float | None = None
     histo: HistogramProto | None = None
     image: SummaryImage | None = None
+    node_name: str = ""
 
     def SerializeToString(self) -> bytes:  # noqa: N802
         out = bytes_field(1, self.tag.encode())
@@ -134,11 +136,11 @@ class SummaryValue:
             out += bytes_field(4, self.image.SerializeToString(), always=True)
         if self.histo is not None:
             out += bytes_field(5, self.histo.SerializeToString(), always=True)
-        return out
+        return out + bytes_field(7, self.node_name.encode())
 
     @classmethod
     def FromString(cls, data: bytes) -> SummaryValue:  # noqa: N802
-        tag, simple, histo, image = "", None, None, None
+        tag, simple, histo, image, node_name = "", None, None, None, ""
         for number, wire_type, raw in fields(data):
             if number == 1 and wire_type == wire.BYTES:
                 tag = raw.decode("utf-8")
@@ -148,7 +150,9 @@ class SummaryValue:
                 image = SummaryImage.FromString(raw)
             elif number == 5 and wire_type == wire.BYTES:
                 histo = HistogramProto.FromString(raw)
-        return cls(tag, simple, histo, image)
+            elif number == 7 and wire_type == wire.BYTES:
+                node_name = raw.decode("utf-8")
+        return cls(tag, simple, histo, image, node_name)
 
 
 class SummaryValues(list):  # type: list[SummaryValue]

@@ -1,6 +1,7 @@
 """Shared numeric test helpers: running fetches in a fresh session, central differences (the
-reference for the gradient tests of Python-level models), numerical gradient checks of ops and
-TF's SAME/VALID window geometry for the loop-based convolution and pooling references."""
+reference for the gradient tests of Python-level models and of a graph's scalar loss),
+numerical gradient checks of ops and TF's SAME/VALID window geometry for the loop-based
+convolution and pooling references."""
 
 from __future__ import annotations
 
@@ -26,6 +27,20 @@ def numeric_grad(f: Callable[[np.ndarray], float], x: np.ndarray,
         d = np.zeros_like(x)
         d[index] = eps
         out[index] = (f(x + d) - f(x - d)) / (2 * eps)
+    return out
+
+
+def fetched_numeric_grad(loss: tw.Tensor, x: tw.Tensor, x0: np.ndarray,
+                         eps: float = 1e-6) -> np.ndarray:
+    """d loss / d x at ``x = x0`` by central differences of step `eps`, each side a run of the
+    graph's scalar `loss` with `x0`, one element moved, fed to `x`."""
+    out = np.zeros_like(x0)
+    with tw.Session() as sess:
+        for idx in np.ndindex(x0.shape):
+            up, down = x0.copy(), x0.copy()
+            up[idx] += eps
+            down[idx] -= eps
+            out[idx] = (sess.run(loss, {x: up}) - sess.run(loss, {x: down})) / (2 * eps)
     return out
 
 

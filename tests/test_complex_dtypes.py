@@ -15,13 +15,9 @@ from tensorweave.framework.graph_def_proto import GraphDef, parse_tensor, tensor
 from tensorweave.plugins.grpc import wire
 from tensorweave.proto_message import Field, to_binary
 from tensorweave.train.local_cluster import LocalCluster
+from tests.numeric import fetched_numeric_grad, run
 
 Z = np.array([[1 + 2j, -3.5j], [0.25, -1 - 1j]], np.complex64)
-
-
-def run(fetches, feed_dict=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict)
 
 
 # -- dtypes -------------------------------------------------------------------------------
@@ -214,18 +210,6 @@ def test_ops_tf_keeps_real_reject_complex() -> None:
 # -- gradients ------------------------------------------------------------------------------
 
 
-def finite_difference(loss: tf.Tensor, x: tf.Tensor, x0: np.ndarray,
-                      eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x0)
-    with tf.Session() as sess:
-        for idx in np.ndindex(x0.shape):
-            up, down = x0.copy(), x0.copy()
-            up[idx] += eps
-            down[idx] -= eps
-            out[idx] = (sess.run(loss, {x: up}) - sess.run(loss, {x: down})) / (2 * eps)
-    return out
-
-
 LOSSES: dict[str, Callable] = {
     "mul_conj": lambda z, w: tf.real(z * tf.conj(z) * w),
     "div": lambda z, w: tf.imag(w / (z + 3.0)),
@@ -250,4 +234,4 @@ def test_gradients_of_real_losses_through_complex_math_match_finite_differences(
     loss = tf.reduce_sum(LOSSES[name](z, w))
     (grad,) = tf.gradients(loss, [x])
     got = run(grad, {x: x0})
-    np.testing.assert_allclose(got, finite_difference(loss, x, x0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, fetched_numeric_grad(loss, x, x0), rtol=1e-5, atol=1e-6)

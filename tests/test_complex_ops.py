@@ -10,13 +10,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tests.numeric import fetched_numeric_grad, run
 
 Z = np.array([[1 + 2j, -3.5j, 0j], [0.25, -1 - 1j, -2 + 1e-3j]], np.complex64)
-
-
-def run(fetches, feed_dict=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict)
 
 
 def test_complex_builds_from_broadcast_parts_with_tf_dtypes() -> None:
@@ -91,18 +87,6 @@ def test_conjugate_transpose_validates_its_permutation() -> None:
 # -- gradients ------------------------------------------------------------------------------
 
 
-def numeric_gradient(loss: tf.Tensor, x: tf.Tensor, x0: np.ndarray,
-                     eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x0)
-    with tf.Session() as sess:
-        for idx in np.ndindex(x0.shape):
-            up, down = x0.copy(), x0.copy()
-            up[idx] += eps
-            down[idx] -= eps
-            out[idx] = (sess.run(loss, {x: up}) - sess.run(loss, {x: down})) / (2 * eps)
-    return out
-
-
 LOSSES: dict[str, Callable] = {
     "real_imag": lambda z: tf.real(z) * 3.0 - tf.imag(z) ** 2,
     "abs": lambda z: tf.abs(z) * tf.real(z),
@@ -119,7 +103,7 @@ def test_gradients_match_finite_differences(name: str) -> None:
     x = tf.placeholder(tf.float64, [2, 2, 2])
     loss = tf.reduce_sum(LOSSES[name](tf.complex(x[0], x[1])))
     (grad,) = tf.gradients(loss, [x])
-    np.testing.assert_allclose(run(grad, {x: x0}), numeric_gradient(loss, x, x0),
+    np.testing.assert_allclose(run(grad, {x: x0}), fetched_numeric_grad(loss, x, x0),
                                rtol=1e-6, atol=1e-7)
 
 

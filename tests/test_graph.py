@@ -187,3 +187,16 @@ def test_tensor_str_is_tf_print_form():
     assert str(p) == 'Tensor("Placeholder:0", dtype=float32)'  # unknown rank: no shape
     assert str(c) == 'Tensor("Const_2:0", shape=(2,), dtype=int32, device=/device:CPU:0)'
     assert repr(total) == "<tf.Tensor 'add:0' shape=() dtype=float32>"
+
+
+def test_graph_keys_keep_tf1_aliases_and_layer_collections() -> None:
+    # pre-1.0 scripts read tf.GraphKeys.VARIABLES; it names the same collection as GLOBAL_VARIABLES
+    assert tf.GraphKeys.VARIABLES == tf.GraphKeys.GLOBAL_VARIABLES == "variables"
+    assert (tf.GraphKeys.WEIGHTS, tf.GraphKeys.BIASES, tf.GraphKeys.ACTIVATIONS) == (
+        "weights", "biases", "activations")
+    assert (tf.GraphKeys.RESOURCES, tf.GraphKeys.LOCAL_RESOURCES, tf.GraphKeys.EVAL_STEP) == (
+        "resources", "local_resources", "eval_step")
+    g = tf.Graph()
+    with g.as_default():
+        v = tf.Variable(1.0, name="v")
+        assert g.get_collection(tf.GraphKeys.VARIABLES) == [v]

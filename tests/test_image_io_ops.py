@@ -108,7 +108,7 @@ def test_encode_png_checks() -> None:
      r"unknown format starting with 'BM\\000\\'x\\001'"),
     (encode_png(RGB)[:30], errors.InvalidArgumentError, "Invalid PNG header, data size 30"),
     (encode_png(RGB)[:-20], errors.InvalidArgumentError, "Invalid PNG data, size"),
-    (JPEG, errors.UnimplementedError, "JPEG decoding and encoding are not implemented"),
+    (JPEG, errors.InvalidArgumentError, "Invalid JPEG data or crop window, data size 11"),
 ])
 def test_decode_png_errors(data: bytes, error: type, text: str) -> None:
     with pytest.raises(error, match=text) as info:
@@ -153,14 +153,14 @@ def test_decode_bmp() -> None:
         run(tw.image.decode_bmp(bmp(image), channels=3))
 
 
-def test_jpeg_ops_exist_and_say_they_are_unimplemented() -> None:
+def test_jpeg_headers_alone_are_invalid_and_encoding_is_unimplemented() -> None:
     decode = tw.image.decode_jpeg(JPEG, channels=3, name="jpeg_in")
     assert decode.shape.as_list() == [None, None, 3]
-    with pytest.raises(errors.UnimplementedError, match="jpeg_in"):
+    with pytest.raises(errors.InvalidArgumentError, match="jpeg_in"):
         run(decode)
     with pytest.raises(errors.UnimplementedError, match="EncodeJpeg"):
         run(tw.image.encode_jpeg(RGB, quality=80))
-    with pytest.raises(errors.UnimplementedError, match="DecodeImage"):
+    with pytest.raises(errors.InvalidArgumentError, match="Invalid JPEG data"):
         run(tw.image.decode_image(JPEG))
 
 

@@ -9,15 +9,11 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tests.numeric import fetched_numeric_grad, run
 
 RNG = np.random.default_rng(5)
 REAL = RNG.standard_normal((2, 6, 5))
 COMPLEX = REAL + 1j * RNG.standard_normal((2, 6, 5))
-
-
-def run(fetches, feed_dict=None):
-    with tf.Session() as sess:
-        return sess.run(fetches, feed_dict)
 
 
 def inner(rank: int) -> list[int]:
@@ -105,18 +101,6 @@ def test_bad_input_raises() -> None:
 # -- gradients ------------------------------------------------------------------------------
 
 
-def numeric_gradient(loss: tf.Tensor, x: tf.Tensor, x0: np.ndarray,
-                     eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x0)
-    with tf.Session() as sess:
-        for idx in np.ndindex(x0.shape):
-            up, down = x0.copy(), x0.copy()
-            up[idx] += eps
-            down[idx] -= eps
-            out[idx] = (sess.run(loss, {x: up}) - sess.run(loss, {x: down})) / (2 * eps)
-    return out
-
-
 WEIGHTS = RNG.standard_normal((6, 5)) + 1j * RNG.standard_normal((6, 5))
 
 
@@ -150,7 +134,7 @@ def test_gradients_match_finite_differences(name: str) -> None:
     x = tf.placeholder(tf.float64, [2, 6, 5])
     loss = LOSSES[name](x)
     (grad,) = tf.gradients(loss, [x])
-    np.testing.assert_allclose(run(grad, {x: x0}), numeric_gradient(loss, x, x0),
+    np.testing.assert_allclose(run(grad, {x: x0}), fetched_numeric_grad(loss, x, x0),
                                rtol=1e-5, atol=1e-6)
 
 
@@ -159,7 +143,7 @@ def test_rfft_gradient_with_a_dynamic_shape() -> None:
     loss = weighted(tf.reshape(tf.signal.rfft(x, [9]), [3, 5]))
     (grad,) = tf.gradients(loss, [x])
     x0 = RNG.standard_normal((3, 6))
-    np.testing.assert_allclose(run(grad, {x: x0}), numeric_gradient(loss, x, x0),
+    np.testing.assert_allclose(run(grad, {x: x0}), fetched_numeric_grad(loss, x, x0),
                                rtol=1e-5, atol=1e-6)
 
 

@@ -113,3 +113,15 @@ def test_summary_is_mutable_like_a_protobuf_message() -> None:
             .value] == [("a", 1.0), ("Precision @ 1", 0.75)]
     summary.ParseFromString(b"")
     assert summary.value == []
+
+
+def test_summary_value_node_name_is_field_7_and_round_trips() -> None:
+    s = Summary()
+    s.value.add(simple_value=3.0, node_name="episode_reward", tag="r")
+    data = s.SerializeToString()
+    inner = b"\x0a\x01r" + b"\x15" + struct.pack("<f", 3.0) + b"\x3a\x0eepisode_reward"
+    assert data == b"\x0a" + bytes([len(inner)]) + inner
+    back = Summary.FromString(data).value[0]
+    assert (back.tag, back.simple_value, back.node_name) == ("r", 3.0, "episode_reward")
+    # the default empty node name is not written (proto3)
+    assert SummaryValue("t", 1.0).SerializeToString() == b"\x0a\x01t\x15" + struct.pack("<f", 1.0)

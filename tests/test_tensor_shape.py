@@ -42,3 +42,23 @@ def test_dimensions_answer_tf1_value():
     x = tw.placeholder(tw.float32, [None, 5])
     assert x.get_shape()[1].value == 5 and x.shape[0] is None
     assert TensorShape([tw.Dimension(2), s[1]]) == TensorShape([2, 3])
+
+
+def test_rank_assertions_follow_tf() -> None:
+    s = TensorShape([2, None])
+    s.assert_has_rank(2)
+    TensorShape(None).assert_has_rank(5)  # an unknown rank is compatible with any
+    with pytest.raises(ValueError, match="must have rank 0"):
+        s.assert_has_rank(0)
+    assert s.with_rank_at_least(1) is s and s.with_rank_at_most(2) is s
+    with pytest.raises(ValueError, match="rank at least 3"):
+        s.with_rank_at_least(3)
+    with pytest.raises(ValueError, match="rank at most 1"):
+        s.with_rank_at_most(1)
+    s.assert_same_rank([5, 6])
+    s.assert_same_rank(None)
+    with pytest.raises(ValueError, match="same rank"):
+        s.assert_same_rank([1])
+    TensorShape([2, 3]).assert_is_fully_defined()
+    with pytest.raises(ValueError, match="not fully defined"):
+        s.assert_is_fully_defined()

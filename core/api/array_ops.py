@@ -423,6 +423,7 @@ def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | 
                  name=name or "GatherV2")
 
 
+@dispatch.dispatchable
 def gather_nd(params: Any, indices: Any, name: str | None = None) -> Tensor:
     return apply("GatherNd", [params, indices], name=name or "GatherNd")
 
@@ -453,6 +454,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any, name: str | None = None) 
     return apply("ScatterNd", [indices, updates, shape], name=name or "ScatterNd")
 
 
+@dispatch.dispatchable
 def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = None,
             axis: int | None = None, dtype: Any = None, name: str | None = None) -> Tensor:
     """One-hot vectors; the dtype comes from `on_value`/`off_value`, else `dtype`, else
@@ -483,12 +485,14 @@ def one_hot(indices: Any, depth: Any, on_value: Any = None, off_value: Any = Non
         return apply("OneHot", [indices, depth, on, off], attrs, name=scope)
 
 
+@dispatch.dispatchable
 def unsorted_segment_sum(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
     return apply("UnsortedSegmentSum", [data, segment_ids, num_segments],
                  name=name or "UnsortedSegmentSum")
 
 
+@dispatch.dispatchable
 def unsorted_segment_max(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
     return apply("UnsortedSegmentMax", [data, segment_ids, num_segments],

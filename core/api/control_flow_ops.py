@@ -96,8 +96,10 @@ def _flatten(structure: Any) -> list[Any]:
     return [structure]
 
 
-def _pack_as(structure: Any, flat: list[Any]) -> Any:
-    """`flat`'s leaves in the shape of `structure` (inverse of `_flatten`)."""
+def _pack_as(structure: Any, flat: list[Any], *, rebuild_flows: bool = True) -> Any:
+    """`flat`'s leaves in the shape of `structure` (inverse of `_flatten`); a TensorArray leaf
+    of `structure` is rebuilt around `flat`'s flow unless `rebuild_flows` is off, when `flat`'s
+    leaf replaces it as any other."""
     leaves = iter(flat)
 
     def pack(s: Any) -> Any:
@@ -110,7 +112,7 @@ def _pack_as(structure: Any, flat: list[Any]) -> Any:
             items = [pack(item) for item in s]
             return type(s)(*items) if hasattr(s, "_fields") else _tuple(items)
         leaf = next(leaves)
-        return s._with_flow(leaf) if hasattr(s, "_with_flow") else leaf
+        return s._with_flow(leaf) if rebuild_flows and hasattr(s, "_with_flow") else leaf
 
     return pack(structure)
 

@@ -1,13 +1,18 @@
 """``tf.compat.v1.data.Dataset``: an input pipeline described at graph-construction time.
 
 Contract: a `Dataset` is a Python value: its element structure (a nest of tuples and dicts whose
-leaves are `TensorSpec`s; a list given as data is one tensor, as in TF) and how to describe
+leaves are `TensorSpec`s, or `SparseSpec`s for `SparseTensor` components; a list given as data
+is one tensor, as in TF) and how to describe
 itself as plain data for an iterator's ``MakeIterator`` op (see
 `tensorweave.plugins.kernels.dataset`). Tensors a dataset needs (source data, sizes, counts)
 are made when the method is called, in the default graph; ``map``/``filter``/``flat_map``/
 ``interleave`` functions are traced once into `FunctionDef`s whose arguments are an element's
 tensors then the outer tensors they capture (a captured variable is read when the function
-runs). File sources (`TFRecordDataset`, `TextLineDataset`, ``list_files``) take their file
+runs). A sparse component travels as its three tensors (indices, values, dense_shape); the
+descriptions of sources and of ``map`` say which components are sparse, so that slicing and
+batching treat them as TF does (a batch of sparse rows has the largest dense shape of its
+rows; ``padded_batch`` refuses them).
+File sources (`TFRecordDataset`, `TextLineDataset`, ``list_files``) take their file
 names as string tensors and read when iterated; ``from_generator`` calls its generator through
 ``py_func``, so only in this process. Nothing is
 computed until an iterator (`tensorweave.api.iterator_ops`) runs. Signatures, static output
@@ -37,6 +42,7 @@ from tensorweave.framework.func_graph import (
     unique_function_name,
 )
 from tensorweave.framework.graph import Operation, Tensor, constant_value, get_default_graph
+from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.string_array import to_string_array
 from tensorweave.op_def import TensorSpec
 from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
@@ -91,16 +97,89 @@ def flatten_up_to(structure: Any, value: Any, what: str) -> list[Any]:
     return [value]
 
 
-def element_structure(output_types: Any, output_shapes: Any = None) -> Any:
-    """`TensorSpec`s nested as `output_types` (dtypes), with `output_shapes` (nested the same
-    way; default: unknown shapes)."""
+@attrs.frozen
+class SparseSpec:
+    """A `SparseTensor` component of an element: its values' dtype and its dense shape."""
+
+    dtype: dtypes.DType
+    shape: TensorShape = attrs.field(converter=TensorShape)
+
+    def components(self) -> list[TensorSpec]:
+        """The specs of its indices, values and dense_shape tensors."""
+        rank = self.shape.ndims
+        return [TensorSpec(dtypes.int64, TensorShape([None, rank])),
+                TensorSpec(self.dtype, TensorShape([None])),
+                TensorSpec(dtypes.int64, TensorShape([rank]))]
+
+
+Spec = TensorSpec | SparseSpec
+
+
+def component_specs(structure: Any) -> list[TensorSpec]:
+    """The specs of the tensors an element of `structure` travels as (a sparse leaf: three)."""
+    return [c for leaf in flatten(structure)
+            for c in (leaf.components() if isinstance(leaf, SparseSpec) else [leaf])]
+
+
+def sparse_positions(structure: Any) -> list[int]:
+    """The positions of the sparse leaves among `structure`'s leaves."""
+    return [i for i, leaf in enumerate(flatten(structure)) if isinstance(leaf, SparseSpec)]
+
+
+def component_tensors(leaves: list[Any]) -> list[Tensor]:
+    """`leaves` (tensors and sparse tensors) as the tensors they travel as."""
+    return [t for leaf in leaves
+            for t in ([leaf.indices, leaf.values, leaf.dense_shape]
+                      if isinstance(leaf, SparseTensor) else [leaf])]
+
+
+def pack_components(structure: Any, tensors: list[Tensor]) -> Any:
+    """The element of `structure` that `tensors` (as `component_specs` lists them) stand for;
+    a sparse leaf becomes a `SparseTensor` with the leaf's static shape."""
+    parts = iter(tensors)
+    leaves: list[Any] = []
+    for leaf in flatten(structure):
+        if isinstance(leaf, SparseSpec):
+            sparse = SparseTensor(next(parts), next(parts), next(parts))
+            sparse._dense_shape_default = leaf.shape  # the static shape the pipeline knows
+            leaves.append(sparse)
+        else:
+            leaves.append(next(parts))
+    return pack_as(structure, leaves)
+
+
+def _sparse_values_as_tensors(value: Any) -> Any:
+    """`value` with each `SparseTensorValue` (a namedtuple, not a nest) as a `SparseTensor`."""
+    if isinstance(value, SparseTensorValue):
+        return SparseTensor.from_value(value)
+    if isinstance(value, dict):
+        return type(value)((k, _sparse_values_as_tensors(v)) for k, v in value.items())
+    if isinstance(value, tuple):
+        items = [_sparse_values_as_tensors(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
+def element_structure(output_types: Any, output_shapes: Any = None,
+                      output_classes: Any = None) -> Any:
+    """Specs nested as `output_types` (dtypes), with `output_shapes` and `output_classes`
+    (``Tensor`` or ``SparseTensor``; nested the same way; default: unknown shapes, dense)."""
     types = [dtypes.as_dtype(t) for t in flatten(output_types)]
     if output_shapes is None:
         shapes = [TensorShape(None)] * len(types)
     else:
         shapes = [as_shape(s) for s in flatten_up_to(output_types, output_shapes,
                                                      "output_shapes")]
-    return pack_as(output_types, [TensorSpec(t, s) for t, s in zip(types, shapes)])
+    if output_classes is None:
+        classes: list[Any] = [Tensor] * len(types)
+    else:
+        classes = flatten_up_to(output_types, output_classes, "output_classes")
+    specs: list[Spec] = []
+    for t, s, c in zip(types, shapes, classes):
+        if c not in (Tensor, SparseTensor):
+            raise TypeError(f"output_classes must be tf.Tensor or tf.SparseTensor, got {c!r}")
+        specs.append(SparseSpec(t, s) if c is SparseTensor else TensorSpec(t, s))
+    return pack_as(output_types, specs)
 
 
 def _map_structure(fn: Callable[[Any], Any], structure: Any) -> Any:
@@ -119,11 +198,19 @@ def _lists_to_tuples(value: Any) -> Any:
 
 
 def _tensors_of(structure: Any) -> Any:
-    return _map_structure(lambda v: convert_to_tensor(v, name="component"), structure)
+    return _map_structure(lambda v: v if isinstance(v, SparseTensor)
+                          else convert_to_tensor(v, name="component"),
+                          _sparse_values_as_tensors(structure))
 
 
-def _spec(t: Tensor) -> TensorSpec:
+def _spec(t: Tensor | SparseTensor) -> Spec:
+    if isinstance(t, SparseTensor):
+        return SparseSpec(t.dtype, t.get_shape())
     return TensorSpec(t.dtype, t.shape)
+
+
+def _with_shape(spec: Spec, shape: TensorShape) -> Spec:
+    return type(spec)(spec.dtype, shape)
 
 
 def _scalar(value: Any, dtype: dtypes.DType, name: str) -> Tensor:
@@ -186,11 +273,11 @@ def _trace(name: str, fn: Callable[..., Any], structure: Any,
     """`fn` called on an element of `structure` (a tuple unpacked into arguments, as TF does),
     traced into a function whose results are ``outputs(graph, result)``; the function and what
     `fn` returned."""
-    flat = flatten(structure)
+    flat = component_specs(structure)
     holder: list[Any] = []
 
     def body(*args: Tensor) -> list[Tensor]:
-        element = pack_as(structure, list(args))
+        element = pack_components(structure, list(args))
         result = fn(*element) if type(element) is tuple else fn(element)
         holder.append(result)
         return outputs(get_default_graph(), result)  # the function's graph, while traced
@@ -236,9 +323,10 @@ class Dataset:
 
     @property
     def output_classes(self) -> Any:
-        return _map_structure(lambda s: Tensor, self._structure)
+        return _map_structure(lambda s: SparseTensor if isinstance(s, SparseSpec) else Tensor,
+                              self._structure)
 
-    def _flat_specs(self) -> list[TensorSpec]:
+    def _flat_specs(self) -> list[Spec]:
         return flatten(self._structure)
 
     def __repr__(self) -> str:
@@ -332,7 +420,10 @@ class Dataset:
         if self.output_types != dataset.output_types:
             raise TypeError(f"Two datasets to concatenate have different types "
                             f"{self.output_types} and {dataset.output_types}")
-        specs = [TensorSpec(a.dtype, _most_specific(a.shape, b.shape))
+        if self.output_classes != dataset.output_classes:
+            raise TypeError(f"Two datasets to concatenate have different classes "
+                            f"{self.output_classes} and {dataset.output_classes}")
+        specs = [_with_shape(a, _most_specific(a.shape, b.shape))
                  for a, b in zip(self._flat_specs(), dataset._flat_specs())]
         return _Concatenate(self, dataset, pack_as(self._structure, specs))
 
@@ -342,13 +433,21 @@ class Dataset:
         def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
             if result is None:
                 raise ValueError("map_func must return a value (a tensor or a nest of them)")
-            return _as_results(graph, flatten(_lists_to_tuples(result)))
+            leaves = flatten(_sparse_values_as_tensors(_lists_to_tuples(result)))
+            return _as_results(graph, component_tensors(leaves))
 
         traced, result = _trace("Dataset_map", map_func, self._structure, outputs)
-        result = _lists_to_tuples(result)
-        specs = [TensorSpec(t, s) for t, s in zip(traced.function.ret_types,
-                                                  traced.function.ret_shapes)]
-        return _Functional("map", self, traced, pack_as(result, specs))
+        result = _sparse_values_as_tensors(_lists_to_tuples(result))
+        returned = iter(zip(traced.function.ret_types, traced.function.ret_shapes))
+        specs: list[Spec] = []
+        for leaf in flatten(result):
+            if isinstance(leaf, SparseTensor):
+                specs.append(_spec(leaf))
+                next(returned), next(returned), next(returned)
+            else:
+                specs.append(TensorSpec(*next(returned)))
+        structure = pack_as(result, specs)
+        return _Functional("map", self, traced, structure, _sparse_field(structure))
 
     def filter(self, predicate: Callable[..., Any]) -> Dataset:
         """The elements for which `predicate` gives a true scalar bool tensor."""
@@ -398,7 +497,7 @@ class Dataset:
         size = _scalar(batch_size, dtypes.int64, "batch_size")
         drop = _scalar(drop_remainder, dtypes.bool_, "drop_remainder")
         lead = _batch_dim(size, drop)
-        specs = [TensorSpec(s.dtype, TensorShape([lead]).concatenate(s.shape))
+        specs = [_with_shape(s, TensorShape([lead]).concatenate(s.shape))
                  for s in self._flat_specs()]
         return _Transformation("batch", self, {"batch_size": size, "drop_remainder": drop},
                                pack_as(self._structure, specs))
@@ -407,6 +506,8 @@ class Dataset:
                      drop_remainder: Any = False) -> Dataset:
         """Batches whose elements are padded to `padded_shapes` (a dimension left ``None`` or
         -1 pads to the longest in the batch) with `padding_values` (default 0)."""
+        if sparse_positions(self._structure):
+            raise TypeError("Batching of padded sparse tensors is not currently supported")
         size = _scalar(batch_size, dtypes.int64, "batch_size")
         drop = _scalar(drop_remainder, dtypes.bool_, "drop_remainder")
         lead = _batch_dim(size, drop)
@@ -429,6 +530,24 @@ class Dataset:
             specs.append(TensorSpec(spec.dtype, TensorShape([lead]).concatenate(shape)))
         return _PaddedBatch(self, size, drop, shape_tensors, value_tensors,
                             pack_as(self._structure, specs))
+
+    def unbatch(self) -> Dataset:
+        """The slices of each element along its first dimension, one element per slice (a
+        sparse component's rows keep its dense shape's other dimensions)."""
+        specs = []
+        for spec in self._flat_specs():
+            if spec.shape.ndims == 0:
+                raise ValueError("Unbatching a tensor is only supported for rank >= 1")
+            dims = spec.shape.dims
+            specs.append(_with_shape(spec, TensorShape(None if dims is None else dims[1:])))
+        return _Transformation("unbatch", self, {}, pack_as(self._structure, specs))
+
+    def apply(self, transformation_func: Callable[[Dataset], Dataset]) -> Dataset:
+        """``transformation_func(self)``, which must be a `Dataset`."""
+        dataset = transformation_func(self)
+        if not isinstance(dataset, Dataset):
+            raise TypeError(f"`transformation_func` must return a Dataset. Got {dataset}.")
+        return dataset
 
     def shuffle(self, buffer_size: Any, seed: int | None = None,
                 reshuffle_each_iteration: bool | None = None) -> Dataset:
@@ -483,6 +602,36 @@ class Dataset:
         return make_initializable_iterator(self, shared_name)
 
 
+def _sparse_field(structure: Any) -> dict[str, Any]:
+    """The description's ``sparse`` field for elements of `structure` (none if all dense)."""
+    positions = sparse_positions(structure)
+    return {"sparse": positions} if positions else {}
+
+
+def dense_to_sparse_batch(batch_size: Any, row_shape: Any) -> Callable[[Dataset], Dataset]:
+    """``tf.data.experimental.dense_to_sparse_batch``: for ``Dataset.apply``, batches of
+    `batch_size` single-tensor elements as one `SparseTensor` holding each element's entries
+    in its row; the dense shape is ``[rows] + row_shape``, an unknown dimension of `row_shape`
+    taking the batch's largest."""
+
+    def transformation(dataset: Dataset) -> Dataset:
+        spec = dataset._structure
+        if not isinstance(spec, TensorSpec):
+            raise TypeError(f"DenseToSparseDataset requires an input whose elements have a "
+                            f"single component, whereas the input has "
+                            f"{dataset.output_types!r}.")
+        shape = as_shape(row_shape)
+        if shape.dims is None:
+            raise ValueError("row_shape must have a known rank")
+        tensors = {"batch_size": _scalar(batch_size, dtypes.int64, "batch_size"),
+                   "row_shape": constant([-1 if d is None else d for d in shape.dims],
+                                         dtype=dtypes.int64, name="row_shape")}
+        return _Transformation("dense_to_sparse_batch", dataset, tensors,
+                               SparseSpec(spec.dtype, TensorShape([None]).concatenate(shape)))
+
+    return transformation
+
+
 def _batch_dim(size: Tensor, drop: Tensor) -> int | None:
     known_drop, known_size = constant_value(drop), constant_value(size)
     if known_drop is not None and bool(known_drop) and known_size is not None:
@@ -493,28 +642,27 @@ def _batch_dim(size: Tensor, drop: Tensor) -> int | None:
 class _Components(Dataset):
     def __init__(self, kind: str, tensors: Any) -> None:
         flat = flatten(tensors)
+        specs = [_spec(t) for t in flat]
         if kind == "tensor_slices":
-            specs = []
             first: int | None = None
-            for t in flat:
-                if t.shape.ndims == 0:
+            for i, spec in enumerate(specs):
+                if spec.shape.ndims == 0:
                     raise ValueError("Unbatching a tensor is only supported for rank >= 1")
-                dims = t.shape.dims
+                dims = spec.shape.dims
                 lead = None if dims is None else dims[0]
                 if lead is not None and first is not None and lead != first:
                     raise ValueError(f"Dimensions {first} and {lead} are not compatible: all "
                                      "components must have the same size in dimension 0")
                 first = first if lead is None else lead
-                specs.append(TensorSpec(t.dtype, TensorShape(None if dims is None
-                                                             else dims[1:])))
-        else:
-            specs = [_spec(t) for t in flat]
+                specs[i] = _with_shape(spec, TensorShape(None if dims is None else dims[1:]))
         super().__init__(pack_as(tensors, specs))
         self._kind = kind
-        self._tensors = flat
+        self._tensors = component_tensors(flat)
+        self._sparse = _sparse_field(pack_as(tensors, specs))
 
     def _describe(self, d: Description) -> dict[str, Any]:
-        return {"kind": self._kind, "components": [d.tensor(t) for t in self._tensors]}
+        return {"kind": self._kind, "components": [d.tensor(t) for t in self._tensors],
+                **self._sparse}
 
 
 class _Range(Dataset):
@@ -573,13 +721,15 @@ class _PaddedBatch(Dataset):
 
 
 class _Functional(Dataset):
-    def __init__(self, kind: str, source: Dataset, traced: Traced, structure: Any) -> None:
+    def __init__(self, kind: str, source: Dataset, traced: Traced, structure: Any,
+                 plain: dict[str, Any] | None = None) -> None:
         super().__init__(structure)
         self._kind, self._source, self._traced = kind, source, traced
+        self._plain = plain or {}
 
     def _describe(self, d: Description) -> dict[str, Any]:
         return {"kind": self._kind, "input": self._source._describe(d),
-                **d.function(self._traced)}
+                **d.function(self._traced), **self._plain}
 
 
 class _FlatMap(Dataset):

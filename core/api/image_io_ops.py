@@ -1,16 +1,15 @@
 """Whole-file I/O and image codecs under ``tf.compat.v1``'s names: ``tw.read_file`` /
 ``tw.io.read_file``, ``write_file``, and ``tw.image`` / ``tw.io``'s ``decode_png``,
-``encode_png``, ``decode_bmp``, ``decode_gif``, ``decode_jpeg``, ``encode_jpeg``,
-``decode_image`` and ``is_jpeg``.
+``encode_png``, ``decode_bmp``, ``decode_gif``, ``decode_jpeg``, ``decode_and_crop_jpeg``,
+``extract_jpeg_shape``, ``encode_jpeg``, ``decode_image`` and ``is_jpeg``.
 
 Contract: each wraps its op (`tensorweave.plugins.standard_ops.image_io`; the kernels,
 ``plugins/kernels/image_io.py``, state what the bytes may hold). ``write_file`` returns the
 ``WriteFile`` operation. ``decode_image`` checks `channels` (None, 0, 1, 3 or 4; else
 `ValueError`) and builds one ``DecodeImage`` op for uint8, uint16 and float dtypes; for another
-integer dtype it decodes uint8 and converts with ``convert_image_dtype``. JPEG is not
-implemented (the ops
-exist and fail at run time with `UnimplementedError`). ``is_jpeg`` compares the first three
-bytes with JPEG's magic number, as TF's.
+integer dtype it decodes uint8 and converts with ``convert_image_dtype``. JPEG encoding is
+not implemented (``encode_jpeg`` fails at run time with `UnimplementedError`). ``is_jpeg``
+compares the first three bytes with JPEG's magic number, as TF's.
 """
 
 from __future__ import annotations
@@ -24,8 +23,9 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply, make_op
 
-__all__ = ["decode_bmp", "decode_gif", "decode_image", "decode_jpeg", "decode_png",
-           "encode_jpeg", "encode_png", "is_jpeg", "read_file", "write_file"]
+__all__ = ["decode_and_crop_jpeg", "decode_bmp", "decode_gif", "decode_image", "decode_jpeg",
+           "decode_png", "encode_jpeg", "encode_png", "extract_jpeg_shape", "is_jpeg",
+           "read_file", "write_file"]
 
 
 def read_file(filename: Any, name: str | None = None) -> Tensor:
@@ -65,12 +65,34 @@ def decode_jpeg(contents: Any, channels: int = 0, ratio: int = 1,
                 fancy_upscaling: bool = True, try_recover_truncated: bool = False,
                 acceptable_fraction: float = 1, dct_method: str = "",
                 name: str | None = None) -> Tensor:
-    """TF's ``DecodeJpeg`` op; JPEG bytes fail at run time (not implemented)."""
+    """A JPEG (or PNG, or single-frame GIF) as uint8 ``[height, width, channels]``."""
     return apply("DecodeJpeg", [contents],
-                 {"channels": channels, "ratio": ratio, "fancy_upscaling": fancy_upscaling,
-                  "try_recover_truncated": try_recover_truncated,
-                  "acceptable_fraction": float(acceptable_fraction), "dct_method": dct_method},
+                 _jpeg_attrs(channels, ratio, fancy_upscaling, try_recover_truncated,
+                             acceptable_fraction, dct_method), name=name)
+
+
+def decode_and_crop_jpeg(contents: Any, crop_window: Any, channels: int = 0, ratio: int = 1,
+                         fancy_upscaling: bool = True, try_recover_truncated: bool = False,
+                         acceptable_fraction: float = 1, dct_method: str = "",
+                         name: str | None = None) -> Tensor:
+    """The ``crop_window = [y, x, height, width]`` part of a JPEG, as uint8."""
+    return apply("DecodeAndCropJpeg", [contents, crop_window],
+                 _jpeg_attrs(channels, ratio, fancy_upscaling, try_recover_truncated,
+                             acceptable_fraction, dct_method), name=name)
+
+
+def extract_jpeg_shape(contents: Any, output_type: Any = dtypes.int32,
+                       name: str | None = None) -> Tensor:
+    """A JPEG's ``[height, width, components]``, read from its headers."""
+    return apply("ExtractJpegShape", [contents], {"output_type": dtypes.as_dtype(output_type)},
                  name=name)
+
+
+def _jpeg_attrs(channels: int, ratio: int, fancy_upscaling: bool, try_recover_truncated: bool,
+                acceptable_fraction: float, dct_method: str) -> dict[str, Any]:
+    return {"channels": channels, "ratio": ratio, "fancy_upscaling": fancy_upscaling,
+            "try_recover_truncated": try_recover_truncated,
+            "acceptable_fraction": float(acceptable_fraction), "dct_method": dct_method}
 
 
 def encode_jpeg(image: Any, format: str = "", quality: int = 95,  # noqa: A002 - TF's name

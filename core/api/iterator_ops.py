@@ -3,9 +3,11 @@
 Contract: an `Iterator` names a resource on one CPU device (its shared name); every op it makes
 (``MakeIterator`` initializers, ``IteratorGetNext``) is created on the same requested device, the
 device scope in force when its first op was made, so they meet the same state. ``get_next()``
-gives the next element as the iterator's nest of tensors, with its static shapes; at the end it
+gives the next element as the iterator's nest of tensors (a `SparseTensor` where the element has
+one: ``IteratorGetNext`` gives its three tensors), with its static shapes; at the end it
 raises `OutOfRangeError` when run. ``make_initializer(dataset)`` (re)starts the iterator on
-`dataset`, whose types must equal and shapes be compatible with the iterator's (`TypeError`).
+`dataset`, whose types and classes must equal and shapes be compatible with the iterator's
+(`TypeError`).
 A one-shot iterator starts itself on its first ``get_next``: its dataset may not depend on a
 placeholder (`ValueError`, as TF). An initializer takes the dataset's tensors as inputs, so a
 placeholder fed when it runs parameterizes the pipeline. ``string_handle()`` gives a string
@@ -22,12 +24,16 @@ from tensorweave import dtypes
 from tensorweave.api.dataset_ops import (
     Dataset,
     Description,
+    SparseSpec,
+    component_specs,
     element_structure,
     flatten,
     pack_as,
+    pack_components,
 )
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = ["Iterator", "get_output_classes", "get_output_shapes", "get_output_types",
            "make_initializable_iterator", "make_one_shot_iterator"]
@@ -57,10 +63,9 @@ class Iterator:
     def from_structure(output_types: Any, output_shapes: Any = None,
                        shared_name: str | None = None, output_classes: Any = None) -> Iterator:
         """A reinitializable iterator for elements of `output_types` (a nest of dtypes) and
-        `output_shapes` (default: unknown); start it with ``make_initializer(dataset)``."""
-        if output_classes is not None and any(c is not Tensor for c in flatten(output_classes)):
-            raise TypeError("tensorweave iterators give dense tensors only")
-        structure = element_structure(output_types, output_shapes)
+        `output_shapes` (default: unknown) and `output_classes` (default: dense tensors); start
+        it with ``make_initializer(dataset)``."""
+        structure = element_structure(output_types, output_shapes, output_classes)
         graph = get_default_graph()
         return Iterator(structure, shared_name or graph.unique_name("Iterator"), graph)
 
@@ -68,11 +73,10 @@ class Iterator:
     def from_string_handle(string_handle: Any, output_types: Any, output_shapes: Any = None,
                            output_classes: Any = None) -> Iterator:
         """A feedable iterator: ``get_next()`` reads the iterator `string_handle` names."""
-        if output_classes is not None and any(c is not Tensor for c in flatten(output_classes)):
-            raise TypeError("tensorweave iterators give dense tensors only")
+        structure = element_structure(output_types, output_shapes, output_classes)
         graph = get_default_graph()
         handle = convert_to_tensor(string_handle, dtype=dtypes.string)
-        return _HandleIterator(element_structure(output_types, output_shapes),
+        return _HandleIterator(structure,
                                graph.unique_name("Iterator"), graph, handle)
 
     # -- structure --------------------------------------------------------------------------
@@ -87,7 +91,8 @@ class Iterator:
 
     @property
     def output_classes(self) -> Any:
-        return pack_as(self._structure, [Tensor for _ in flatten(self._structure)])
+        return pack_as(self._structure, [SparseTensor if isinstance(s, SparseSpec) else Tensor
+                                         for s in flatten(self._structure)])
 
     @property
     def initializer(self) -> Operation:
@@ -98,7 +103,7 @@ class Iterator:
     # -- ops --------------------------------------------------------------------------------
 
     def _element_attrs(self) -> dict[str, Any]:
-        specs = flatten(self._structure)
+        specs = component_specs(self._structure)
         return {"shared_name": self._shared_name, "output_types": [s.dtype for s in specs],
                 "output_shapes": [s.shape for s in specs]}
 
@@ -140,6 +145,9 @@ class Iterator:
                 not _same_nesting(self._structure, dataset._structure):
             raise TypeError(f"Expected output types {self.output_types} but got dataset with "
                             f"output types {dataset.output_types}.")
+        if self.output_classes != dataset.output_classes:
+            raise TypeError(f"Expected output classes {self.output_classes} but got dataset "
+                            f"with output classes {dataset.output_classes}.")
         if not all(a.shape.is_compatible_with(b.shape) for a, b in zip(mine, theirs)):
             raise TypeError(f"Expected output shapes compatible with {self.output_shapes} but "
                             f"got dataset with output shapes {dataset.output_shapes}.")
@@ -160,7 +168,7 @@ class Iterator:
         with self._graph.control_dependencies(control):
             op = self._create("IteratorGetNext", [], self._element_attrs(),
                               name or "IteratorGetNext")
-        return pack_as(self._structure, op.outputs)
+        return pack_components(self._structure, op.outputs)
 
 
 class _HandleIterator(Iterator):
@@ -179,7 +187,7 @@ class _HandleIterator(Iterator):
         del attrs["shared_name"]
         op = self._create("IteratorGetNextFromStringHandle", [self._handle], attrs,
                           name or "IteratorGetNext")
-        return pack_as(self._structure, op.outputs)
+        return pack_components(self._structure, op.outputs)
 
     def string_handle(self, name: str | None = None) -> Tensor:
         return self._handle

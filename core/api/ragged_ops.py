@@ -11,13 +11,15 @@ TF. Supported, each checked at construction (`ValueError` otherwise):
 
 - elementwise: ragged with ragged of the same ragged rank (identical row partitions, checked at
   run time), or with a dense value that broadcasts against the uniform inner dimensions;
-- reductions: ``axis=None``, axis 0 and the innermost ragged axis of any tensor, axis 0 of a
-  ragged_rank-1 tensor, and the uniform inner axes, with ``keepdims``; axes must be Python
-  ints. ``reduce_mean`` divides the sum by the count (`truediv`, so integers give floats) and
-  gives NaN for an empty row; ``reduce_max``/``reduce_min`` of an empty row give the dtype's
-  lowest/highest value, as TF's unsorted segment reductions;
-- ``concat`` along axis 0, axis 1 (rows joined, all inputs with the same number of rows) and the
-  uniform inner axes; dense inputs become ragged first;
+- reductions: ``axis=None`` or any axes (Python ints), with ``keepdims``; reducing an outer
+  axis of a ragged_rank > 1 tensor combines its inner rows item by item
+  (`tensorweave.api.ragged_math_ops.segment_aggregate`). ``reduce_mean`` divides the sum
+  by the count (`truediv`, so integers give floats) and gives NaN for an empty row;
+  ``reduce_max``/``reduce_min`` of an empty row give the dtype's lowest/highest value, as
+  TF's unsorted segment reductions;
+- ``concat`` along axis 0, axis 1 (rows joined, all inputs with the same number of rows),
+  a deeper ragged axis (inputs with identical outer row partitions, checked at run time) and
+  the uniform inner axes; dense inputs become ragged first;
 - ``gather`` of rows (axis 0) by dense indices of any rank or by ragged indices.
 """
 
@@ -32,6 +34,7 @@ import numpy as np
 from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, control_flow_ops, dispatch, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.api.ragged_math_ops import segment_aggregate
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.state_ops import placeholder as dense_placeholder
 from tensorweave.framework.constant_op import constant as dense_constant
@@ -325,8 +328,20 @@ def _dense_reduction(kind: str) -> Callable[..., Tensor]:
             "max": math_ops.reduce_max, "min": math_ops.reduce_min}[kind]
 
 
+def _segment_reduction(kind: str) -> Callable[..., Any]:
+    if kind == "sum":
+        return array_ops.unsorted_segment_sum
+    return lambda values, segments, count: _segment(kind, values, segments, count)
+
+
 def _reduce(kind: str, rt: RaggedTensor, axis: Any, keepdims: bool) -> Tensor | RaggedTensor:
-    dense = _dense_reduction(kind)
+    return reduce_ragged(_dense_reduction(kind), _segment_reduction(kind), rt, axis, keepdims)
+
+
+def reduce_ragged(dense: Callable[..., Any], segment: Callable[..., Any], rt: RaggedTensor,
+                  axis: Any, keepdims: bool) -> Tensor | RaggedTensor:
+    """`rt` reduced over `axis` by `dense` (``dense(x, axis=, keepdims=)``) on its uniform part
+    and by the unsorted segment op `segment` (``segment(data, ids, count)``) over ragged axes."""
     rank = rt.shape.ndims
     if rank is None:
         raise ValueError("A RaggedTensor reduction needs the rank of its flat_values")
@@ -346,36 +361,30 @@ def _reduce(kind: str, rt: RaggedTensor, axis: Any, keepdims: bool) -> Tensor | 
     result: Any = rt
     for a in sorted(normalized, reverse=True):
         if isinstance(result, RaggedTensor):
-            result = _reduce_axis(kind, result, a, keepdims)
+            result = _reduce_axis(dense, segment, result, a, keepdims)
         else:
             result = dense(result, axis=a, keepdims=keepdims)
     return result
 
 
-def _reduce_axis(kind: str, rt: RaggedTensor, axis: int, keepdims: bool) -> Any:
+def _reduce_axis(dense: Callable[..., Any], segment: Callable[..., Any], rt: RaggedTensor,
+                 axis: int, keepdims: bool) -> Any:
     ragged_rank = rt.ragged_rank
     if axis > ragged_rank:
-        flat = _dense_reduction(kind)(rt.flat_values, axis=axis - ragged_rank,
-                                      keepdims=keepdims)
-        return rt.with_flat_values(flat)
+        return rt.with_flat_values(dense(rt.flat_values, axis=axis - ragged_rank,
+                                         keepdims=keepdims))
     if axis >= 2:
-        return rt.with_values(_reduce_axis(kind, rt.values, axis - 1, keepdims))
-    if ragged_rank > 1:
-        raise ValueError(f"Reducing axis {axis} of a RaggedTensor of ragged_rank "
-                         f"{ragged_rank} is not supported: only its innermost ragged axis, its "
-                         f"uniform inner axes, or all axes (axis=None)")
+        return rt.with_values(_reduce_axis(dense, segment, rt.values, axis - 1, keepdims))
     rowids = rt.value_rowids()
     if axis == 1:
         segments, count = rowids, rt.nrows()
     else:
-        positions = array_ops.range(array_ops.shape(rowids, out_type=rowids.dtype)[0],
-                                    dtype=rowids.dtype)
-        segments = positions - array_ops.gather(rt.row_splits, rowids)
+        segments = _positions(rowids) - array_ops.gather(rt.row_splits, rowids)
         lengths = rt.row_lengths()
         count = math_ops.reduce_max(array_ops.concat([array_ops.zeros_like(lengths[:1]),
                                                       lengths], 0))
-    out = array_ops.unsorted_segment_sum(rt.values, segments, count) if kind == "sum" else \
-        _segment(kind, rt.values, segments, count)
+    # a ragged `values` (ragged_rank > 1) is combined item by item within each segment
+    out = segment_aggregate(segment, rt.values, segments, count)
     return array_ops.expand_dims(out, axis) if keepdims else out
 
 
@@ -488,8 +497,21 @@ def concat(values: Any, axis: Any, name: str = "concat") -> Any:
         if axis > ragged_rank:
             return map_flat_values(lambda *flat: array_ops.concat(list(flat),
                                                                   axis - ragged_rank), *rts)
-        raise ValueError(f"concat along ragged axis {axis} of ragged_rank {ragged_rank} is not "
-                         f"supported: use axis 0, 1 or a uniform inner axis")
+        return _concat_within_items(rts, axis)
+
+
+def _concat_within_items(rts: list[RaggedTensor], axis: int) -> RaggedTensor:
+    """Concat along ragged axis `axis` >= 2: the inputs' outer rows must match (checked at run
+    time), and each row's items are concatenated one axis further in."""
+    splits = rts[0].row_splits
+    checks = [check_ops.assert_equal(splits, rt.row_splits,
+                                      message="Input tensors at index 0 and others have "
+                                              "incompatible shapes.")
+              for rt in rts[1:]]
+    with control_dependencies(checks):
+        splits = control_flow_ops.identity(splits)
+    inner = concat([rt.values for rt in rts], axis - 1)
+    return RaggedTensor(inner, splits, internal=True)
 
 
 def _concat_rows(rts: list[Any]) -> Any:

@@ -344,26 +344,17 @@ class MultiRNNCell(RNNCell):
         return output, array_ops.concat(new_states, 1)
 
 
-class _Wrapper(RNNCell):
-    """A cell around another, calling it in the caller's variable scope."""
+class _CellHolder(RNNCell):
+    """A cell around another, `_cell`, with that cell's sizes and zero state; `_not_a_cell` is
+    the TypeError a subclass raises for a `cell` that is no RNNCell."""
+
+    _not_a_cell = "The parameter cell is not a RNNCell: {cell!r}"
 
     def __init__(self, cell: RNNCell) -> None:
         super().__init__()
         if not isinstance(cell, RNNCell):
-            raise TypeError(f"The parameter cell is not a RNNCell: {cell!r}")
+            raise TypeError(self._not_a_cell.format(cell=cell))
         self._cell = cell
-
-    @property
-    def wrapped_cell(self) -> RNNCell:
-        return self._cell
-
-    @property
-    def trainable_weights(self) -> list[Any]:
-        return self._cell.trainable_weights
-
-    @property
-    def non_trainable_weights(self) -> list[Any]:
-        return self._cell.non_trainable_weights
 
     @property
     def state_size(self) -> Any:
@@ -376,6 +367,22 @@ class _Wrapper(RNNCell):
     def zero_state(self, batch_size: Any, dtype: Any) -> Any:
         with name_scope(f"{type(self).__name__}ZeroState", values=[batch_size]):
             return self._cell.zero_state(batch_size, dtype)
+
+
+class _Wrapper(_CellHolder):
+    """A cell around another, calling it in the caller's variable scope."""
+
+    @property
+    def wrapped_cell(self) -> RNNCell:
+        return self._cell
+
+    @property
+    def trainable_weights(self) -> list[Any]:
+        return self._cell.trainable_weights
+
+    @property
+    def non_trainable_weights(self) -> list[Any]:
+        return self._cell.non_trainable_weights
 
 
 def _keep_prob(value: Any, what: str) -> Any:

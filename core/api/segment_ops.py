@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave import dtypes
-from tensorweave.api import array_ops, math_ops
+from tensorweave.api import array_ops, dispatch, math_ops
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Tensor
@@ -46,12 +46,14 @@ def segment_min(data: Any, segment_ids: Any, name: str | None = None) -> Tensor:
     return apply("SegmentMin", [data, segment_ids], name=name or "SegmentMin")
 
 
+@dispatch.dispatchable
 def unsorted_segment_min(data: Any, segment_ids: Any, num_segments: Any,
                          name: str | None = None) -> Tensor:
     return apply("UnsortedSegmentMin", [data, segment_ids, num_segments],
                  name=name or "UnsortedSegmentMin")
 
 
+@dispatch.dispatchable
 def unsorted_segment_prod(data: Any, segment_ids: Any, num_segments: Any,
                           name: str | None = None) -> Tensor:
     return apply("UnsortedSegmentProd", [data, segment_ids, num_segments],
@@ -74,6 +76,7 @@ def _segment_sizes(data: Tensor, segment_ids: Tensor, num_segments: Any) -> Tens
     return math_ops.maximum(array_ops.reshape(sizes, shape), 1)
 
 
+@dispatch.dispatchable
 def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any,
                           name: str | None = None) -> Tensor:
     with name_scope(name, "UnsortedSegmentMean"):
@@ -83,6 +86,7 @@ def unsorted_segment_mean(data: Any, segment_ids: Any, num_segments: Any,
         return array_ops.unsorted_segment_sum(data, segment_ids, num_segments) / sizes
 
 
+@dispatch.dispatchable
 def unsorted_segment_sqrt_n(data: Any, segment_ids: Any, num_segments: Any,
                             name: str | None = None) -> Tensor:
     with name_scope(name, "UnsortedSegmentSqrtN"):

@@ -136,8 +136,11 @@ def hamming_window(window_length: Any, periodic: bool = True, dtype: Any = dtype
 # -- short-time Fourier transforms ----------------------------------------------------------
 
 
-def _enclosing_power_of_two(n: int) -> int:
-    return 1 << max(0, (n - 1).bit_length())
+def _fft_length(frame_length: int, fft_length: Any) -> int:
+    """`fft_length` checked, or by default the smallest power of two holding a frame."""
+    if fft_length is None:
+        return 1 << max(0, (frame_length - 1).bit_length())
+    return _positive_int(fft_length, "fft_length")
 
 
 def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = None,
@@ -150,8 +153,7 @@ def stft(signals: Any, frame_length: Any, frame_step: Any, fft_length: Any = Non
         if signals.shape.ndims is not None and signals.shape.ndims < 1:
             raise ValueError(f"Shape {signals.shape} must have rank at least 1")
         length = _positive_int(frame_length, "frame_length")
-        n = _enclosing_power_of_two(length) if fft_length is None \
-            else _positive_int(fft_length, "fft_length")
+        n = _fft_length(length, fft_length)
         framed = frame(signals, length, frame_step, pad_end=pad_end)
         if window_fn is not None:
             framed = framed * window_fn(length, dtype=framed.dtype)
@@ -189,8 +191,7 @@ def inverse_stft(stfts: Any, frame_length: Any, frame_step: Any, fft_length: Any
         if stfts.shape.ndims is not None and stfts.shape.ndims < 2:
             raise ValueError(f"Shape {stfts.shape} must have rank at least 2")
         length = _positive_int(frame_length, "frame_length")
-        n = _enclosing_power_of_two(length) if fft_length is None \
-            else _positive_int(fft_length, "fft_length")
+        n = _fft_length(length, fft_length)
         frames = spectral_ops.irfft(stfts, [n])
         if length > n:
             rank = frames.shape.ndims

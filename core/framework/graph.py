@@ -230,6 +230,15 @@ class GraphKeys:
     TABLE_INITIALIZERS = "table_initializer"
     ASSET_FILEPATHS = "asset_filepaths"
     SAVEABLE_OBJECTS = "saveable_objects"
+    RESOURCES = "resources"
+    LOCAL_RESOURCES = "local_resources"
+    EVAL_STEP = "eval_step"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    ACTIVATIONS = "activations"
+    CONCATENATED_VARIABLES = "concatenated_variables"
+    # TF 1.x keeps the pre-1.0 name as a deprecated alias; old scripts still use it.
+    VARIABLES = GLOBAL_VARIABLES
 
 
 class Graph:

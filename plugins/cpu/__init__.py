@@ -65,6 +65,7 @@ from tensorweave.plugins.kernels import (
     string_ops,
     summary,
     training,
+    unicode_ops,
 )
 from tensorweave.runtime.device import Device, TaskSpec
 
@@ -86,7 +87,7 @@ KERNEL_MODULES = (
 HOST_KERNEL_MODULES = (ctc, dataset, summary, logging_ops, script_ops, string_ops, data_flow_ops,
                        parsing, accumulators, readers, candidate_sampling, sparse_cross,
                        csv, image_io, lookup, misc_host_ops,
-                       sparse_host, example_json)
+                       sparse_host, example_json, unicode_ops)
 
 
 @hookimpl

@@ -7,7 +7,11 @@ device; a handle naming no iterator there is an `InvalidArgumentError`).
 
 Contract: the description is a tree of dicts, each with a ``kind``; integer fields index the
 ``MakeIterator`` node's inputs (read once, when the iterator starts), ``f`` names one of its
-function attrs. Kinds and fields:
+function attrs. An element is a list of components, each an array or a `SparseValue` (a
+``SparseTensor``'s indices, values and dense_shape), which travels as its three arrays into
+functions and out of ``IteratorGetNext``. The optional field ``sparse`` (ascending positions
+of the element's sparse components) of ``tensor_slices``, ``tensors`` and ``map`` says how
+their tensors group into components; without it all are dense. Kinds and fields:
 
 - sources: ``tensor_slices`` / ``tensors`` (``components``), ``range`` (``args``: start, stop,
   step); ``zip`` (``inputs``: descriptions; ends with the shortest), ``concatenate``
@@ -26,7 +30,11 @@ function attrs. Kinds and fields:
   component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
   ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
   interleaving order.
-- ``batch`` (``batch_size``, ``drop_remainder``), ``padded_batch`` (also ``padded_shapes``,
+- ``batch`` (``batch_size``, ``drop_remainder``; sparse components of rank r become one of rank
+  r + 1 whose dense shape is the largest of the batch's in each dimension, as TF's
+  ``DeserializeSparse``), ``unbatch`` (slices each element as ``tensor_slices``),
+  ``dense_to_sparse_batch`` (``batch_size``, ``row_shape``: -1 takes the batch's largest),
+  ``padded_batch`` (dense components only) (also ``padded_shapes``,
   ``padding_values``: one index per element tensor), ``shuffle`` (``buffer_size``; ints
   ``seed``, ``seed2``; bool ``reshuffle``), ``repeat`` / ``take`` / ``skip`` (``count``, -1:
   all), ``prefetch`` (``buffer_size``; elements are computed on demand, so it passes them
@@ -62,7 +70,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -94,6 +102,8 @@ _FIELDS: dict[str, dict[str, str]] = {
     "list_files": {"patterns": "index", "seed": "int", "seed2": "int", "shuffle": "bool"},
     "generator": {"start": "call", "next": "call"},
     "map": {"input": "desc", **_CALL},
+    "unbatch": {"input": "desc"},
+    "dense_to_sparse_batch": {"input": "desc", "batch_size": "index", "row_shape": "index"},
     "filter": {"input": "desc", **_CALL},
     "flat_map": {"input": "desc", "inner": "inner", **_CALL},
     "interleave": {"input": "desc", "inner": "inner", "cycle_length": "index",
@@ -110,6 +120,40 @@ _FIELDS: dict[str, dict[str, str]] = {
     "cache": {"input": "desc"},
 }
 _SIZES = {"range": ("args", 3), "concatenate": ("inputs", 2)}
+# fields a kind may leave out, with the same kinds of values as `_FIELDS`'
+_OPTIONAL: dict[str, dict[str, str]] = {
+    "tensor_slices": {"sparse": "positions"},
+    "tensors": {"sparse": "positions"},
+    "map": {"sparse": "positions"},
+}
+
+
+class SparseValue(NamedTuple):
+    """A sparse component of an element: ``SparseTensor``'s three arrays."""
+
+    indices: Any
+    values: Any
+    dense_shape: Any
+
+
+def group_components(tensors: list[Any], sparse: list[int]) -> Element:
+    """The element whose components at positions `sparse` are each three of `tensors`
+    (`ValueError` if there are too few)."""
+    if sparse and sparse[-1] >= len(tensors) - 2 * len(sparse):
+        raise ValueError(f"{len(tensors)} tensors hold no sparse components at {sparse}")
+    element: Element = []
+    parts = iter(tensors)
+    for value in parts:
+        if len(element) in sparse:
+            element.append(SparseValue(value, next(parts), next(parts)))
+        else:
+            element.append(value)
+    return element
+
+
+def flat_components(element: Element) -> list[Any]:
+    """The arrays `element` travels as (a sparse component: three)."""
+    return [a for c in element for a in (c if isinstance(c, SparseValue) else (c,))]
 
 
 def check_description(desc: Any, tensors: int | None, functions: Any,
@@ -132,10 +176,13 @@ def check_description(desc: Any, tensors: int | None, functions: Any,
     fields = _FIELDS.get(kind) if isinstance(kind, str) else None
     if fields is None:
         raise fail(path, f"unknown kind {kind!r}")
-    if set(desc) != {"kind", *fields}:
-        raise fail(path, f"kind {kind!r} has fields {sorted(fields)}, got "
-                         f"{sorted(k for k in desc if k != 'kind')}")
-    for name, kind_of in fields.items():
+    optional = _OPTIONAL.get(kind, {})
+    if not {"kind", *fields} <= set(desc) <= {"kind", *fields, *optional}:
+        raise fail(path, f"kind {kind!r} has fields {sorted(fields)} (optional: "
+                         f"{sorted(optional)}), got {sorted(k for k in desc if k != 'kind')}")
+    for name, kind_of in [*fields.items(), *optional.items()]:
+        if name not in desc:
+            continue
         value, where = desc[name], f"{path}.{name}"
         if kind_of == "index" and not is_index(value):
             raise fail(where, f"expected a tensor index, got {value!r}")
@@ -146,6 +193,11 @@ def check_description(desc: Any, tensors: int | None, functions: Any,
             raise fail(where, f"expected an int, got {value!r}")
         elif kind_of == "bool" and not isinstance(value, bool):
             raise fail(where, f"expected a bool, got {value!r}")
+        elif kind_of == "positions" and not (
+                isinstance(value, list) and value
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+                and value[0] >= 0 and all(a < b for a, b in zip(value, value[1:]))):
+            raise fail(where, f"expected ascending component positions, got {value!r}")
         elif kind_of == "func" and value not in functions:
             raise fail(where, f"{value!r} names no function attr of the node")
         elif kind_of == "desc":
@@ -170,6 +222,11 @@ def check_description(desc: Any, tensors: int | None, functions: Any,
         name, size = _SIZES[kind]
         if len(desc[name]) != size:
             raise fail(f"{path}.{name}", f"expected {size} items, got {len(desc[name])}")
+    if "sparse" in desc and "components" in desc:
+        count = len(desc["components"]) - 2 * len(desc["sparse"])
+        if desc["sparse"][-1] >= count:
+            raise fail(f"{path}.sparse", f"{desc['sparse']!r} are not positions of sparse "
+                                         f"components among {len(desc['components'])} tensors")
 
 
 def resource_key(shared_name: str) -> str:
@@ -228,26 +285,59 @@ class _Builder:
         return method(desc)
 
     def call(self, desc: dict[str, Any], element: Element, captured: list[Any]) -> list[Any]:
-        return call_function(self.ctx, self.resource.step, desc["f"], [*element, *captured])
+        return call_function(self.ctx, self.resource.step, desc["f"],
+                             [*flat_components(element), *captured])
 
     # -- sources --------------------------------------------------------------------------------
 
+    def _element(self, desc: dict[str, Any]) -> Element:
+        return self.group([self.components[i] for i in desc["components"]], desc)
+
+    def group(self, tensors: list[Any], desc: dict[str, Any]) -> Element:
+        try:
+            return group_components(tensors, desc.get("sparse", []))
+        except ValueError as exc:
+            raise self.error(str(exc)) from None
+
     def _tensor_slices(self, desc: dict[str, Any]) -> Stage:
-        values = [self.components[i] for i in desc["components"]]
-        if any(v.ndim == 0 for v in values):
-            raise self.error("Unbatching a tensor is only supported for rank >= 1")
-        n = values[0].shape[0]
-        for v in values[1:]:
-            if v.shape[0] != n:
+        rows = self._slices(self._element(desc))
+        return lambda: iter(rows)
+
+    def _slices(self, element: Element) -> list[Element]:
+        """`element`'s slices along dimension 0 (TF's unbatching of dense and sparse)."""
+        columns: list[list[Any]] = []
+        for c in element:
+            rank = int(c.dense_shape.shape[0]) if isinstance(c, SparseValue) else c.ndim
+            if rank == 0:
+                raise self.error("Unbatching a tensor is only supported for rank >= 1")
+            columns.append(self._sparse_rows(c) if isinstance(c, SparseValue)
+                           # v[i, ...] keeps a string element an array (v[i] would be bytes)
+                           else [c[i, ...] for i in range(c.shape[0])])
+        n = len(columns[0])
+        for column in columns[1:]:
+            if len(column) != n:
                 raise self.error(f"Dimension 0 in both shapes must be equal, but are {n} and "
-                                 f"{v.shape[0]}: all components of from_tensor_slices must "
+                                 f"{len(column)}: all components of from_tensor_slices must "
                                  "have the same size in the 0th dimension")
-        # v[i, ...] keeps a string element an array (v[i] of an object array is the bytes)
-        return lambda: ([v[i, ...] for v in values] for i in range(n))
+        return [[column[i] for column in columns] for i in range(n)]
+
+    def _sparse_rows(self, sparse: SparseValue) -> list[SparseValue]:
+        xp = self.ctx.xp
+        indices, values, shape = sparse
+        if shape.shape[0] < 2:  # TF's SerializeManySparse, which slices sparse rows
+            raise self.error(f"Rank of input SparseTensor should be > 1, but saw rank: "
+                             f"{shape.shape[0]}")
+        rows = indices[:, 0]
+        if bool(xp.any((rows < 0) | (rows >= shape[0]))):
+            raise self.error(f"A SparseTensor's row index is out of range [0, {int(shape[0])})")
+        order = xp.argsort(rows, kind="stable")
+        bounds = xp.searchsorted(rows[order], xp.arange(int(shape[0]) + 1))
+        return [SparseValue(indices[order[a:b], 1:], values[order[a:b]], shape[1:])
+                for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
 
     def _tensors(self, desc: dict[str, Any]) -> Stage:
-        values = [self.components[i] for i in desc["components"]]
-        return lambda: iter([values])
+        element = self._element(desc)
+        return lambda: iter([element])
 
     def _range(self, desc: dict[str, Any]) -> Stage:
         start, stop, step = (self.int_of(i) for i in desc["args"])
@@ -335,7 +425,7 @@ class _Builder:
 
     def _map(self, desc: dict[str, Any]) -> Stage:
         source, captured = self.build(desc["input"]), self._captured(desc)
-        return lambda: (self.call(desc, e, captured) for e in source())
+        return lambda: (self.group(self.call(desc, e, captured), desc) for e in source())
 
     def _filter(self, desc: dict[str, Any]) -> Stage:
         source, captured = self.build(desc["input"]), self._captured(desc)
@@ -425,6 +515,9 @@ class _Builder:
     def _stack(self, batch: list[Element]) -> Element:
         out = []
         for c, first in enumerate(batch[0]):
+            if isinstance(first, SparseValue):
+                out.append(self._stack_sparse([element[c] for element in batch]))
+                continue
             for j, element in enumerate(batch[1:], 1):
                 if element[c].shape != first.shape:
                     raise self.error(
@@ -433,6 +526,72 @@ class _Builder:
                         f"{list(element[c].shape)}.")
             out.append(self.ctx.xp.stack([element[c] for element in batch]))
         return out
+
+    def _stack_sparse(self, rows: list[SparseValue]) -> SparseValue:
+        """`rows` as one sparse tensor of one more dimension, whose dense shape is the largest
+        of theirs in each dimension (TF's ``DeserializeSparse``)."""
+        xp = self.ctx.xp
+        rank = int(rows[0].dense_shape.shape[0])
+        for i, row in enumerate(rows[1:], 1):
+            if int(row.dense_shape.shape[0]) != rank:
+                raise self.error(f"Inconsistent shape across SparseTensors: rank prior to "
+                                 f"SparseTensor[{i}] was: {rank} but rank of SparseTensor[{i}] "
+                                 f"is: {int(row.dense_shape.shape[0])}")
+        indices = [xp.concatenate([xp.full((len(row.values), 1), i, dtype=xp.int64),
+                                   xp.reshape(row.indices, (-1, rank)).astype(xp.int64)],
+                                  axis=1) for i, row in enumerate(rows)]
+        shapes = xp.stack([row.dense_shape.astype(xp.int64) for row in rows])
+        dense_shape = xp.concatenate([xp.asarray([len(rows)], dtype=xp.int64),
+                                      shapes.max(axis=0)])
+        return SparseValue(xp.concatenate(indices), xp.concatenate([r.values for r in rows]),
+                           dense_shape)
+
+    def _unbatch(self, desc: dict[str, Any]) -> Stage:
+        source = self.build(desc["input"])
+
+        def run() -> Iterator[Element]:
+            for element in source():
+                yield from self._slices(element)
+
+        return run
+
+    def _dense_to_sparse_batch(self, desc: dict[str, Any]) -> Stage:
+        source, size = self.build(desc["input"]), self._batch_size(desc)
+        row_shape = [int(d) for d in self.components[desc["row_shape"]]]
+
+        def run() -> Iterator[Element]:
+            batch: list[Any] = []
+            for (value,) in source():
+                self._check_row(value, row_shape)
+                batch.append(value)
+                if len(batch) == size:
+                    yield [self._dense_rows(batch, row_shape)]
+                    batch = []
+            if batch:
+                yield [self._dense_rows(batch, row_shape)]
+
+        return run
+
+    def _check_row(self, value: Any, row_shape: list[int]) -> None:
+        shape = ", ".join(str(d) for d in value.shape)
+        wanted = ", ".join(str(d) for d in row_shape)
+        if value.ndim != len(row_shape):
+            raise self.error(f"Input element had shape ({shape}) that is incompatible with "
+                             f"the row shape ({wanted}).")
+        if any(s != -1 and n > s for n, s in zip(value.shape, row_shape)):
+            raise errors.DataLossError(
+                self.ctx.node_name, self.ctx.op, f"Input element had shape ({shape}) that is "
+                f"larger than the row shape ({wanted}).")
+
+    def _dense_rows(self, batch: list[Any], row_shape: list[int]) -> SparseValue:
+        """Every entry of each of `batch`'s arrays, in its row of one sparse tensor."""
+        xp = self.ctx.xp
+        rows = [SparseValue(xp.stack(xp.unravel_index(xp.arange(v.size), v.shape), axis=-1)
+                            .reshape(v.size, v.ndim).astype(xp.int64), v.reshape(-1),
+                            xp.asarray(v.shape, dtype=xp.int64)) for v in batch]
+        stacked = self._stack_sparse(rows)
+        fixed = xp.asarray([len(batch), *row_shape], dtype=xp.int64)
+        return stacked._replace(dense_shape=xp.where(fixed == -1, stacked.dense_shape, fixed))
 
     def _padded_batch(self, desc: dict[str, Any]) -> Stage:
         source, size = self.build(desc["input"]), self._batch_size(desc)
@@ -456,6 +615,8 @@ class _Builder:
         xp, out = self.ctx.xp, []
         for c, (shape, pad) in enumerate(zip(shapes, pads)):
             values = [element[c] for element in batch]
+            if isinstance(values[0], SparseValue):
+                raise self.error("Batching of padded sparse tensors is not currently supported")
             if any(v.ndim != len(shape) for v in values):
                 raise self.error(f"The padded shape {shape} of component {c} has another rank "
                                  f"than its elements ({values[0].ndim})")
@@ -599,7 +760,8 @@ def _start(ctx: KernelContext, resource: IteratorResource, components: tuple[Any
 
 def _check_element(ctx: KernelContext, element: Element) -> list[Any]:
     out = []
-    for i, (value, dtype, shape) in enumerate(zip(element, ctx.attrs["output_types"],
+    for i, (value, dtype, shape) in enumerate(zip(flat_components(element),
+                                                  ctx.attrs["output_types"],
                                                   ctx.attrs["output_shapes"])):
         if not TensorShape(value.shape).is_compatible_with(shape):
             raise errors.InvalidArgumentError(

@@ -13,8 +13,15 @@ their 16-bit decode, as TF); a uint16 ``dtype`` gives a PNG's 16-bit decode and 
 times 256 (``convert_image_dtype``'s widening). ``DecodePng`` with ``dtype`` uint16 gives 16-bit
 samples (8-bit files as ``v * 257``) and refuses GIF data; ``EncodePng`` writes a 16-bit PNG for
 a uint16 image. Failures are `InvalidArgumentError` in TF's wording, the codec's reason
-appended. JPEG is not decoded or encoded by tensorweave: JPEG bytes, ``DecodeJpeg`` on
-them and ``EncodeJpeg`` raise `UnimplementedError`.
+appended. JPEG (`tensorweave.jpeg_decode`) decodes as TF's libjpeg-turbo: ``DecodeJpeg`` and
+``DecodeAndCropJpeg`` honour their attrs (``dct_method`` "" and "INTEGER_FAST" are TF's
+JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` 2, 4 and 8 raise `UnimplementedError`);
+the other ops decode JPEG bytes with TF's defaults (IFAST, fancy upsampling). Truncated data is
+an error unless ``try_recover_truncated`` (then the missing bits decode as zeros, so every row
+is read and ``acceptable_fraction`` never rejects); ``channels`` 4 is refused; a crop window
+must lie inside the image; JPEGs tensorweave does not decode (CMYK, arithmetic coding, ...)
+raise `UnimplementedError`. ``DecodeAndCropJpeg`` crops the full decode. ``ExtractJpegShape``
+reads the headers only. ``EncodeJpeg`` raises `UnimplementedError`.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 from tensorweave import errors, gfile
 from tensorweave.bmp import BmpError, decode_bmp
 from tensorweave.gif import GifError, decode_gif
+from tensorweave.jpeg_decode import JpegError, JpegUnsupportedError, decode_jpeg, read_jpeg_header
 from tensorweave.kernel import KernelContext
 from tensorweave.png import encode_png
 from tensorweave.png_decode import PngError, decode_png
@@ -53,10 +61,9 @@ def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
 
 
-def _no_jpeg(ctx: KernelContext) -> errors.UnimplementedError:
-    return errors.UnimplementedError(
-        ctx.node_name, ctx.op, f"{ctx.op}: JPEG decoding and encoding are not implemented in "
-        "tensorweave; use PNG, GIF or BMP images")
+def _unimplemented(ctx: KernelContext, what: str) -> errors.UnimplementedError:
+    return errors.UnimplementedError(ctx.node_name, ctx.op,
+                                     f"{ctx.op}: {what} is not implemented in tensorweave")
 
 
 def _check_channels(ctx: KernelContext, channels: int, allowed: tuple[int, ...],
@@ -118,14 +125,78 @@ def _bmp(ctx: KernelContext, data: bytes, channels: int) -> np.ndarray:
         raise _invalid(ctx, str(exc)) from None
 
 
+def _jpeg_options(ctx: KernelContext) -> tuple[bool, bool, bool]:
+    """(fast IDCT, fancy upsampling, recover truncated data) from the op's attrs, as TF's
+    DecodeJpeg kernel reads them; ops without JPEG attrs get TF's defaults."""
+    attrs = ctx.attrs
+    if "dct_method" not in attrs:
+        return True, True, False
+    ratio, dct = attrs["ratio"], attrs["dct_method"]
+    if ratio not in (1, 2, 4, 8):
+        raise _invalid(ctx, f"ratio must be 1, 2, 4, or 8, got {ratio}")
+    if dct not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
+        raise _invalid(ctx, "dct_method must be one of {'', 'INTEGER_FAST', 'INTEGER_ACCURATE'}")
+    if ratio != 1:
+        raise _unimplemented(ctx, f"JPEG decoding at ratio {ratio}")
+    return dct != "INTEGER_ACCURATE", attrs["fancy_upscaling"], attrs["try_recover_truncated"]
+
+
+def _jpeg(ctx: KernelContext, data: bytes, channels: int,
+          crop: tuple[int, int, int, int] | None = None) -> np.ndarray:
+    fast, fancy, recover = _jpeg_options(ctx)
+    failed = f"Invalid JPEG data or crop window, data size {len(data)}"
+    if channels not in (0, 1, 3):
+        raise _invalid(ctx, f"{failed}: JPEG images decode to 1 or 3 channels, not {channels}")
+    try:
+        image = decode_jpeg(data, channels, fancy, recover, fast)
+    except JpegUnsupportedError as exc:
+        raise _unimplemented(ctx, f"decoding this JPEG ({exc})") from None
+    except JpegError as exc:
+        raise _invalid(ctx, f"{failed}: {exc}") from None
+    if crop is None:
+        return image
+    y, x, height, width = crop
+    if not (height > 0 and width > 0 and y >= 0 and x >= 0 and y + height <= image.shape[0]
+            and x + width <= image.shape[1]):
+        raise _invalid(ctx, f"{failed}: crop window [{y}, {x}, {height}, {width}] does not "
+                            f"fit the {image.shape[0]}x{image.shape[1]} image")
+    return image[y:y + height, x:x + width]
+
+
+def decode_and_crop_jpeg(ctx: KernelContext, contents: Any, crop_window: Any) -> np.ndarray:
+    data = _scalar(ctx, contents, "contents")
+    window = np.asarray(crop_window)
+    if window.ndim != 1:
+        raise _invalid(ctx, f"crop_window must be 1-D, got shape {list(window.shape)}")
+    if window.shape[0] != 4:
+        raise _invalid(ctx, f"crop_size must have four elements {list(window.shape)}")
+    _check_channels(ctx, ctx.attrs["channels"], (0, 1, 3, 4), "0, 1, 3, or 4")
+    if not data.startswith(_JPEG):
+        raise _invalid(ctx, f"Invalid JPEG data or crop window, data size {len(data)}")
+    y, x, height, width = (int(v) for v in window)
+    return _jpeg(ctx, data, ctx.attrs["channels"], (y, x, height, width))
+
+
+def extract_jpeg_shape(ctx: KernelContext, contents: Any) -> np.ndarray:
+    data = _scalar(ctx, contents, "contents")
+    try:
+        header = read_jpeg_header(data)
+    except JpegError as exc:
+        raise _invalid(ctx, f"Invalid JPEG data, size {len(data)}: {exc}") from None
+    return np.array([header.height, header.width, header.components], ctx.out_np)
+
+
 def decode_any(ctx: KernelContext, contents: Any) -> np.ndarray:
     """``DecodePng``, ``DecodeGif`` and ``DecodeJpeg``: one kernel, as TF's."""
     data = _scalar(ctx, contents, "contents")
     channels = ctx.attrs.get("channels", 3)
     _check_channels(ctx, channels, (0, 1, 3, 4), "0, 1, 3, or 4")
-    if data.startswith(_JPEG):
-        raise _no_jpeg(ctx)
     wide = ctx.out_np is np.uint16  # only DecodePng's dtype may ask for it
+    if data.startswith(_JPEG):
+        if wide:
+            raise _invalid(ctx, "JPEG images decode to uint8 only, not uint16")
+        image = _jpeg(ctx, data, channels)
+        return image[None] if ctx.op == "DecodeGif" else image
     if data.startswith(_PNG):
         image = _png(ctx, data, channels, 16 if wide else 8)
         return image[None] if ctx.op == "DecodeGif" else image
@@ -160,8 +231,8 @@ def decode_image(ctx: KernelContext, contents: Any) -> np.ndarray:
     _check_channels(ctx, channels, (0, 1, 3, 4), "0, 1, 3, or 4")
     wide = out is not np.uint8
     if data.startswith(_JPEG):
-        raise _no_jpeg(ctx)
-    if data.startswith(_PNG[:3]):
+        image = _jpeg(ctx, data, channels)
+    elif data.startswith(_PNG[:3]):
         image = _png(ctx, data, channels, 16 if wide else 8)
     elif data.startswith(_GIF[:3]):
         if channels not in (0, 3):
@@ -178,7 +249,7 @@ def decode_image(ctx: KernelContext, contents: Any) -> np.ndarray:
     if not wide:
         return image
     if out is np.uint16:
-        # a 16-bit PNG decode is already uint16; GIF and BMP scale as convert_image_dtype
+        # a 16-bit PNG decode is already uint16; the others scale as convert_image_dtype
         return image if image.dtype == np.uint16 else image.astype(np.uint16) * np.uint16(256)
     return _as_float(image, out)
 
@@ -201,7 +272,7 @@ def encode_png_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
 
 
 def encode_jpeg(ctx: KernelContext, image: Any) -> np.ndarray:
-    raise _no_jpeg(ctx)
+    raise _unimplemented(ctx, "JPEG encoding")
 
 
 def register(registry: Any, device_type: str) -> None:
@@ -209,6 +280,8 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("WriteFile", device_type, write_file)
     for op in ("DecodePng", "DecodeGif", "DecodeJpeg"):
         registry.add(op, device_type, decode_any, expensive=True)
+    registry.add("DecodeAndCropJpeg", device_type, decode_and_crop_jpeg, expensive=True)
+    registry.add("ExtractJpegShape", device_type, extract_jpeg_shape)
     registry.add("DecodeBmp", device_type, decode_bmp_kernel)
     registry.add("DecodeImage", device_type, decode_image, expensive=True)
     registry.add("EncodePng", device_type, encode_png_kernel, expensive=True)

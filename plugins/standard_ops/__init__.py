@@ -91,11 +91,13 @@ from tensorweave.plugins.standard_ops import (
     string_ops,
     summary,
     training,
+    unicode_ops,
     while_grad,
 )
 
 MODULES = (
     ctc,
+    unicode_ops,
     seq2seq,
     array_extra,
     example_json,

@@ -6,7 +6,8 @@ Contract: each function is ``fn(op, *grads) -> [gradient or None per input]`` an
 forward op's attrs on. Shape inputs (``input_sizes``, ``filter_sizes``) get no gradient. A
 backprop is linear in each of its tensor inputs, so its gradients are the forward convolution
 and the other backprop. `convolution_grads` builds these functions for any convolution family
-(2-D, 3-D, depthwise) from its three op names.
+(2-D, 3-D, depthwise) from its three op names; `max_pool_backprop_grads` those of a max pool's
+two backprops, each the other's gradient.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tensorweave.api import array_ops
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply
 from tensorweave.plugins.standard_ops.depthwise import DEPTHWISE_ATTRS
@@ -54,6 +56,24 @@ def convolution_grads(forward: str, backprop_input: str, backprop_filter: str,
 
     return {forward: forward_grad, backprop_input: backprop_input_grad,
             backprop_filter: backprop_filter_grad}
+
+
+def max_pool_backprop_grads(backprop: str, backprop_grad: str,
+                            names: dict[str, Any]) -> dict[str, GradFn]:
+    """The gradient functions of a max pool's backprops `backprop` and `backprop_grad` (inputs
+    ``orig_input, orig_output, grad``), keyed by op name: each is the other applied to the
+    incoming gradient, the pooling choice held fixed so the pooled tensors get zeros; `names`
+    are the attrs the two ops share."""
+
+    def through(other: str) -> GradFn:
+        def fn(op: Operation, grad: Tensor) -> Grads:
+            image, pooled, _ = op.inputs
+            return [array_ops.zeros_like(image), array_ops.zeros_like(pooled),
+                    apply(other, [image, pooled, grad], op_attrs(op, names))]
+
+        return fn
+
+    return {backprop: through(backprop_grad), backprop_grad: through(backprop)}
 
 
 def register(registry: Any) -> None:

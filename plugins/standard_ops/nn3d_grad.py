@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.api import array_ops
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply
-from tensorweave.plugins.standard_ops.conv_grad import convolution_grads, op_attrs
+from tensorweave.plugins.standard_ops.conv_grad import (
+    convolution_grads,
+    max_pool_backprop_grads,
+    op_attrs,
+)
 from tensorweave.plugins.standard_ops.grad_util import shape
 from tensorweave.plugins.standard_ops.nn3d import CONV3D_ATTRS, POOL3D_ATTRS
 
@@ -38,22 +41,10 @@ def _max_pool3d_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("MaxPool3DGrad", [image, output, grad], op_attrs(op, POOL3D_ATTRS))]
 
 
-def _max_pool3d_grad_grad(op: Operation, grad: Tensor) -> Grads:
-    image, output, _ = op.inputs
-    return [array_ops.zeros_like(image), array_ops.zeros_like(output),
-            apply("MaxPool3DGradGrad", [image, output, grad], op_attrs(op, POOL3D_ATTRS))]
-
-
-def _max_pool3d_grad_grad_grad(op: Operation, grad: Tensor) -> Grads:
-    image, output, _ = op.inputs
-    return [array_ops.zeros_like(image), array_ops.zeros_like(output),
-            apply("MaxPool3DGrad", [image, output, grad], op_attrs(op, POOL3D_ATTRS))]
-
-
 def register(registry: Any) -> None:
     for name, fn in {
         **_CONV3D_GRADS, "AvgPool3D": _avg_pool3d_grad, "AvgPool3DGrad": _avg_pool3d_grad_grad,
-        "MaxPool3D": _max_pool3d_grad, "MaxPool3DGrad": _max_pool3d_grad_grad,
-        "MaxPool3DGradGrad": _max_pool3d_grad_grad_grad,
+        "MaxPool3D": _max_pool3d_grad,
+        **max_pool_backprop_grads("MaxPool3DGrad", "MaxPool3DGradGrad", POOL3D_ATTRS),
     }.items():
         registry.add(name, fn)

@@ -19,7 +19,11 @@ from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.framework.graph import Operation, Tensor
 from tensorweave.framework.op_builder import apply
-from tensorweave.plugins.standard_ops.conv_grad import convolution_grads, op_attrs
+from tensorweave.plugins.standard_ops.conv_grad import (
+    convolution_grads,
+    max_pool_backprop_grads,
+    op_attrs,
+)
 from tensorweave.plugins.standard_ops.depthwise import DEPTHWISE_ATTRS
 from tensorweave.plugins.standard_ops.grad_util import shape
 from tensorweave.plugins.standard_ops.nn import POOL_ATTRS
@@ -60,18 +64,6 @@ def _bias_add_grad_grad(op: Operation, grad: Tensor) -> Grads:
     return [array_ops.broadcast_to(kept, shape(dy))]
 
 
-def _max_pool_grad_grad(op: Operation, grad: Tensor) -> Grads:
-    image, pooled, _ = op.inputs
-    return [array_ops.zeros_like(image), array_ops.zeros_like(pooled),
-            apply("MaxPoolGradGrad", [image, pooled, grad], op_attrs(op, POOL_ATTRS))]
-
-
-def _max_pool_grad_grad_grad(op: Operation, grad: Tensor) -> Grads:
-    image, pooled, _ = op.inputs
-    return [array_ops.zeros_like(image), array_ops.zeros_like(pooled),
-            apply("MaxPoolGrad", [image, pooled, grad], op_attrs(op, POOL_ATTRS))]
-
-
 def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> Grads:
     return [None, apply("AvgPool", [grad], op_attrs(op, POOL_ATTRS))]
 
@@ -83,8 +75,9 @@ def register(registry: Any) -> None:
         registry.add(name, _through_output)
     registry.add("SoftplusGrad", _softplus_grad_grad)
     registry.add("BiasAddGrad", _bias_add_grad_grad)
-    registry.add("MaxPoolGrad", _max_pool_grad_grad)
-    registry.add("MaxPoolGradGrad", _max_pool_grad_grad_grad)
+    for name, fn in max_pool_backprop_grads("MaxPoolGrad", "MaxPoolGradGrad",
+                                            POOL_ATTRS).items():
+        registry.add(name, fn)
     registry.add("AvgPoolGrad", _avg_pool_grad_grad)
     depthwise = convolution_grads("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
                                   "DepthwiseConv2dNativeBackpropFilter", DEPTHWISE_ATTRS)
