@@ -5,7 +5,10 @@ prefix and, with `suffix`, by a name suffix, as TF's regex match on the collecti
 `get_model_variables` does the same on ``MODEL_VARIABLES``; `get_variables_to_restore` is the
 global variables under the `include` scopes minus those under the `exclude` scopes. `variable`
 is `get_variable` with ``GLOBAL_VARIABLES`` as the default collections; `model_variable` adds
-``MODEL_VARIABLES``. The global-step functions are `tensorweave.train`'s.
+``MODEL_VARIABLES``. The global-step functions are `tensorweave.train`'s, and so are the
+checkpoint readers (`init_from_checkpoint`, `list_variables`, `load_checkpoint`,
+`load_variable`); the ``assign_from_*`` helpers are `tensorweave.contrib.variables_assign`'s,
+loaded on first access because that module builds on this one.
 
 `add_arg_scope` marks a function so that ``with arg_scope([fn, ...], **defaults)`` supplies
 keyword defaults to its calls inside the block; arguments given at the call win, inner scopes
@@ -24,6 +27,8 @@ from tensorweave import dtypes
 from tensorweave.api.variable_scope import VariableScope, get_variable
 from tensorweave.framework.graph import GraphKeys, get_default_graph
 from tensorweave.framework.static_value import smart_cond, smart_constant_value
+from tensorweave.train.checkpoint_management import list_variables, load_variable
+from tensorweave.train.checkpoint_utils import init_from_checkpoint, load_checkpoint
 from tensorweave.train.training_util import (
     create_global_step,
     get_global_step,
@@ -31,13 +36,26 @@ from tensorweave.train.training_util import (
 )
 from tensorweave.variables import Variable
 
+# Loaded by `__getattr__`: `tensorweave.contrib.variables_assign` imports this module.
+_ASSIGN_HELPERS = ("assign_from_checkpoint", "assign_from_checkpoint_fn", "assign_from_values",
+                   "assign_from_values_fn")
+
 __all__ = [
     "add_arg_scope", "arg_scope", "arg_scoped_arguments", "create_global_step",
     "current_arg_scope", "get_global_step", "get_local_variables", "get_model_variables",
     "get_or_create_global_step", "get_trainable_variables", "get_unique_variable",
     "get_variables", "get_variables_by_name", "get_variables_to_restore", "has_arg_scope",
-    "model_variable", "smart_cond", "smart_constant_value", "variable",
+    "init_from_checkpoint", "list_variables", "load_checkpoint", "load_variable",
+    "model_variable", "smart_cond", "smart_constant_value", "variable", *_ASSIGN_HELPERS,
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ASSIGN_HELPERS:
+        from tensorweave.contrib import variables_assign
+
+        return getattr(variables_assign, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- argument scopes -----------------------------------------------------------------------------

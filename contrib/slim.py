@@ -5,14 +5,16 @@ Contract: the layers, initializers and regularizers are ``tf.contrib.layers``'; 
 scopes and variable helpers are ``tf.contrib.framework``'s (`variables` is that module);
 `assign_from_checkpoint(_fn)` and `assign_from_values(_fn)` are
 `tensorweave.contrib.variables_assign`'s. The submodules are `losses` (``tf.contrib.losses``),
-`metrics` (``tf.contrib.metrics``), `learning` (`create_train_op`, `train`), `evaluation`
-and `utils` (named outputs). The model zoo (``nets``) is not part of slim's runtime and is not
-provided.
+`metrics` (``tf.contrib.metrics``), `initializers`, `regularizers`, `learning`
+(`create_train_op`, `train`), `evaluation` and `utils` (named outputs). The model zoo
+(``nets``) is not part of slim's runtime and is not provided.
 """
 
 from __future__ import annotations
 
 from tensorweave.contrib import framework as variables
+from tensorweave.contrib import layers_initializers as initializers
+from tensorweave.contrib import layers_regularizers as regularizers
 from tensorweave.contrib import layers_utils as utils
 from tensorweave.contrib import losses, metrics
 from tensorweave.contrib import slim_evaluation as evaluation
@@ -85,9 +87,10 @@ __all__ = [
     "fully_connected", "get_global_step", "get_local_variables", "get_model_variables",
     "get_or_create_global_step", "get_trainable_variables", "get_unique_variable",
     "get_variables", "get_variables_by_name", "get_variables_to_restore", "has_arg_scope",
+    "initializers",
     "l1_l2_regularizer", "l1_regularizer", "l2_regularizer", "layer_norm", "learning",
     "linear", "losses", "max_pool2d", "metrics", "model_variable", "one_hot_encoding",
-    "repeat", "separable_conv2d", "separable_convolution2d", "softmax", "stack",
+    "regularizers", "repeat", "separable_conv2d", "separable_convolution2d", "softmax", "stack",
     "sum_regularizer", "unit_norm", "utils", "variable", "variables",
     "variance_scaling_initializer", "xavier_initializer", "xavier_initializer_conv2d",
 ]

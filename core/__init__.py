@@ -9,24 +9,17 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from tensorweave import (  # noqa: E402
-    app,
     bitwise,
     compat,
-    data,
     debugging,
     dtypes,
     errors,
-    estimator,
-    feature_column,
-    flags,
     gfile,
     graph_util,
     image,
     io,
-    keras,
     layers,
     linalg,
-    lookup,
     losses,
     math,
     metrics,
@@ -36,14 +29,11 @@ from tensorweave import (  # noqa: E402
     ragged,
     random,
     raw_ops,
-    saved_model,
     signal,
     sparse,
     spectral,
     strings,
-    summary,
     test,
-    train,
 )
 from tensorweave import tf_logging as logging  # noqa: E402 - tf.logging
 from tensorweave.api import tensor_operators as _tensor_operators  # noqa: F401 - installs operators
@@ -131,14 +121,29 @@ from tensorweave.plugin_manager import hookimpl
 from tensorweave.summary_proto import Summary
 from tensorweave.tensor_shape import Dimension, TensorShape, dimension_at_index, dimension_value
 from tensorweave.tf_logging import get_logger
-from tensorweave.train.meta_graph import MetaGraphDef
 from tensorweave.variables import *  # noqa: F403
+
+# Namespaces that are heavy to import and that nothing eager needs: each is imported on its first
+# use (``tw.keras``, ``import tensorweave.keras``), which keeps ``import tensorweave`` fast.
+# ``MetaGraphDef`` comes from ``tensorweave.train.meta_graph``, so it waits for first use too.
+_LAZY_MODULES = frozenset({
+    "app", "contrib", "data", "estimator", "feature_column", "flags", "keras", "lookup",
+    "saved_model", "summary", "train",
+})
+_LAZY_ATTRS = {"MetaGraphDef": "tensorweave.train.meta_graph"}
 
 
 def __getattr__(name: str) -> object:
-    # tf.contrib is optional and heavier: imported on first use
-    if name == "contrib":
-        import importlib
+    import importlib
 
-        return importlib.import_module("tensorweave.contrib")
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"tensorweave.{name}")
+    if name in _LAZY_ATTRS:
+        value = getattr(importlib.import_module(_LAZY_ATTRS[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'tensorweave' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_ATTRS))

@@ -14,29 +14,42 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["idct_ifast", "idct_islow", "upsample", "ycc_to_rgb"]
+# the accurate IDCT shares its constants with the encoder's forward DCT
+from tensorweave.jpeg_tables import (
+    CONST_BITS,
+    F0298,
+    F0390,
+    F0541,
+    F0765,
+    F0899,
+    F1175,
+    F1501,
+    F1847,
+    F1961,
+    F2053,
+    F2562,
+    F3072,
+    PASS1_BITS,
+)
 
-_CONST_BITS, _PASS1_BITS = 13, 2
-_F0298, _F0390, _F0541, _F0765 = 2446, 3196, 4433, 6270
-_F0899, _F1175, _F1501, _F1847 = 7373, 9633, 12299, 15137
-_F1961, _F2053, _F2562, _F3072 = 16069, 16819, 20995, 25172
+__all__ = ["idct_ifast", "idct_islow", "upsample", "ycc_to_rgb"]
 
 
 def _butterfly(x: list[np.ndarray]) -> list[np.ndarray]:
     """The 8 undescaled outputs of one 1-D pass from inputs x[0..7] (int64)."""
     z2, z3 = x[2], x[6]
-    z1 = (z2 + z3) * _F0541
-    tmp2 = z1 - z3 * _F1847
-    tmp3 = z1 + z2 * _F0765
-    tmp0 = (x[0] + x[4]) << _CONST_BITS
-    tmp1 = (x[0] - x[4]) << _CONST_BITS
+    z1 = (z2 + z3) * F0541
+    tmp2 = z1 - z3 * F1847
+    tmp3 = z1 + z2 * F0765
+    tmp0 = (x[0] + x[4]) << CONST_BITS
+    tmp1 = (x[0] - x[4]) << CONST_BITS
     tmp10, tmp13, tmp11, tmp12 = tmp0 + tmp3, tmp0 - tmp3, tmp1 + tmp2, tmp1 - tmp2
     t0, t1, t2, t3 = x[7], x[5], x[3], x[1]
     z1, z2, z3, z4 = t0 + t3, t1 + t2, t0 + t2, t1 + t3
-    z5 = (z3 + z4) * _F1175
-    t0, t1, t2, t3 = t0 * _F0298, t1 * _F2053, t2 * _F3072, t3 * _F1501
-    z1, z2 = z1 * -_F0899, z2 * -_F2562
-    z3, z4 = z3 * -_F1961 + z5, z4 * -_F0390 + z5
+    z5 = (z3 + z4) * F1175
+    t0, t1, t2, t3 = t0 * F0298, t1 * F2053, t2 * F3072, t3 * F1501
+    z1, z2 = z1 * -F0899, z2 * -F2562
+    z3, z4 = z3 * -F1961 + z5, z4 * -F0390 + z5
     t0, t1, t2, t3 = t0 + z1 + z3, t1 + z2 + z4, t2 + z2 + z3, t3 + z1 + z4
     return [tmp10 + t3, tmp11 + t2, tmp12 + t1, tmp13 + t0,
             tmp13 - t0, tmp12 - t1, tmp11 - t2, tmp10 - t3]
@@ -51,10 +64,10 @@ def idct_islow(coefs: np.ndarray, quant: np.ndarray) -> np.ndarray:
     quantisation table."""
     x = (coefs.astype(np.int64) * quant.astype(np.int64)).reshape(-1, 8, 8)
     # pass 1: columns (inputs are the rows of each block), into the work array
-    work = np.stack([_descale(v, _CONST_BITS - _PASS1_BITS)
+    work = np.stack([_descale(v, CONST_BITS - PASS1_BITS)
                      for v in _butterfly([x[:, k, :] for k in range(8)])], axis=1)
     # pass 2: rows
-    out = np.stack([_descale(v, _CONST_BITS + _PASS1_BITS + 3)
+    out = np.stack([_descale(v, CONST_BITS + PASS1_BITS + 3)
                     for v in _butterfly([work[:, :, k] for k in range(8)])], axis=2)
     return _range_limit(out)
 
@@ -101,7 +114,7 @@ def idct_ifast(coefs: np.ndarray, quant: np.ndarray) -> np.ndarray:
     scaled = (quant.astype(np.int64) * _AAN + (1 << 11)) >> 12
     x = (coefs.astype(np.int64) * scaled).reshape(-1, 8, 8)
     work = np.stack(_fast_pass([x[:, k, :] for k in range(8)]), axis=1)
-    out = np.stack(_fast_pass([work[:, :, k] for k in range(8)]), axis=2) >> (_PASS1_BITS + 3)
+    out = np.stack(_fast_pass([work[:, :, k] for k in range(8)]), axis=2) >> (PASS1_BITS + 3)
     return _range_limit(out)
 
 

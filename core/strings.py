@@ -1,10 +1,10 @@
 """``tw.strings``: the dense string ops under ``tf.compat.v1.strings``' names (``join``,
 ``length``, ``substr``, ``upper``, ``lower``, ``strip``, ``regex_replace``, ``regex_full_match``,
 ``to_number``, ``as_string``, ``reduce_join``, ``to_hash_bucket``, ``to_hash_bucket_fast``,
-``to_hash_bucket_strong``), ``format`` and ``split`` (a ``SparseTensor``, as in TF1), all from
-`tensorweave.api.string_ops`, and ``unicode_decode``, ``unicode_decode_with_offsets``,
-``unicode_encode``, ``unicode_split`` and ``unicode_transcode`` from
-`tensorweave.api.unicode_ops`.
+``to_hash_bucket_strong``, ``unsorted_segment_join``), ``format`` and ``split`` (a
+``SparseTensor``, as in TF1), all from `tensorweave.api.string_ops`, and ``unicode_decode``,
+``unicode_decode_with_offsets``, ``unicode_encode``, ``unicode_split`` and ``unicode_transcode``
+from `tensorweave.api.unicode_ops`.
 """
 
 from tensorweave.api.string_ops import (
@@ -13,6 +13,7 @@ from tensorweave.api.string_ops import (
     regex_full_match,
     regex_replace,
     substr,
+    unsorted_segment_join,
 )
 from tensorweave.api.string_ops import string_format as format  # noqa: A004 - TF's name
 from tensorweave.api.string_ops import string_join as join
@@ -38,5 +39,5 @@ __all__ = [
     "regex_replace", "split", "strip", "substr", "to_hash_bucket", "to_hash_bucket_fast",
     "to_hash_bucket_strong",
     "to_number", "unicode_decode", "unicode_decode_with_offsets", "unicode_encode",
-    "unicode_split", "unicode_transcode", "upper",
+    "unicode_split", "unicode_transcode", "unsorted_segment_join", "upper",
 ]

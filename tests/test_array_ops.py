@@ -693,3 +693,26 @@ def test_kernels_do_not_write_into_inputs() -> None:
                tf.unsorted_segment_sum(p, [1, 0], 2)]
     run(fetches, {p: value})
     np.testing.assert_array_equal(value, X)
+
+
+def test_zeros_of_strings_are_empty_strings() -> None:
+    n = tf.placeholder(tf.int32, [1])
+    with tf.Session() as sess:
+        static, dynamic = sess.run([tf.zeros([2, 1], tf.string), tf.zeros(n, tf.string)],
+                                   {n: [3]})
+    assert static.tolist() == [[b""], [b""]] and dynamic.tolist() == [b""] * 3
+
+
+def test_reshape_to_a_shape_tensor_keeps_its_static_dims() -> None:
+    x = tf.placeholder(tf.float32, [None, None, 3])
+    flat = tf.reshape(x, [-1, 3])
+    assert tf.reshape(flat, tf.shape(x)).shape.as_list() == [None, None, 3]
+    packed = tf.stack([tf.shape(x)[0], -1, 3])
+    assert tf.reshape(flat, packed).shape.as_list() == [None, None, 3]
+    joined = tf.concat([tf.shape(x)[:2], [3]], 0)
+    assert tf.reshape(flat, joined).shape.as_list() == [None, None, 3]
+    assert tf.fill(tf.shape(x), 1.0).shape.as_list() == [None, None, 3]
+    value = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    with tf.Session() as sess:
+        out = sess.run(tf.reshape(flat, tf.shape(x)), {x: value})
+    np.testing.assert_array_equal(out, value)

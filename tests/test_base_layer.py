@@ -199,3 +199,16 @@ def test_a_user_rnn_cell_built_from_the_input_shape():
         sess.run(tf.global_variables_initializer())
         got = sess.run(state)
     np.testing.assert_array_equal(got, np.full((1, 3), x_value.sum()))
+
+
+def test_ops_go_to_the_name_scope_the_layer_scope_was_opened_with() -> None:
+    x = tf.placeholder(tf.float32, [1, 3])
+    layer = tf.layers.Dense(2)
+    first, second = layer(x), layer(x)
+    assert (first.op.name, second.op.name) == ("dense/BiasAdd", "dense/BiasAdd_1")
+    with tf.variable_scope("given") as given:
+        pass
+    shared = tf.layers.Dense(2, _scope=given)(x)
+    assert shared.op.name == "given/BiasAdd"
+    assert [v.name for v in tf.trainable_variables()][-2:] == ["given/kernel:0",
+                                                              "given/bias:0"]

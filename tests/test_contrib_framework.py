@@ -142,3 +142,26 @@ def test_smart_cond_is_exported_and_folds_a_known_predicate():
     assert tw.contrib.framework.smart_constant_value(1) is True
     with tw.Session() as sess:
         assert sess.run(out) == 6.0
+
+
+def test_checkpoint_helpers_are_reexported(tmp_path) -> None:
+    from tensorweave.contrib import variables_assign
+
+    v = framework.variable("v", initializer=np.arange(4, dtype=np.float32))
+    with tw.Session() as sess:
+        sess.run(tw.global_variables_initializer())
+        path = tw.train.Saver().save(sess, str(tmp_path / "model.ckpt"))
+    assert framework.assign_from_checkpoint is variables_assign.assign_from_checkpoint
+    assert framework.assign_from_values_fn is variables_assign.assign_from_values_fn
+    assert framework.init_from_checkpoint is tw.train.init_from_checkpoint
+    assert framework.list_variables(str(tmp_path)) == [("v", [4])]
+    np.testing.assert_array_equal(framework.load_variable(path, "v"), np.arange(4))
+    assert framework.load_checkpoint(path).has_tensor("v")
+    assign_op, feeds = framework.assign_from_values({"v": np.full(4, 2, np.float32)})
+    with tw.Session() as sess:
+        sess.run(assign_op, feeds)
+        np.testing.assert_array_equal(sess.run(v), np.full(4, 2, np.float32))
+        framework.assign_from_checkpoint_fn(path, [v])(sess)
+        np.testing.assert_array_equal(sess.run(v), np.arange(4, dtype=np.float32))
+    with pytest.raises(AttributeError, match="no attribute 'assign_nope'"):
+        framework.assign_nope  # noqa: B018

@@ -284,3 +284,19 @@ def test_evaluate_once_restores_and_returns_final_op(tmp_path):
     got = slim.evaluation.evaluate_once("", path, None, num_evals=3, eval_op=update,
                                         final_op=mean, summary_op=None)
     assert got == 18.0
+
+
+def test_initializers_and_regularizers_submodules() -> None:
+    x = tw.placeholder(tw.float32, [2, 8])
+    y = slim.fully_connected(x, 6, weights_initializer=slim.initializers.xavier_initializer(),
+                             weights_regularizer=slim.regularizers.l2_regularizer(0.5),
+                             scope="fc")
+    assert y.op.name == "fc/Relu"
+    assert [op.name for op in tw.get_default_graph().get_operations()
+            if op.type == "MatMul"] == ["fc/MatMul"]
+    (weights,) = [v for v in tw.global_variables() if v.op.name == "fc/weights"]
+    (loss,) = tw.get_collection(tw.GraphKeys.REGULARIZATION_LOSSES)
+    w, penalty = _run([weights, loss])
+    limit = np.sqrt(6.0 / (8 + 6))
+    assert np.abs(w).max() <= limit
+    np.testing.assert_allclose(penalty, 0.5 * 0.5 * np.sum(w ** 2), rtol=1e-5)

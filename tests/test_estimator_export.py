@@ -368,3 +368,19 @@ def test_canned_regressor_serves_regress(tmp_path: Any) -> None:
     weight = est.get_variable_value("linear/linear_model/x/weights")
     bias = est.get_variable_value("linear/linear_model/bias_weights")
     np.testing.assert_allclose(served["outputs"], X[:4, None] * weight[0] + bias, rtol=1e-5)
+
+
+def test_train_and_eval_outputs_are_reachable_as_in_tf() -> None:
+    from tensorweave.estimator import export_all
+
+    export = tf.estimator.export
+    assert export.TrainOutput is export_all.TrainOutput
+    assert export.EvalOutput is export_all.EvalOutput
+    assert issubclass(export.EvalOutput, export.ExportOutput)
+    loss = tf.constant(1.5)
+    x = tf.placeholder(tf.float32, [None], name="x")
+    sig = export.TrainOutput(loss=loss, predictions=x).as_signature_def({"x": x})
+    assert sig.method_name == "tensorflow/supervised/training"
+    assert set(sig.outputs) == {"loss", "predictions"}
+    with pytest.raises(AttributeError, match="no attribute 'NopeOutput'"):
+        export.NopeOutput  # noqa: B018

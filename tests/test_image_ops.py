@@ -369,3 +369,30 @@ def test_random_brightness_and_contrast_draw_one_factor_per_run() -> None:
         tw.image.random_contrast(img, 0.5, 0.5)
     with pytest.raises(ValueError, match="lower must be non-negative"):
         tw.image.random_contrast(img, -0.5, 0.5)
+
+
+def test_crop_to_bounding_box_keeps_batch_and_depth_with_dynamic_offsets() -> None:
+    value = image(6, 5, 3)
+    offsets = tw.placeholder(tw.int32, [2])
+    out = tw.image.crop_to_bounding_box(value, offsets[0], offsets[1], 3, 2)
+    assert out.shape.as_list() == [3, 2, 3]
+    batch = tw.placeholder(tw.float32, [None, 6, 5, 3])
+    assert tw.image.crop_to_bounding_box(batch, offsets[0], 1, 3, 2).shape.as_list() == \
+        [None, 3, 2, 3]
+    np.testing.assert_array_equal(run(out, {offsets: [2, 1]}), value[2:5, 1:3])
+
+
+def test_image_of_unknown_rank_is_taken_as_one_3d_image() -> None:
+    value = image(6, 5, 3)
+    unknown = tw.placeholder(tw.float32)
+    padded = tw.image.resize_image_with_crop_or_pad(unknown, 4, 7)
+    flipped = tw.image.flip_left_right(unknown)
+    standardized = tw.image.per_image_standardization(unknown)
+    assert padded.shape.as_list() == [4, 7, None]
+    out, flip, std = run([padded, flipped, standardized], {unknown: value})
+    np.testing.assert_array_equal(out[:, 1:6], value[1:5])
+    np.testing.assert_array_equal(out[:, [0, 6]], 0)
+    np.testing.assert_array_equal(flip, value[:, ::-1])
+    np.testing.assert_allclose(std, (value - value.mean()) / value.std(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="'images' contains no shape"):
+        tw.image.resize_images(unknown, [2, 2])

@@ -177,3 +177,38 @@ def test_bad_batch_arguments() -> None:
         tf.train.batch([], 2)
     with pytest.raises(ValueError, match="Cannot infer Tensor's rank"):
         tf.train.batch([tf.placeholder(tf.float32)], 2)
+
+
+def test_batch_join_one_thread_per_input_into_one_queue(runners: Any) -> None:
+    evens = tf.train.limit_epochs(tf.constant([[0, 2], [4, 6]]), 1)
+    odds = tf.train.limit_epochs(tf.constant([[1, 3], [5, 7], [9, 11]]), 1)
+    inputs = [[rows, tf.fill(tf.shape(rows)[:1], k)] for k, rows in enumerate([evens, odds])]
+    values, source = tf.train.batch_join(inputs, batch_size=2, enqueue_many=True,
+                                         allow_smaller_final_batch=True)
+    assert values.shape.as_list() == [None, 2] and source.dtype == tf.int32
+    assert len(tf.get_collection(tf.GraphKeys.QUEUE_RUNNERS)[-1].enqueue_ops) == 2
+    got = runners().drain([values, source])
+    rows = np.concatenate([v for v, _ in got])
+    sources = np.concatenate([s for _, s in got])
+    assert sorted(rows[:, 0].tolist()) == [0, 1, 4, 5, 9]
+    np.testing.assert_array_equal(sources, rows[:, 0] % 2)
+
+
+def test_shuffle_batch_join_mixes_every_element(runners: Any) -> None:
+    a = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue()
+    b = tf.train.range_input_producer(10, num_epochs=1, shuffle=False).dequeue() + 10
+    batch = tf.train.shuffle_batch_join([[a], [b]], batch_size=4, capacity=10,
+                                        min_after_dequeue=5, seed=3,
+                                        allow_smaller_final_batch=True)
+    got = np.concatenate(runners().drain(batch)).tolist()
+    assert sorted(got) == list(range(20))
+
+
+def test_bad_join_arguments() -> None:
+    x, y = tf.constant([1.0]), tf.constant([1])
+    with pytest.raises(TypeError, match="Expected types to be consistent"):
+        tf.train.batch_join([[x], [y]], 2)
+    with pytest.raises(ValueError, match="Incompatible shapes at component 0"):
+        tf.train.batch_join([[x], [tf.constant([1.0, 2.0])]], 2)
+    with pytest.raises(ValueError, match="Expected at least one input in batch_join"):
+        tf.train.batch_join([], 2)

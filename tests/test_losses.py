@@ -180,3 +180,79 @@ def test_loss_collections_and_totals():
     np.testing.assert_allclose(vreg, 0.75)
     np.testing.assert_allclose(vwithout, va + vb + 1.5, rtol=1e-6)
     np.testing.assert_allclose(vtotal, va + vb + 1.5 + 0.75, rtol=1e-6)
+
+
+# -- cosine_distance, mean_pairwise_squared_error -------------------------------------------------
+
+
+def _unit(x, axis):
+    return x / np.linalg.norm(x, axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("axis", [1, 2])
+def test_cosine_distance_keeps_the_axis_and_reduces(axis):
+    labels, predictions = _unit(randn(2, 3, 4), axis), _unit(randn(2, 3, 4), axis)
+    losses = 1 - np.sum(labels * predictions, axis=axis, keepdims=True)
+    weights = np.abs(randn(*losses.shape))
+    weights.flat[0] = 0
+    per_element = tf.losses.cosine_distance(labels, predictions, axis=axis, weights=weights,
+                                            reduction=Reduction.NONE)
+    assert per_element.shape.as_list() == list(losses.shape)
+    default = tf.losses.cosine_distance(labels, predictions, dim=axis, weights=weights)
+    got_none, got_default = run([per_element, default])
+    np.testing.assert_allclose(got_none, losses * weights, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_default, np.sum(losses * weights) / np.count_nonzero(weights),
+                               rtol=1e-5)
+    assert default.dtype == tf.float32 and default in tf.losses.get_losses()
+    assert default.op.name == "cosine_distance_loss_1/value"  # the second loss built
+
+
+def test_cosine_distance_errors():
+    with pytest.raises(ValueError, match="You must specify 'axis'"):
+        tf.losses.cosine_distance([[1.0]], [[1.0]])
+    with pytest.raises(ValueError, match="labels must not be None"):
+        tf.losses.cosine_distance(None, [[1.0]], axis=1)
+    with pytest.raises(ValueError):
+        tf.losses.cosine_distance(np.ones((2, 3)), np.ones((2, 4)), axis=1)
+
+
+def np_pairwise(labels, predictions, weights):
+    """TF's per-item formula, times the weights (broadcast against the kept item dims)."""
+    diffs = (predictions - labels).reshape(len(labels), -1)
+    present = np.broadcast_to(weights != 0, predictions.shape).reshape(len(labels), -1)
+    n = present.sum(axis=1).astype(np.float64)
+    ratio = lambda num, den: np.where(den > 0, num / np.where(den > 0, den, 1), 0)  # noqa: E731
+    term1 = 2 * ratio(np.sum(diffs ** 2, 1), np.maximum(n - 1, 0))
+    term2 = 2 * ratio(np.sum(diffs, 1) ** 2, np.maximum(n * (n - 1), 0))
+    per_item = (term1 - term2).reshape((len(labels),) + (1,) * (labels.ndim - 1))
+    return np.sum(per_item * weights)
+
+
+def test_mean_pairwise_squared_error_matches_the_pairwise_mean():
+    labels, predictions = randn(3, 4), randn(3, 4)
+    # TF's definition: the mean over pairs (i, j) of ((p_i - p_j) - (l_i - l_j)) ** 2
+    d = predictions - labels
+    pairs = [np.mean([(d[b, i] - d[b, j]) ** 2 for i in range(4) for j in range(i + 1, 4)])
+             for b in range(3)]
+    loss = tf.losses.mean_pairwise_squared_error(labels, predictions)
+    np.testing.assert_allclose(run(loss), np.sum(pairs), rtol=1e-5)
+    assert loss in tf.losses.get_losses() and loss.dtype == tf.float32
+
+
+@pytest.mark.parametrize("weights", [
+    2.0, np.array([[[1.0]], [[0.0]], [[3.0]]], np.float32),
+    np.array([[[1.0], [0.0]], [[2.0], [2.0]], [[0.0], [0.0]]], np.float32)])
+def test_mean_pairwise_squared_error_weights(weights):
+    labels, predictions = randn(3, 2, 3), randn(3, 2, 3)
+    got = run(tf.losses.mean_pairwise_squared_error(labels, predictions, weights))
+    np.testing.assert_allclose(got, np_pairwise(labels, predictions, np.asarray(weights)),
+                               rtol=1e-5)
+
+
+def test_mean_pairwise_squared_error_zero_weights_and_errors():
+    labels, predictions = randn(2, 3), randn(2, 3)
+    assert run(tf.losses.mean_pairwise_squared_error(labels, predictions, 0.0)) == 0.0
+    with pytest.raises(ValueError, match="weights can not be broadcast to values"):
+        tf.losses.mean_pairwise_squared_error(labels, predictions, np.ones((2, 2), np.float32))
+    with pytest.raises(ValueError):
+        tf.losses.mean_pairwise_squared_error(labels, randn(2, 4))

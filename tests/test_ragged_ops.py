@@ -277,3 +277,35 @@ def test_strings_split_of_scalars_and_matrices() -> None:
     assert _run(fed, {p: ["u v", "w"]}).to_list() == [[b"u", b"v"], [b"w"]]
     with pytest.raises(ValueError, match="result_type must be"):
         tw.strings.split(["a"], result_type="Ragged")
+
+
+# --- reduce_join -------------------------------------------------------------------------------
+
+WORD_ROWS = [["a", "b", "c"], [], ["d"], ["e", "f"]]
+
+
+def test_reduce_join_over_the_ragged_and_outer_axes() -> None:
+    rt = tw.ragged.constant(WORD_ROWS)
+    by_row = _run(tw.strings.reduce_join(rt, axis=1, separator="-"))
+    assert by_row.tolist() == [b"-".join(w.encode() for w in row) for row in WORD_ROWS]
+    width = max(len(r) for r in WORD_ROWS)
+    columns = [b"-".join(r[j].encode() for r in WORD_ROWS if j < len(r)) for j in range(width)]
+    assert _run(tw.strings.reduce_join(rt, axis=0, separator="-")).tolist() == columns
+    assert _run(tw.reduce_join(rt)) == b"abcdef"
+    kept = _run(tw.strings.reduce_join(rt, axis=1, keepdims=True))
+    assert kept.tolist() == [[b"abc"], [b""], [b"d"], [b"ef"]]
+    # several axes are reduced last to first, as TF does: the rows, then across them
+    assert _run(tw.strings.reduce_join(rt, axis=[0, 1], separator=",")) == b"a,b,c,,d,e,f"
+
+
+def test_reduce_join_deeper_ragged_and_uniform_axes() -> None:
+    rt = tw.ragged.constant([[["a", "b"], ["c"]], [], [["d", "e", "f"]]])
+    assert _rows(tw.strings.reduce_join(rt, axis=2)) == [[b"ab", b"c"], [], [b"def"]]
+    assert _rows(tw.strings.reduce_join(rt, axis=1, separator="+")) \
+        == [[b"a+c", b"b"], [], [b"d", b"e", b"f"]]
+    inner = tw.ragged.constant([[["a", "b"]], [], [["c", "d"], ["e", "f"]]], ragged_rank=1)
+    assert _rows(tw.strings.reduce_join(inner, axis=2)) == [[b"ab"], [], [b"cd", b"ef"]]
+    assert _run(tw.strings.reduce_join(inner, axis=1)).tolist() == [[b"a", b"b"], [b"", b""],
+                                                                     [b"ce", b"df"]]
+    with pytest.raises(ValueError, match="out of bounds"):
+        tw.strings.reduce_join(rt, axis=3)

@@ -566,3 +566,31 @@ def test_string_op_runs_on_a_worker_of_a_local_cluster() -> None:
             got_joined, got_counts = sess.run([joined, counts], {p: ["ab1", "c\u00e92"]})
     assert got_joined == "AB1! C\u00e92!".encode()
     assert got_counts.tolist() == [1, 2]
+
+
+# --- UnsortedSegmentJoin ------------------------------------------------------------------------
+
+def test_unsorted_segment_join_joins_rows_in_row_major_order() -> None:
+    data = [["Y", "q", "c"], ["Y", "6", "6"], ["p", "G", "a"]]
+    out = _run(tw.strings.unsorted_segment_join(data, [1, 0, 1], 3, separator=":"))
+    assert out.dtype == object and out.shape == (3, 3)
+    assert out.tolist() == [[b"Y", b"6", b"6"], [b"Y:p", b"q:G", b"c:a"], [b"", b"", b""]]
+    ids = tw.constant([[0, 1], [0, 0]], tw.int64)
+    assert _run(tw.strings.unsorted_segment_join([["a", "b"], ["c", "d"]], ids,
+                                                 tw.constant(2, tw.int64))).tolist() \
+        == [b"acd", b"b"]
+    # negative ids are dropped, as by the numeric unsorted segment ops
+    assert _run(tw.strings.unsorted_segment_join(["x", "y", "z"], [0, -1, 0], 1)).tolist() \
+        == [b"xz"]
+
+
+def test_unsorted_segment_join_errors() -> None:
+    with pytest.raises(ValueError, match="does not start with segment_ids.shape"):
+        tw.strings.unsorted_segment_join([["a", "b"]], [0, 1], 2)
+    with pytest.raises(TypeError):
+        tw.strings.unsorted_segment_join([1, 2], [0, 1], 2)
+    with pytest.raises(TypeError):
+        tw.strings.unsorted_segment_join(["a"], [0.0], 2)
+    with pytest.raises(errors.InvalidArgumentError, match=r"segment_ids\[1\] = 2 is out of range"):
+        _run(tw.strings.unsorted_segment_join(["a", "b"], [0, 2], 2))
+    assert tw.strings.unsorted_segment_join(["a", "b"], [0, 1], 5).shape.as_list() == [5]

@@ -144,13 +144,36 @@ def _shape_tensor(shape: Any) -> Tensor:
 def _partial_shape(value: Any) -> TensorShape:
     """What a shape argument says statically (TF's ``constant_value_as_shape``): a list mixing
     Python ints and scalar tensors gives the ints and the tensors' construction-time values."""
-    if is_tensor_like(value) or not isinstance(value, (list, tuple)):
+    if is_tensor_like(value):
+        return _tensor_as_shape(convert_to_tensor(value))
+    if not isinstance(value, (list, tuple)):
         return TensorShape(None)
     dims: list[int | None] = []
     for d in value:
         known = constant_value(convert_to_tensor(d)) if is_tensor_like(d) else d
         dims.append(None if known is None or np.ndim(known) or int(known) < 0 else int(known))
     return TensorShape(dims)
+
+
+def _tensor_as_shape(tensor: Tensor) -> TensorShape:
+    """A 1-D shape tensor's static dims: known values, the static shape behind a ``Shape`` op,
+    and packs / concats of those (so ``reshape(y, tf.shape(x))`` keeps what `x` knows)."""
+    known = constant_value(tensor)
+    if known is not None:
+        return TensorShape(None) if np.ndim(known) != 1 else TensorShape(
+            [None if int(d) < 0 else int(d) for d in known])
+    op = tensor.op
+    if op.type == "Shape":
+        return op.inputs[0].shape
+    if op.type == "Pack" and tensor.shape.ndims == 1:
+        return _partial_shape(list(op.inputs))
+    if op.type == "ConcatV2":
+        out = TensorShape([])
+        for part in op.inputs[:-1]:
+            out = out.concatenate(_tensor_as_shape(part))
+        return out
+    length = tensor.shape.dims[0] if tensor.shape.ndims == 1 else None
+    return TensorShape(None) if length is None else TensorShape([None] * length)
 
 
 def _index_input(value: Any) -> Any:
@@ -589,7 +612,9 @@ def _filled(shape: Any, value: Any, dtype: Any, name: str | None, default: str) 
 
 
 def zeros(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:
-    return _filled(shape, 0, dtype, name, "zeros")
+    # TF's zero of a string tensor is the empty string.
+    zero = "" if dtypes.as_dtype(dtype) == dtypes.string else 0
+    return _filled(shape, zero, dtype, name, "zeros")
 
 
 def ones(shape: Any, dtype: Any = dtypes.float32, name: str | None = None) -> Tensor:

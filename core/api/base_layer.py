@@ -46,6 +46,15 @@ def snake_case(name: str) -> str:
     return "".join(out)
 
 
+@contextlib.contextmanager
+def _reentered(scope: VariableScope, **kwargs: Any) -> Iterator[VariableScope]:
+    """Back into `scope` as TF's layers go: no new name scope, the ops in the name scope the
+    variable scope was first opened with (``Conv/Conv2D``, not ``Conv/Conv/Conv2D``)."""
+    with variable_scope(scope, auxiliary_name_scope=False, **kwargs) as captured:
+        with name_scope(scope.original_name_scope or None):
+            yield captured
+
+
 class Layer:
     """A callable object with its own variables; see the module docstring. Subclasses define
     `build` and `call`."""
@@ -113,7 +122,10 @@ class Layer:
         updates = len(graph.get_collection(GraphKeys.UPDATE_OPS))
         values = [t for t in _flatten(inputs) if hasattr(t, "graph")]
         if self._scope is not None:
-            opened = variable_scope(self._scope, reuse=True, values=values)
+            opened = _reentered(self._scope, reuse=True, values=values)
+        elif isinstance(self._given_scope, VariableScope):
+            opened = _reentered(self._given_scope, reuse=self._reuse,
+                                custom_getter=self._track, values=values)
         elif self._reuse:
             opened = variable_scope(scope or self._given_scope or self._base_name,
                                     reuse=self._reuse, custom_getter=self._track, values=values)

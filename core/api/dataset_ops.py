@@ -45,7 +45,6 @@ from tensorweave.framework.graph import Operation, Tensor, constant_value, get_d
 from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.framework.string_array import to_string_array
 from tensorweave.op_def import TensorSpec
-from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
 from tensorweave.tensor_shape import TensorShape, as_shape
 
 __all__ = ["Dataset", "TFRecordDataset", "TextLineDataset"]
@@ -258,6 +257,10 @@ class Description:
 
     def function(self, traced: Traced) -> dict[str, Any]:
         """The ``f`` and ``captured`` fields for `traced`."""
+        # imported here: importing the plugin package registers nothing but costs the import of
+        # every standard op module, which ``import tensorweave`` should not pay
+        from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
+
         if len(self.functions) == MAX_FUNCTIONS:
             raise ValueError(f"A tensorweave input pipeline holds at most {MAX_FUNCTIONS} "
                              "functions (map, filter, flat_map)")

@@ -7,9 +7,8 @@ Contract: each wraps its op (`tensorweave.plugins.standard_ops.image_io`; the ke
 ``plugins/kernels/image_io.py``, state what the bytes may hold). ``write_file`` returns the
 ``WriteFile`` operation. ``decode_image`` checks `channels` (None, 0, 1, 3 or 4; else
 `ValueError`) and builds one ``DecodeImage`` op for uint8, uint16 and float dtypes; for another
-integer dtype it decodes uint8 and converts with ``convert_image_dtype``. JPEG encoding is
-not implemented (``encode_jpeg`` fails at run time with `UnimplementedError`). ``is_jpeg``
-compares the first three bytes with JPEG's magic number, as TF's.
+integer dtype it decodes uint8 and converts with ``convert_image_dtype``. ``is_jpeg`` compares
+the first three bytes with JPEG's magic number, as TF's.
 """
 
 from __future__ import annotations
@@ -100,7 +99,7 @@ def encode_jpeg(image: Any, format: str = "", quality: int = 95,  # noqa: A002 -
                 chroma_downsampling: bool = True, density_unit: str = "in",
                 x_density: int = 300, y_density: int = 300, xmp_metadata: str = "",
                 name: str | None = None) -> Tensor:
-    """TF's ``EncodeJpeg`` op; it fails at run time (not implemented)."""
+    """TF's ``EncodeJpeg`` op: the JPEG file of a uint8 ``[height, width, 1 or 3]`` image."""
     return apply("EncodeJpeg", [image],
                  {"format": format, "quality": quality, "progressive": progressive,
                   "optimize_size": optimize_size, "chroma_downsampling": chroma_downsampling,

@@ -53,16 +53,21 @@ class ResizeMethod:
 def _at_least_3d(image: Tensor, require_static: bool = False) -> None:
     """TF's ``_CheckAtLeast3DImage``: rank >= 3 and no empty spatial or channel dimension."""
     shape = image.shape
-    if shape.ndims is None or shape.ndims < 3:
-        raise ValueError(f"'image' (shape {shape}) must be at least three-dimensional.")
     if require_static and not shape.is_fully_defined():
         raise ValueError(f"'image' (shape {shape}) must be fully defined.")
+    if shape.ndims is None:
+        return  # TF only checks an image of unknown rank when it runs
+    if shape.ndims < 3:
+        raise ValueError(f"'image' (shape {shape}) must be at least three-dimensional.")
     if any(d == 0 for d in shape.dims[-3:]):
         raise ValueError("all dims of 'image.shape' must be > 0.")
 
 
 def _rank_3_or_4(image: Tensor) -> int:
+    """The image's rank; an image of unknown rank is taken as one 3-D image, as TF does."""
     _at_least_3d(image)
+    if image.shape.ndims is None:
+        return 3
     if image.shape.ndims not in (3, 4):
         raise ValueError("'image' must have either 3 or 4 dimensions.")
     return image.shape.ndims
@@ -97,7 +102,9 @@ def _check(condition: bool | None, message: str) -> None:
 
 def _batched(image: Tensor) -> tuple[Tensor, bool]:
     if _rank_3_or_4(image) == 3:
-        return _array.expand_dims(image, 0), False
+        batched = _array.expand_dims(image, 0)
+        batched.set_shape([None] * 4)
+        return batched, False
     return image, True
 
 
@@ -276,6 +283,9 @@ def crop_to_bounding_box(image: Any, offset_height: Any, offset_width: Any,
         begin = _array.stack([0, offset_height, offset_width, 0])
         size = _array.stack([-1, target_height, target_width, -1])
         cropped = _array.slice(image, begin, size)
+        # Slice alone loses the -1 (batch, depth) dims when the offsets are dynamic.
+        cropped.set_shape([v if isinstance(v, int) else None
+                           for v in (batch, th, tw, depth)])
         return _unbatched(cropped, is_batch)
 
 
@@ -285,7 +295,7 @@ def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any,
     with name_scope(None, "pad_to_bounding_box", [image]):
         image = convert_to_tensor(image, name="image")
         image, is_batch = _batched(image)
-        _, height, width, _ = _dimensions(image)
+        batch, height, width, depth = _dimensions(image)
         after_width = target_width - offset_width - width
         after_height = target_height - offset_height - height
         oh, ow = _static(offset_height), _static(offset_width)
@@ -296,7 +306,10 @@ def pad_to_bounding_box(image: Any, offset_height: Any, offset_width: Any,
         _check(None if ah is None else ah >= 0, "height must be <= target - offset")
         paddings = _array.reshape(_array.stack([0, 0, offset_height, after_height,
                                                 offset_width, after_width, 0, 0]), [4, 2])
-        return _unbatched(_array.pad(image, paddings), is_batch)
+        padded = _array.pad(image, paddings)
+        padded.set_shape([v if isinstance(v, int) else None
+                          for v in (batch, _static(target_height), _static(target_width), depth)])
+        return _unbatched(padded, is_batch)
 
 
 def _max(a: Any, b: Any) -> Any:

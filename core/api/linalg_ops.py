@@ -26,11 +26,6 @@ from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.framework.graph import Tensor
 from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.plugins.standard_ops.einsum_equation import (
-    ELLIPSIS,
-    implicit_output,
-    parse_equation,
-)
 
 __all__ = [
     "cholesky", "cholesky_solve", "cross", "diag", "diag_part", "einsum", "eye",
@@ -305,6 +300,14 @@ def cross(a: Any, b: Any, name: str | None = None) -> Tensor:
 def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     """numpy's einsum: ``"ij,jk->ik"``; without ``->`` the output is the labels used once,
     sorted. Two operands or one map to one ``Einsum`` op; more are contracted pairwise."""
+    # imported here: the plugin package imports every standard op module, a cost that
+    # ``import tensorweave`` should not pay
+    from tensorweave.plugins.standard_ops.einsum_equation import (
+        ELLIPSIS,
+        implicit_output,
+        parse_equation,
+    )
+
     name = kwargs.pop("name", None)
     if kwargs:
         raise TypeError(f"invalid keyword arguments for this function: {sorted(kwargs)}")

@@ -8,6 +8,12 @@ losses' shape), with ``div_no_nan`` so that all-zero weights give 0. The result 
 dtype and is added to `loss_collection` (``LOSSES`` by default). Weights must be a scalar or have
 the losses' rank with each dimension 1 or equal to the losses' one; shapes known at construction
 are checked there with TF's `ValueError` (unknown ones fail at run time in the multiply).
+
+Two losses reduce on their own, as TF's: ``cosine_distance`` keeps the reduced `axis` (size 1)
+in its per-element losses; ``mean_pairwise_squared_error`` has no `reduction`: per batch item
+``b`` it is ``2 * sum(d**2) / (n - 1) - 2 * sum(d)**2 / (n * (n - 1))`` over the differences
+``d = predictions - labels`` of the item, ``n`` its count of non-zero weights (a division by a
+non-positive count gives 0), times the item's weights, summed over the batch.
 """
 
 from __future__ import annotations
@@ -16,16 +22,17 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
+from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.gradients import stop_gradient
 from tensorweave.api.scopes import name_scope
 from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
 
 __all__ = [
-    "Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "get_losses",
-    "get_regularization_loss", "get_regularization_losses", "get_total_loss", "hinge_loss",
-    "huber_loss", "log_loss", "mean_squared_error", "sigmoid_cross_entropy",
-    "softmax_cross_entropy", "sparse_softmax_cross_entropy",
+    "Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",
+    "get_losses", "get_regularization_loss", "get_regularization_losses", "get_total_loss",
+    "hinge_loss", "huber_loss", "log_loss", "mean_pairwise_squared_error", "mean_squared_error",
+    "sigmoid_cross_entropy", "softmax_cross_entropy", "sparse_softmax_cross_entropy",
 ]
 
 
@@ -324,3 +331,58 @@ def sparse_softmax_cross_entropy(labels: Any, logits: Any, weights: Any = 1.0,
                                                                  name="xentropy")
         return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
 
+
+
+def cosine_distance(labels: Any, predictions: Any, axis: int | None = None, weights: Any = 1.0,
+                    scope: str | None = None, loss_collection: str | None = GraphKeys.LOSSES,
+                    reduction: str = Reduction.SUM_BY_NONZERO_WEIGHTS,
+                    dim: int | None = None) -> Tensor:
+    """Weighted ``1 - sum(labels * predictions, axis)`` of unit-normalized vectors along
+    `axis` (kept, with size 1)."""
+    axis = deprecated_argument_lookup("axis", axis, "dim", dim)
+    if axis is None:
+        raise ValueError("You must specify 'axis'.")
+    _check_present(labels=labels, predictions=predictions)
+    with name_scope(scope, "cosine_distance_loss", [predictions, labels, weights]) as scope:
+        labels, predictions = _float_pair(labels, predictions)
+        products = math_ops.multiply(predictions, labels)
+        losses = 1 - math_ops.reduce_sum(products, axis=(axis,), keepdims=True)
+        return compute_weighted_loss(losses, weights, scope, loss_collection, reduction)
+
+
+def _present_per_item(diffs: Tensor, weights: Tensor, inner_axes: Tensor) -> Tensor:
+    """Per batch item, how many elements of `diffs` have a non-zero weight (kept dims)."""
+    with name_scope(None, "num_present", [diffs, weights]) as scope:
+        present = array_ops.where(math_ops.equal(weights, 0.0), array_ops.zeros_like(weights),
+                                  array_ops.ones_like(weights))
+        present = _broadcast_weights(present, diffs)
+        return math_ops.reduce_sum(present, axis=inner_axes, keepdims=True, name=scope)
+
+
+def mean_pairwise_squared_error(labels: Any, predictions: Any, weights: Any = 1.0,
+                                scope: str | None = None,
+                                loss_collection: str | None = GraphKeys.LOSSES) -> Tensor:
+    """The weighted mean squared difference of the pairwise differences of each batch item's
+    predictions and labels; see the module docstring."""
+    _check_present(labels=labels, predictions=predictions)
+    with name_scope(scope, "mean_pairwise_squared_error",
+                    [predictions, labels, weights]) as scope:
+        weights = math_ops.cast(weights, dtypes.float32)
+        labels, predictions = _float_pair(labels, predictions)
+        _assert_broadcastable(weights, labels)
+        diffs = math_ops.subtract(predictions, labels)
+        inner_axes = array_ops.range(1, array_ops.rank(diffs))
+        count = _present_per_item(diffs, weights, inner_axes)
+        sum_squares = math_ops.reduce_sum(math_ops.square(diffs), axis=inner_axes, keepdims=True)
+        # an item with no weighted element divides by 0, which div_no_nan turns into 0
+        term1 = 2.0 * math_ops.div_no_nan(sum_squares, math_ops.maximum(count - 1, 0.0),
+                                          name="value")
+        sums = math_ops.reduce_sum(diffs, axis=inner_axes, keepdims=True)
+        term2 = 2.0 * math_ops.div_no_nan(
+            math_ops.square(sums), math_ops.maximum(math_ops.multiply(count, count - 1), 0.0),
+            name="value")
+        loss = math_ops.reduce_sum(math_ops.multiply(term1 - term2, weights))
+        mean_loss = array_ops.where(math_ops.reduce_sum(count) > 0, loss,
+                                    array_ops.zeros_like(loss), name="value")
+        add_loss(mean_loss, loss_collection)
+        return mean_loss

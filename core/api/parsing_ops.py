@@ -43,7 +43,6 @@ from tensorweave.framework.constant_op import constant, convert_to_tensor
 from tensorweave.framework.graph import Operation, Tensor, get_default_graph
 from tensorweave.framework.op_builder import make_op
 from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.plugins.standard_ops.parsing import FEATURE_TYPES
 from tensorweave.tensor_shape import TensorShape, as_shape
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
@@ -91,6 +90,10 @@ class _Params:
 
 
 def _feature_dtype(key: str, dtype: Any) -> dtypes.DType:
+    # imported here: the plugin package imports every standard op module, a cost that
+    # ``import tensorweave`` should not pay
+    from tensorweave.plugins.standard_ops.parsing import FEATURE_TYPES
+
     dtype = dtypes.as_dtype(dtype)
     if dtype not in FEATURE_TYPES:
         raise TypeError(f"Unsupported dtype {dtype.name} for feature {key}: Example features "

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave import dtypes
-from tensorweave.api import array_ops, check_ops, control_flow_ops, dispatch, math_ops
+from tensorweave.api import array_ops, check_ops, control_flow_ops, dispatch, math_ops, string_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.ragged_math_ops import segment_aggregate
 from tensorweave.api.scopes import control_dependencies, name_scope
@@ -421,6 +421,23 @@ reduce_max = _reduction("max", "RaggedReduceMax")
 reduce_min = _reduction("min", "RaggedReduceMin")
 
 
+def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
+                separator: str = "", name: str | None = None, reduction_indices: Any = None,
+                keepdims: bool | None = None) -> Any:
+    """The strings joined over `axis` by `separator`: ``ReduceJoin`` on the uniform axes,
+    ``UnsortedSegmentJoin`` over the ragged ones ("" for an empty row)."""
+    axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
+
+    def dense(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+        return string_ops.reduce_join(x, axis, keepdims=keepdims, separator=separator)
+
+    def segment(values: Any, segments: Any, count: Any) -> Tensor:
+        return string_ops.unsorted_segment_join(values, segments, count, separator)
+
+    with name_scope(name, "RaggedReduceJoin", _graph_tensors([inputs])):
+        return reduce_ragged(dense, segment, inputs, axis, keepdims)
+
+
 def reduce_mean(input_tensor: Any, axis: Any = None, keepdims: bool | None = None,
                 name: str | None = None, reduction_indices: Any = None,
                 keep_dims: bool | None = None) -> Any:
@@ -644,6 +661,7 @@ def _register_dispatch() -> None:
                            (math_ops.reduce_max, reduce_max), (math_ops.reduce_min, reduce_min),
                            (math_ops.reduce_mean, reduce_mean), (math_ops.reduce_all, reduce_all),
                            (math_ops.reduce_any, reduce_any), (array_ops.concat, concat),
+                           (string_ops.reduce_join, reduce_join),
                            (array_ops.gather, gather)):
         dispatch.register(public, _when_ragged(ragged))
 

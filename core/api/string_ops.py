@@ -124,6 +124,7 @@ def as_string(input: Any, precision: int = -1, scientific: bool = False,  # noqa
                   "width": width, "fill": fill}, name=name or "AsString")
 
 
+@dispatch.dispatchable
 def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
                 separator: str = "", name: str | None = None, reduction_indices: Any = None,
                 keepdims: bool | None = None) -> Tensor:
@@ -143,6 +144,14 @@ def reduce_join(inputs: Any, axis: Any = None, keep_dims: bool | None = None,
         axis = np.asarray(axis, dtype=np.int32)
     return apply("ReduceJoin", [x, axis], {"keep_dims": bool(keepdims), "separator": separator},
                  name=name or "ReduceJoin")
+
+
+def unsorted_segment_join(inputs: Any, segment_ids: Any, num_segments: Any,
+                          separator: str = "", name: str | None = None) -> Tensor:
+    """The rows of `inputs` whose `segment_ids` are ``i`` joined item by item into row ``i``
+    (row-major order; "" for an empty segment)."""
+    return apply("UnsortedSegmentJoin", [inputs, segment_ids, num_segments],
+                 {"separator": separator}, name=name or "UnsortedSegmentJoin")
 
 
 @dispatch.dispatchable

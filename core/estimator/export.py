@@ -21,6 +21,8 @@ Contract:
   SavedModel, leaving out (with an info log) those the receiver cannot feed (e.g. classify
   on raw tensors); `get_timestamped_export_dir` / `get_temp_export_dir` name an export's
   directories.
+- `TrainOutput` and `EvalOutput` are `tensorweave.estimator.export_all`'s, loaded on first access
+  (that module builds on this one).
 """
 
 from __future__ import annotations
@@ -42,9 +44,21 @@ from tensorweave.saved_model import signature_constants, signature_def_utils
 from tensorweave.saved_model.saved_model_proto import SignatureDef
 from tensorweave.tensor_shape import TensorShape
 
+# Loaded by `__getattr__`: `tensorweave.estimator.export_all` imports this module.
+_SUPERVISED_OUTPUTS = ("EvalOutput", "TrainOutput")
+
 __all__ = ["ClassificationOutput", "ExportOutput", "PredictOutput", "RegressionOutput",
            "ServingInputReceiver", "TensorServingInputReceiver",
-           "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn"]
+           "build_parsing_serving_input_receiver_fn", "build_raw_serving_input_receiver_fn",
+           *_SUPERVISED_OUTPUTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUPERVISED_OUTPUTS:
+        from tensorweave.estimator import export_all
+
+        return getattr(export_all, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _log = logging.getLogger(__name__)
 

@@ -4,8 +4,10 @@ thread coordination, queue runners, queue-based input pipelines, the ``Example``
 files and meta graphs."""
 
 from tensorweave.event_file import summary_iterator  # noqa: F401
+from tensorweave.train.adadelta import *  # noqa: F403
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F403
 from tensorweave.train.checkpoint_reader import *  # noqa: F403
+from tensorweave.train.checkpoint_utils import *  # noqa: F403
 from tensorweave.train.cluster import *  # noqa: F403
 from tensorweave.train.coordinator import *  # noqa: F403
 from tensorweave.train.device_setter import *  # noqa: F403

@@ -11,7 +11,8 @@ with ``enqueue_many``, a batch of them) from `num_threads` runner threads into a
 lets the last batch of a closed queue be smaller. `shuffle_batch` does the same through a
 `RandomShuffleQueue` that keeps `min_after_dequeue` elements to mix. Each queue reports how full
 it is as a scalar summary, as TF's. The result has the structure of `tensors` (a single tensor
-for a list of one, as TF).
+for a list of one, as TF). `batch_join` / `shuffle_batch_join` take a list of such structures
+(same dtypes, compatible shapes) and give each its own enqueuing thread into one shared queue.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ from tensorweave.tensor_shape import TensorShape, as_shape
 from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
 from tensorweave.variables import Variable
 
-__all__ = ["batch", "input_producer", "limit_epochs", "range_input_producer",
-           "shuffle_batch", "slice_input_producer", "string_input_producer"]
+__all__ = ["batch", "batch_join", "input_producer", "limit_epochs", "range_input_producer",
+           "shuffle_batch", "shuffle_batch_join", "slice_input_producer",
+           "string_input_producer"]
 
 
 def limit_epochs(tensor: Any, num_epochs: int | None = None, name: str | None = None) -> Any:
@@ -219,3 +221,78 @@ def shuffle_batch(tensors: Any, batch_size: int, capacity: int, min_after_dequeu
                full)
         dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
         return _as_original_type(tensors, dequeued)
+
+
+# -- joins: several producers, one queue ----------------------------------------------------------
+
+def _validate_join(tensors_list: list[Any], caller: str) -> list[list[Tensor]]:
+    if not tensors_list:
+        raise ValueError(f"Expected at least one input in {caller}().")
+    lists = [_validate(_as_tensor_list(t), caller) for t in tensors_list]
+    types = [t.dtype for t in lists[0]]
+    for other in lists[1:]:
+        if [t.dtype for t in other] != types:
+            raise TypeError(f"Expected types to be consistent: {types} vs. "
+                            f"{[t.dtype for t in other]}.")
+    return lists
+
+
+def _join_shapes(lists: list[list[Tensor]], shapes: Any,
+                 enqueue_many: bool) -> list[TensorShape]:
+    if shapes is not None:
+        return [as_shape(s) for s in shapes]
+    merged = _shapes(lists[0], None, enqueue_many)
+    for other in lists[1:]:
+        for i, candidate in enumerate(_shapes(other, None, enqueue_many)):
+            if not merged[i].is_compatible_with(candidate):
+                raise ValueError(f"Incompatible shapes at component {i} between "
+                                 f"{merged[i]} and {candidate}")
+            merged[i] = merged[i].merge_with(candidate)
+    return merged
+
+
+def _enqueue_join(queue: QueueBase, lists: list[list[Tensor]], enqueue_many: bool) -> None:
+    ops = [queue.enqueue_many(t) if enqueue_many else queue.enqueue(t) for t in lists]
+    add_queue_runner(QueueRunner(queue, ops))
+
+
+def batch_join(tensors_list: list[Any], batch_size: int, capacity: int = 32,
+               enqueue_many: bool = False, shapes: Any = None, dynamic_pad: bool = False,
+               allow_smaller_final_batch: bool = False, shared_name: str | None = None,
+               name: str | None = None) -> Any:
+    """`batch` over several inputs (one enqueuing thread each) sharing one FIFO queue."""
+    with name_scope(name, "batch_join") as scope:
+        lists = _validate_join(tensors_list, "batch_join")
+        queue_type = PaddingFIFOQueue if dynamic_pad else FIFOQueue
+        queue = queue_type(capacity=capacity, dtypes=[t.dtype for t in lists[0]],
+                           shapes=_join_shapes(lists, shapes, enqueue_many),
+                           shared_name=shared_name)
+        _enqueue_join(queue, lists, enqueue_many)
+        scalar(f"fraction_of_{capacity}_full",
+               cast(queue.size(), dtypes.float32) * (1.0 / capacity))
+        dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
+        return _as_original_type(tensors_list[0], dequeued)
+
+
+def shuffle_batch_join(tensors_list: list[Any], batch_size: int, capacity: int,
+                       min_after_dequeue: int, seed: int | None = None,
+                       enqueue_many: bool = False, shapes: Any = None,
+                       allow_smaller_final_batch: bool = False,
+                       shared_name: str | None = None, name: str | None = None) -> Any:
+    """`shuffle_batch` over several inputs (one enqueuing thread each) sharing one queue."""
+    with name_scope(name, "shuffle_batch_join") as scope:
+        if capacity <= min_after_dequeue:
+            raise ValueError(f"capacity {capacity} must be bigger than min_after_dequeue "
+                             f"{min_after_dequeue}.")
+        lists = _validate_join(tensors_list, "shuffle_batch_join")
+        queue = RandomShuffleQueue(capacity=capacity, min_after_dequeue=min_after_dequeue,
+                                   seed=seed, dtypes=[t.dtype for t in lists[0]],
+                                   shapes=_join_shapes(lists, shapes, enqueue_many),
+                                   shared_name=shared_name)
+        _enqueue_join(queue, lists, enqueue_many)
+        full = cast(maximum(0, queue.size() - min_after_dequeue), dtypes.float32) * \
+            (1.0 / (capacity - min_after_dequeue))
+        scalar(f"fraction_over_{min_after_dequeue}_of_{capacity - min_after_dequeue}_full",
+               full)
+        dequeued = _dequeue(queue, batch_size, allow_smaller_final_batch, scope)
+        return _as_original_type(tensors_list[0], dequeued)

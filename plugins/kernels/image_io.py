@@ -21,7 +21,9 @@ an error unless ``try_recover_truncated`` (then the missing bits decode as zeros
 is read and ``acceptable_fraction`` never rejects); ``channels`` 4 is refused; a crop window
 must lie inside the image; JPEGs tensorweave does not decode (CMYK, arithmetic coding, ...)
 raise `UnimplementedError`. ``DecodeAndCropJpeg`` crops the full decode. ``ExtractJpegShape``
-reads the headers only. ``EncodeJpeg`` raises `UnimplementedError`.
+reads the headers only. ``EncodeJpeg`` writes libjpeg-turbo's bytes (`tensorweave.jpeg_encode`,
+every attr honoured); libjpeg's refusals (a side over 65500, 2**29 pixels or more, an empty image)
+are TF's `InternalError`.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from tensorweave import errors, gfile
 from tensorweave.bmp import BmpError, decode_bmp
 from tensorweave.gif import GifError, decode_gif
 from tensorweave.jpeg_decode import JpegError, JpegUnsupportedError, decode_jpeg, read_jpeg_header
+from tensorweave.jpeg_encode import encode_jpeg
 from tensorweave.kernel import KernelContext
 from tensorweave.png import encode_png
 from tensorweave.png_decode import PngError, decode_png
@@ -271,8 +274,36 @@ def encode_png_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
     return _string(encode_png(image, compression))
 
 
-def encode_jpeg(ctx: KernelContext, image: Any) -> np.ndarray:
-    raise _unimplemented(ctx, "JPEG encoding")
+def _xmp(value: str | bytes) -> bytes:
+    return value.encode() if isinstance(value, str) else bytes(value)
+
+
+def encode_jpeg_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
+    attrs = ctx.attrs
+    form, quality, unit = attrs["format"], attrs["quality"], attrs["density_unit"]
+    if form not in ("", "grayscale", "rgb"):
+        raise _invalid(ctx, f"format must be '', grayscale or rgb, got {form}")
+    if not 0 <= quality <= 100:
+        raise _invalid(ctx, f"quality must be in [0,100], got {quality}")
+    if unit not in ("in", "cm"):
+        raise _invalid(ctx, f"density_unit must be 'in' or 'cm'{unit}")
+    image = np.asarray(image)
+    if image.ndim != 3:
+        raise _invalid(ctx, f"image must be 3-dimensional{list(image.shape)}")
+    if form:
+        channels = 1 if form == "grayscale" else 3
+        if image.shape[2] != channels:
+            raise _invalid(ctx, f"format {form} expects {channels} channels, got "
+                                f"{list(image.shape)}")
+    elif image.shape[2] not in (1, 3):
+        raise _invalid(ctx, f"image must have 1 or 3 channels, got {list(image.shape)}")
+    try:
+        data = encode_jpeg(image, quality, attrs["progressive"], attrs["optimize_size"],
+                           attrs["chroma_downsampling"], 1 if unit == "in" else 2,
+                           attrs["x_density"], attrs["y_density"], _xmp(attrs["xmp_metadata"]))
+    except JpegError:
+        raise errors.InternalError(ctx.node_name, ctx.op, "JPEG encoding failed") from None
+    return _string(data)
 
 
 def register(registry: Any, device_type: str) -> None:
@@ -285,4 +316,4 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("DecodeBmp", device_type, decode_bmp_kernel)
     registry.add("DecodeImage", device_type, decode_image, expensive=True)
     registry.add("EncodePng", device_type, encode_png_kernel, expensive=True)
-    registry.add("EncodeJpeg", device_type, encode_jpeg)
+    registry.add("EncodeJpeg", device_type, encode_jpeg_kernel, expensive=True)

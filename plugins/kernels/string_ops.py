@@ -40,7 +40,7 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave.kernel import KernelContext
-from tensorweave.plugins.kernels.array import _fail, _fmt
+from tensorweave.plugins.kernels.array import _fail, _fmt, _segment_rows
 from tensorweave.plugins.kernels.logging_ops import _element
 from tensorweave.plugins.kernels.string_hash import fingerprint64, hash64, siphash24
 from tensorweave.plugins.standard_ops.string_ops import split_template
@@ -118,6 +118,24 @@ def reduce_join(ctx: KernelContext, inputs: Any, reduction_indices: Any) -> np.n
     if ctx.attrs["keep_dims"]:
         out = out.reshape([1 if d in reduced else x.shape[d] for d in range(rank)])
     return out
+
+
+def unsorted_segment_join(ctx: KernelContext, inputs: Any, segment_ids: Any,
+                          num_segments: Any) -> np.ndarray:
+    """Each segment's rows joined item by item, in row-major order ("" for an empty one)."""
+    ids, rows, n = _segment_rows(ctx, np.asarray(inputs, dtype=object), segment_ids,
+                                 num_segments)
+    inner = rows.shape[1:]
+    items = rows.reshape(len(ids), math.prod(inner))
+    groups: list[list[Any]] = [[] for _ in range(n)]
+    for row, segment in zip(items, ids.tolist()):
+        groups[segment].append(row)
+    sep = _attr_bytes(ctx.attrs["separator"])
+    out = np.empty((n, items.shape[1]), dtype=object)
+    for segment, members in enumerate(groups):
+        for k in range(items.shape[1]):
+            out[segment, k] = sep.join(row[k] for row in members)
+    return out.reshape((n, *inner))
 
 
 def _attr_bytes(value: str | bytes) -> bytes:
@@ -589,6 +607,7 @@ def string_format(ctx: KernelContext, *inputs: Any) -> np.ndarray:
 def register(registry: Any, device_type: str) -> None:
     registry.add("StringJoin", device_type, string_join)
     registry.add("ReduceJoin", device_type, reduce_join)
+    registry.add("UnsortedSegmentJoin", device_type, unsorted_segment_join)
     registry.add("StringLength", device_type, string_length)
     registry.add("StringUpper", device_type, string_upper)
     registry.add("StringLower", device_type, string_lower)

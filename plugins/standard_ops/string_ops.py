@@ -20,6 +20,7 @@ from typing import Any
 
 from tensorweave import dtypes
 from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.plugins.standard_ops.array import _segment
 from tensorweave.plugins.standard_ops.math import reduced_shape
 from tensorweave.plugins.standard_ops.shape_fns import broadcast_shape, unchanged, with_rank
 from tensorweave.tensor_shape import TensorShape, format_dims
@@ -176,6 +177,10 @@ def register(registry: Any) -> None:
                 type_constraints={"T": AS_STRING_TYPES})
     registry.op("ReduceJoin", ["inputs:string", "reduction_indices:int32"], _reduce_join,
                 attrs={"keep_dims": False, "separator": ""})
+    registry.op("UnsortedSegmentJoin",
+                ["inputs:string", "segment_ids:Tindices", "num_segments:Tnumsegments"], _segment,
+                attrs={"separator": "", "Tindices": None, "Tnumsegments": None},
+                type_constraints={"Tindices": dtypes.INDEX, "Tnumsegments": dtypes.INDEX})
     registry.op("StringToHashBucket", ["string_tensor:string"], _hash_bucket,
                 attrs={"num_buckets": REQUIRED})
     registry.op("StringToHashBucketFast", ["input:string"], _hash_bucket,

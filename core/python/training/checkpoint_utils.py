@@ -1,6 +1,6 @@
 """Alias of ``tensorflow.python.training.checkpoint_utils``: re-exports reading checkpoints without
-a graph.
+a graph and initializing variables from them.
 """
 
 from tensorweave.train.checkpoint_management import list_variables, load_variable
-from tensorweave.train.checkpoint_reader import NewCheckpointReader as load_checkpoint  # noqa: N813
+from tensorweave.train.checkpoint_utils import init_from_checkpoint, load_checkpoint
