@@ -33,7 +33,7 @@ from tensorweave.api import array_ops, custom_gradient, math_ops
 from tensorweave.api.control_flow_ops import tuple as _tuple
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_builder import apply
 from tensorweave.plugin_manager import get_registries
 
@@ -152,8 +152,8 @@ def _aggregate(grads: list[Gradient]) -> Gradient | None:
         return grads[0]
     if not any(isinstance(g, IndexedSlices) for g in grads):
         return math_ops.add_n(grads)
-    if any(isinstance(g, Tensor) for g in grads):
-        return math_ops.add_n([convert_to_tensor(g) for g in grads])
+    if any(isinstance(g, Tensor) for g in grads):  # a dense sum anyway: no densify warning
+        return math_ops.add_n([to_dense(g) for g in grads])
     return _concat_slices(grads)
 
 

@@ -5,7 +5,8 @@ functions) the array *is* its flow: one tensor of shape ``[size, *element_shape]
 element. `write`, `scatter` and `unstack` return a new `TensorArray` (use the returned one, as in
 TF); `while_loop` and `cond` carry a TensorArray as its flow (`flow`, `_with_flow`). Every
 operation is built from differentiable ops (``TensorScatterUpdate``, ``SelectV2``, ``GatherV2``,
-``ScatterNd``, ``BroadcastTo``, ``ConcatV2``), so gradients flow through writes and reads.
+``ScatterNd``, ``BroadcastTo``, ``ConcatV2``), so gradients flow through writes and reads; a
+read's gradient is dense, as TF's TensorArray gradients are (no IndexedSlices warning).
 
 Until the element shape is known (no `element_shape`, nothing written yet) the flow is a scalar
 zero of unknown static shape, which the first write broadcasts to the full buffer; `infer_shape`
@@ -18,15 +19,19 @@ written) raises `InvalidArgumentError` at run time. TF1's ``clear_after_read`` a
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tensorweave import dtypes, errors
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity, no_op
+from tensorweave.api.custom_gradient import RegisterGradient
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.state_ops import placeholder_with_default
 from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Operation, Tensor, constant_value
+from tensorweave.framework.indexed_slices import to_dense
+from tensorweave.plugin_manager import get_registries
 from tensorweave.tensor_shape import TensorShape, as_shape
 
 __all__ = ["TensorArray"]
@@ -249,13 +254,8 @@ class TensorArray:
     def read(self, index: Any, name: str | None = None) -> Tensor:
         """Element `index`."""
         with name_scope(name, "TensorArrayRead", [self._flow, index]):
-            # a slice, not a gather, so its gradient is dense as TF's TensorArray gradients
-            # are; the index is checked by a gather of the positions (-1 is no "last element")
-            flow = self._shaped_flow()
-            index = array_ops.gather(array_ops.range(array_ops.shape(flow)[0]),
-                                     convert_to_tensor(index, dtype=dtypes.int32),
-                                     name="check_index")
-            out = flow[index]
+            out = _dense_grad_gather(self._shaped_flow(),
+                                     convert_to_tensor(index, dtype=dtypes.int32))
             out.set_shape(self._meta.element_shape)
             return out
 
@@ -271,7 +271,7 @@ class TensorArray:
     def stack(self, name: str | None = None) -> Tensor:
         """All elements, stacked: ``[size, *element_shape]``."""
         with name_scope(name, "TensorArrayStack", [self._flow]):
-            out = self._shaped_flow()[:self.size()]
+            out = _dense_grad_gather(self._shaped_flow(), array_ops.range(self.size()))
             out.set_shape(TensorShape([self._meta.static_size()])
                           .concatenate(self._meta.element_shape))
             return out
@@ -300,3 +300,25 @@ class TensorArray:
     def __repr__(self) -> str:
         return (f"<tw.TensorArray dtype={self._meta.dtype.name} "
                 f"element_shape={self._meta.element_shape} flow={self._flow.name}>")
+
+
+def _tensor_array_gather_grad(op: Operation, grad: Any) -> list[Any]:
+    """A gather's gradient, densified without TF's warning: TF's TensorArray gradients are
+    dense (they write into a gradient TensorArray)."""
+    grads = get_registries().gradients.get("GatherV2")(op, grad)
+    return [to_dense(grads[0]), *grads[1:]]
+
+
+@functools.cache
+def _gather_gradient_name() -> str:
+    """The name `_tensor_array_gather_grad` is registered under; registered on first use, so
+    importing tensorweave does not load the plugins."""
+    RegisterGradient("TensorArrayGather")(_tensor_array_gather_grad)
+    return "TensorArrayGather"
+
+
+def _dense_grad_gather(flow: Tensor, indices: Tensor) -> Tensor:
+    """``gather(flow, indices)`` (which checks the indices: -1 is no "last element") whose
+    gradient with respect to `flow` is dense."""
+    with flow.graph.gradient_override_map({"GatherV2": _gather_gradient_name()}):
+        return array_ops.gather(flow, indices)
