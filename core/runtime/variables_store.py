@@ -74,19 +74,8 @@ class FetchedRef:
         self.ref, self.node, self.device = ref, node, device
 
     def read(self) -> Any:
-        """The host value; an uninitialized variable's error names the fetching node."""
-        try:
-            return self.device.to_host(self.ref.read())
-        except errors.OpError as exc:
-            raise type(exc)(self.node, "_Retval", f"{exc.message}\n\t [[node {self.node} "
-                            f"(op: _Retval) on device {self.device.name}]]") from None
-
-
-def read_fetched(retvals: dict[int, Any]) -> None:
-    """Replace each `FetchedRef` of `retvals` by its value (errors as `FetchedRef.read`)."""
-    for index, value in retvals.items():
-        if type(value) is FetchedRef:
-            retvals[index] = value.read()
+        """The host value (`FailedPreconditionError` for an uninitialized variable)."""
+        return self.device.to_host(self.ref.read())
 
 
 def deref(value: Any) -> Any:

@@ -31,10 +31,16 @@ import attrs
 from tensorweave import errors
 from tensorweave.framework.graph_def import GraphDef
 from tensorweave.runtime.device import Device, DeviceAttributes, TaskSpec
-from tensorweave.runtime.executor import Executor, ExecutorPlan, NodeStats, StepContext
+from tensorweave.runtime.executor import (
+    Executor,
+    ExecutorPlan,
+    NodeStats,
+    StepContext,
+    node_error,
+)
 from tensorweave.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
-from tensorweave.runtime.variables_store import read_fetched
+from tensorweave.runtime.variables_store import FetchedRef
 
 _RUNTIME_OPS = frozenset({"_Arg", "_Retval", "_Send", "_Recv"})
 REMEMBERED_STEPS = 1 << 14  # late calls for a cleaned step come within seconds
@@ -267,7 +273,7 @@ class Worker:
                     self._watchdog.cancel(watch[0])
                 if not first_error:
                     try:
-                        read_fetched(retvals)
+                        _read_fetched(retvals)
                     except errors.OpError as exc:
                         first_error.append(exc)
                 if first_error:
@@ -383,3 +389,13 @@ class Worker:
     def close(self) -> None:
         self._watchdog.close()
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _read_fetched(retvals: dict[int, Any]) -> None:
+    """Replace each `FetchedRef` of `retvals` by its value; an error names the fetching node."""
+    for index, value in retvals.items():
+        if type(value) is FetchedRef:
+            try:
+                retvals[index] = value.read()
+            except errors.OpError as exc:
+                raise node_error(exc, value.node, "_Retval", value.device.name) from None
