@@ -68,25 +68,24 @@ def no_gradient(op_type: str) -> None:
 NotDifferentiable = NoGradient = no_gradient
 
 
-def lookup(op: Operation) -> tuple[bool, GradientFn | None]:
-    """``(True, fn)`` if a gradient registered here applies to `op` (fn None: not
-    differentiable), else ``(False, None)``."""
+def lookup(op: Operation) -> GradientFn | None:
+    """The gradient function of `op`: the one registered under its ``_gradient_op_type`` attr
+    (``Graph.gradient_override_map``) or else its type, here first, then the plugins' registry,
+    then its op def's own; ``None`` if it is not differentiable; `LookupError` if it has none."""
     override = op.attrs.get(_OVERRIDE_ATTR)
-    if override is not None:
-        name = override.decode() if isinstance(override, bytes) else override
-        if name in _registered:
-            return True, _registered[name]
-        registries = get_registries()
-        if name in registries.gradients:  # a built-in op type's gradient (gradient_override_map)
-            return True, registries.gradients.get(name)
-        op_def = registries.ops.get(name)
-        if op_def is not None and op_def.grad is not None:
-            return True, op_def.grad
-        raise LookupError(f"No gradient defined for operation '{op.name}' (op type: "
-                          f"{op.type}): gradient '{name}' is not registered")
-    if op.type in _registered:
-        return True, _registered[op.type]
-    return False, None
+    name = op.type if override is None else (
+        override.decode() if isinstance(override, bytes) else override)
+    if name in _registered:
+        return _registered[name]
+    registries = get_registries()
+    if name in registries.gradients:
+        return registries.gradients.get(name)
+    op_def = registries.ops.get(name)
+    if op_def is not None and op_def.grad is not None:
+        return op_def.grad
+    detail = "" if override is None else f": gradient '{name}' is not registered"
+    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})"
+                      f"{detail}")
 
 
 def _flatten(value: Any) -> list[Any]:

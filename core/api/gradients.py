@@ -35,7 +35,6 @@ from tensorweave.framework.constant_op import convert_to_tensor
 from tensorweave.framework.graph import Graph, Operation, Tensor
 from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
 from tensorweave.framework.op_builder import apply
-from tensorweave.plugin_manager import get_registries
 
 __all__ = ["AggregationMethod", "gradients", "stop_gradient"]
 
@@ -108,15 +107,7 @@ def _trainable(t: Tensor) -> bool:
 def gradient_function(op: Operation) -> Callable[..., Any] | None:
     """The gradient function of `op`'s type; ``None`` if it is registered as not
     differentiable; `LookupError` if it has none."""
-    found, user_fn = custom_gradient.lookup(op)  # tw.RegisterGradient, custom_gradient
-    if found:
-        return user_fn
-    registry = get_registries().gradients
-    if op.type in registry:
-        return registry.get(op.type)
-    if op.op_def.grad is not None:
-        return op.op_def.grad
-    raise LookupError(f"No gradient defined for operation '{op.name}' (op type: {op.type})")
+    return custom_gradient.lookup(op)  # tw.RegisterGradient and overrides first
 
 
 def _reached_from(from_ops: Sequence[Operation]) -> set[Operation]:
