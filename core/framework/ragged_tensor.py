@@ -39,7 +39,34 @@ from tensorweave.tensor_shape import TensorShape
 _PARTITION_DTYPES = (dtypes.int32, dtypes.int64)
 
 
-class RaggedTensor:
+class _Nesting:
+    """The nested structure of a ragged value whose ``values`` are of its own class or flat:
+    shared by `RaggedTensor` (tensors) and `RaggedTensorValue` (numpy arrays)."""
+
+    __slots__ = ()
+
+    @property
+    def flat_values(self) -> Any:
+        values = self.values
+        while isinstance(values, type(self)):
+            values = values.values
+        return values
+
+    @property
+    def nested_row_splits(self) -> tuple[Any, ...]:
+        splits = [self.row_splits]
+        values = self.values
+        while isinstance(values, type(self)):
+            splits.append(values.row_splits)
+            values = values.values
+        return tuple(splits)
+
+    @property
+    def ragged_rank(self) -> int:
+        return len(self.nested_row_splits)
+
+
+class RaggedTensor(_Nesting):
     """Rows of varying length: ``values`` partitioned by ``row_splits``."""
 
     def __init__(self, values: Tensor | RaggedTensor, row_splits: Tensor,
@@ -271,26 +298,6 @@ class RaggedTensor:
         return self._row_splits
 
     @property
-    def flat_values(self) -> Tensor:
-        values = self._values
-        while isinstance(values, RaggedTensor):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self) -> tuple[Tensor, ...]:
-        splits = [self._row_splits]
-        values = self._values
-        while isinstance(values, RaggedTensor):
-            splits.append(values.row_splits)
-            values = values.values
-        return tuple(splits)
-
-    @property
-    def ragged_rank(self) -> int:
-        return len(self.nested_row_splits)
-
-    @property
     def dtype(self) -> dtypes.DType:
         return self.flat_values.dtype
 
@@ -459,7 +466,7 @@ RaggedTensor.__getitem__ = _ragged_indexing  # type: ignore[method-assign]
 
 
 @attrs.frozen(eq=False)
-class RaggedTensorValue:
+class RaggedTensorValue(_Nesting):
     """A fetched `RaggedTensor`: numpy ``values`` (or a nested `RaggedTensorValue`) cut by the
     numpy vector ``row_splits``."""
 
@@ -476,26 +483,6 @@ class RaggedTensorValue:
         if isinstance(self.values, RaggedTensorValue) \
                 and self.values.row_splits.dtype != splits.dtype:
             raise ValueError("row_splits and values.row_splits must have the same dtype")
-
-    @property
-    def flat_values(self) -> np.ndarray:
-        values = self.values
-        while isinstance(values, RaggedTensorValue):
-            values = values.values
-        return values
-
-    @property
-    def nested_row_splits(self) -> tuple[np.ndarray, ...]:
-        splits = [self.row_splits]
-        values = self.values
-        while isinstance(values, RaggedTensorValue):
-            splits.append(values.row_splits)
-            values = values.values
-        return tuple(splits)
-
-    @property
-    def ragged_rank(self) -> int:
-        return len(self.nested_row_splits)
 
     @property
     def dtype(self) -> np.dtype:
