@@ -23,10 +23,10 @@ import common
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins.gpu import devices
 from tensorweave.plugins.gpu.cuda import probe
-from tensorweave.runtime.device import Device, TaskSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 MATMUL_SIZE, MATMUL_CHAIN = 4096, 8

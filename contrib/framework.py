@@ -23,10 +23,11 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorweave import dtypes
+from tensorweave.api.static_value import smart_cond, smart_constant_value
 from tensorweave.api.variable_scope import VariableScope, get_variable
-from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.framework.static_value import smart_cond, smart_constant_value
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
 from tensorweave.train.checkpoint_management import list_variables, load_variable
 from tensorweave.train.checkpoint_utils import init_from_checkpoint, load_checkpoint
 from tensorweave.train.training_util import (
@@ -34,7 +35,6 @@ from tensorweave.train.training_util import (
     get_global_step,
     get_or_create_global_step,
 )
-from tensorweave.variables import Variable
 
 # Loaded by `__getattr__`: `tensorweave.contrib.variables_assign` imports this module.
 _ASSIGN_HELPERS = ("assign_from_checkpoint", "assign_from_checkpoint_fn", "assign_from_values",

@@ -28,7 +28,6 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.layers import (
@@ -46,8 +45,9 @@ from tensorweave.contrib import layers_summaries as _summaries
 from tensorweave.contrib.framework import add_arg_scope, model_variable
 from tensorweave.contrib.layers_utils import collect_named_outputs
 from tensorweave.contrib.optimizers import OPTIMIZER_CLS_NAMES, OPTIMIZER_SUMMARIES, optimize_loss
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 
 # contrib's other layers live in `layers_extra`, which builds on this module's helpers
 _EXTRA_LAYERS = (

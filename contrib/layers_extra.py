@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_conv_ops, nn_ops
 from tensorweave.api.conv_transpose_layers import Conv2DTranspose
 from tensorweave.api.scopes import name_scope
@@ -37,8 +36,9 @@ from tensorweave.contrib.layers_utils import (
     get_variable_collections,
     two_element_tuple,
 )
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "bias_add", "conv2d_in_plane", "conv2d_transpose", "convolution2d_in_plane",

@@ -16,9 +16,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops, summary_ops
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 
 __all__ = [
     "summarize_activation", "summarize_activations", "summarize_biases", "summarize_collection",

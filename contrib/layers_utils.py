@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.framework.static_value import smart_cond, smart_constant_value
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.static_value import smart_cond, smart_constant_value
+from tensorweave.engine.graph.graph import get_default_graph
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "append_tensor_alias", "collect_named_outputs", "constant_value",

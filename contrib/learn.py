@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import gfile
+from tensorweave.platform import gfile
 
 __all__ = ["ByteProcessor", "CategoricalProcessor", "CategoricalVocabulary", "TOKENIZER_RE",
            "VocabularyProcessor", "tokenizer"]

@@ -24,7 +24,6 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, cond
 from tensorweave.api.gradients import stop_gradient
@@ -33,8 +32,9 @@ from tensorweave.api.rnn_cell import RNNCell
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import get_variable, get_variable_scope, variable_scope
 from tensorweave.contrib.rnn import EmbeddingWrapper, OutputProjectionWrapper, linear
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "attention_decoder", "basic_rnn_seq2seq", "embedding_attention_decoder",

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api import losses as _losses
 from tensorweave.api.deprecation import deprecated_argument_lookup
@@ -28,8 +27,9 @@ from tensorweave.api.losses import (
     get_total_loss,
 )
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance", "get_losses",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api import metrics as _metrics
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "aggregate_metric_map", "aggregate_metrics", "streaming_accuracy", "streaming_auc",

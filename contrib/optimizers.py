@@ -21,11 +21,12 @@ from typing import Any
 
 from tensorweave.api import array_ops, init_ops, math_ops, random_ops, summary_ops
 from tensorweave.api.control_flow_ops import identity
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.scopes import control_dependencies
 from tensorweave.api.variable_scope import get_variable, variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.api.variables import trainable_variables
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 from tensorweave.train.ftrl import FtrlOptimizer
 from tensorweave.train.optimizers import (
     AdagradOptimizer,
@@ -37,7 +38,6 @@ from tensorweave.train.optimizers import (
 )
 from tensorweave.train.training_util import _check as _check_global_step
 from tensorweave.train.training_util import get_global_step
-from tensorweave.variables import trainable_variables
 
 __all__ = ["OPTIMIZER_CLS_NAMES", "OPTIMIZER_SUMMARIES", "optimize_loss"]
 

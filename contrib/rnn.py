@@ -57,8 +57,8 @@ from tensorweave.api.rnn_cell import (
     _Wrapper,
 )
 from tensorweave.api.variable_scope import get_variable, get_variable_scope, variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "BasicLSTMCell", "BasicRNNCell", "DropoutWrapper", "EmbeddingWrapper", "GRUBlockCell",

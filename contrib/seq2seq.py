@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.scopes import name_scope
 from tensorweave.contrib.seq2seq_attention import (
@@ -50,8 +49,9 @@ from tensorweave.contrib.seq2seq_helper import (
     ScheduledEmbeddingTrainingHelper,
     TrainingHelper,
 )
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "AttentionMechanism", "AttentionWrapper", "AttentionWrapperState", "BahdanauAttention",

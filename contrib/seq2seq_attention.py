@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, identity
 from tensorweave.api.layers import Dense
@@ -39,9 +38,10 @@ from tensorweave.api.rnn_cell import RNNCell, _zeros
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
 from tensorweave.api.variable_scope import get_variable, variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "AttentionMechanism", "AttentionWrapper", "AttentionWrapperState", "BahdanauAttention",

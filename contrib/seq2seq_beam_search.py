@@ -34,7 +34,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as
 from tensorweave.api.rnn import _check_cell
@@ -42,10 +41,11 @@ from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
 from tensorweave.contrib.seq2seq_attention import AttentionWrapperState
 from tensorweave.contrib.seq2seq_decoder import Decoder, _layer_output_size, _map, _tensors
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "BeamSearchDecoder", "BeamSearchDecoderOutput", "BeamSearchDecoderState",

@@ -20,7 +20,6 @@ import collections
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, _same_structure, while_loop
 from tensorweave.api.rnn import _check_cell, _swap_batch_time
@@ -28,9 +27,10 @@ from tensorweave.api.rnn_cell import _zeros
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
 from tensorweave.api.variable_scope import variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["BasicDecoder", "BasicDecoderOutput", "Decoder", "dynamic_decode"]
 

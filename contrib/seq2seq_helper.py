@@ -19,16 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops, random_ops
 from tensorweave.api.array_ops_extra import multinomial
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, cond
 from tensorweave.api.rnn import _swap_batch_time
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "CustomHelper", "GreedyEmbeddingHelper", "Helper", "InferenceHelper",

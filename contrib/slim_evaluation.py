@@ -17,13 +17,13 @@ from typing import Any
 
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.summary_ops import merge_all
-from tensorweave.client.session import Session
-from tensorweave.framework.graph import get_default_graph
-from tensorweave.summary import FileWriter
+from tensorweave.api.variables import local_variables_initializer, tables_initializer
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import get_default_graph
+from tensorweave.namespaces.summary import FileWriter
 from tensorweave.train.checkpoint_management import latest_checkpoint
 from tensorweave.train.saver import Saver
 from tensorweave.train.training_util import get_global_step
-from tensorweave.variables import local_variables_initializer, tables_initializer
 
 __all__ = ["evaluate_once", "evaluation_loop"]
 

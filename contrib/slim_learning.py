@@ -20,28 +20,28 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tensorweave import errors
 from tensorweave.api import math_ops
 from tensorweave.api.control_flow_ops import group, identity, no_op
+from tensorweave.api.indexed_slices import IndexedSlices
 
 # the name `check_numerics` is create_train_op's flag
 from tensorweave.api.numerics import check_numerics as _check_numerics
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.summary_ops import histogram, merge_all, scalar
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.train.optimizers import Optimizer
-from tensorweave.train.saver import Saver
-from tensorweave.train.supervisor import Supervisor
-from tensorweave.train.training_util import get_or_create_global_step
-from tensorweave.variables import (
+from tensorweave.api.variables import (
     global_variables_initializer,
     local_variables_initializer,
     report_uninitialized_variables,
     tables_initializer,
     trainable_variables,
 )
+from tensorweave.engine import errors
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
+from tensorweave.train.optimizers import Optimizer
+from tensorweave.train.saver import Saver
+from tensorweave.train.supervisor import Supervisor
+from tensorweave.train.training_util import get_or_create_global_step
 
 __all__ = [
     "add_gradients_summaries", "clip_gradient_norms", "create_train_op", "multiply_gradients",

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweave.contrib.transfers import transfer_pairs
-from tensorweave.framework.graph_def import GraphDef
+from tensorweave.engine.graph.graph_def import GraphDef
 
 _Slice = tuple[int, int, int, int]  # pid, tid, ts, dur
 

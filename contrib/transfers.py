@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tensorweave.framework.graph_def import GraphDef, NodeDef
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 
 TransferKey = tuple[str, str, int, str]
 Located = tuple[int, NodeDef]  # (index of the graph that holds the node, the node)

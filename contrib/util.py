@@ -7,7 +7,7 @@ Contract: `constant_value` is ``tw.get_static_value`` (TF's ``tensor_util.consta
 
 from __future__ import annotations
 
-from tensorweave.framework.static_value import get_static_value as constant_value
-from tensorweave.framework.tensor_proto import make_ndarray, make_tensor_proto
+from tensorweave.api.static_value import get_static_value as constant_value
+from tensorweave.engine.graph.tensor_proto import make_ndarray, make_tensor_proto
 
 __all__ = ["constant_value", "make_ndarray", "make_tensor_proto"]

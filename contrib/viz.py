@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tensorweave.contrib.transfers import transfer_pairs
-from tensorweave.framework.graph import Graph
-from tensorweave.framework.graph_def import GraphDef, parse_input
+from tensorweave.engine.graph.graph import Graph
+from tensorweave.engine.graph.graph_def import GraphDef, parse_input
 
 PALETTE = (
     "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",

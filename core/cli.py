@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import pluggy
 
-from tensorweave.client.config import ConfigProto
-from tensorweave.plugin_manager import Registries, get_registries
-from tensorweave.runtime.device import TaskSpec
-from tensorweave.runtime.passes import Pass
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.plugin_manager import Registries, get_registries
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.passes import Pass
 
 
 def describe_plugins(registries: Registries) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 import tensorweave as tf
-from tensorweave import plugin_manager
+from tensorweave.engine import plugin_manager
 
 
 @pytest.fixture(autouse=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.summary import FileWriterCache
+from tensorweave.namespaces.summary import FileWriterCache
 
 N, FEATURES = 64, 3
 TRUE_W = np.array([[1.0], [-2.0], [0.5]], np.float32)

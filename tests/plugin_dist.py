@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorweave import plugin_manager
+from tensorweave.engine import plugin_manager
 
 
 def install_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, source: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.ragged_tensor import RaggedTensor
+from tensorweave.api.ragged_tensor import RaggedTensor
 from tests.numeric import run
 
 

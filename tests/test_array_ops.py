@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
 from tensorweave.api.array_ops import slice_helper
+from tensorweave.engine import errors
 
 X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
 

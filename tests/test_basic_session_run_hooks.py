@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.event_file import read_events
-from tensorweave.summary import FileWriterCache
-from tensorweave.summary_proto import Summary
+from tensorweave.formats.event_file import read_events
+from tensorweave.formats.summary_proto import Summary
+from tensorweave.namespaces.summary import FileWriterCache
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,

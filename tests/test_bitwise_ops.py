@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
 from tensorweave.api.gradients import gradient_function
+from tensorweave.engine import errors
 
 INT_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 

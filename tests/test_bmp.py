@@ -1,4 +1,4 @@
-"""``tensorweave.bmp``: uncompressed 24/32-bit bitmaps, against BMPs built independently."""
+"""``tensorweave.formats.bmp``: uncompressed 24/32-bit bitmaps, against BMPs built independently."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from tensorweave.bmp import BmpError, decode_bmp
+from tensorweave.formats.bmp import BmpError, decode_bmp
 from tests.image_files import bmp
 
 RNG = np.random.RandomState(5)

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tensorweave.summary import FileWriterCache
+from tensorweave.namespaces.summary import FileWriterCache
 from tests.examples_support import load_example
 
 

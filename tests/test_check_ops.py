@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 BINARY = [
     (tw.assert_equal, np.equal, "=="), (tw.assert_none_equal, np.not_equal, "!="),

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave.runtime import executor
+from tensorweave.engine import errors
+from tensorweave.engine.runtime import executor
 
 
 def _chain(x, n):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def_proto import GraphDef, parse_tensor, tensor_message
+from tensorweave.engine.graph.graph_def_proto import GraphDef, parse_tensor, tensor_message
+from tensorweave.engine.proto.message import Field, to_binary
 from tensorweave.plugins.grpc import wire
-from tensorweave.proto_message import Field, to_binary
 from tensorweave.train.local_cluster import LocalCluster
 from tests.numeric import fetched_numeric_grad, run
 

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.client.session import local_master
-from tensorweave.framework.graph_def import GraphDef, NodeDef
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.client.session import local_master
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.passes import PassContext, PassRecord
+from tensorweave.engine.runtime.prune import prune
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.constant_folding import fold_constants
-from tensorweave.runtime.passes import PassContext, PassRecord
-from tensorweave.runtime.prune import prune
-from tensorweave.tensor_shape import TensorShape
 
 
 def pruned(fetches: Sequence[tf.Tensor], feeds: Sequence[tf.Tensor] = (),

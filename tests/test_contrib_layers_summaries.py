@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.summary_proto import Summary
+from tensorweave.formats.summary_proto import Summary
 
 
 def _values(sess: tf.Session, summaries: list) -> dict:

@@ -11,16 +11,16 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave.framework.func_graph import FunctionDef
-from tensorweave.kernel import KernelContext
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.graph.func_graph import FunctionDef
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.executor import StepContext
+from tensorweave.engine.runtime.passes import PassContext
+from tensorweave.engine.runtime.rendezvous import Rendezvous
 from tensorweave.plugins.constant_folding import fold_constants
 from tensorweave.plugins.cse import eliminate_common_subexpressions
 from tensorweave.plugins.kernels.control_flow import if_kernel, while_kernel
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.executor import StepContext
-from tensorweave.runtime.passes import PassContext
-from tensorweave.runtime.rendezvous import Rendezvous
 
 Pair = collections.namedtuple("Pair", "a b")
 

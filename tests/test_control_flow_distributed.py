@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.func_graph import FunctionDef
+from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.plugins.grpc import codec, wire
 from tensorweave.train.local_cluster import LocalCluster
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave.framework.func_graph import FunctionDef
+from tensorweave.engine.graph.func_graph import FunctionDef
 from tests.numeric import numeric_grad
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.api import control_flow_ops as cf
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
 
 
 def test_no_op() -> None:

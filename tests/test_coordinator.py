@@ -9,7 +9,7 @@ import time
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.train.coordinator import Coordinator, LooperThread
 
 

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def import GraphDef
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.passes import PassContext
+from tensorweave.engine.runtime.prune import prune
 from tensorweave.plugins.cse import eliminate_common_subexpressions
-from tensorweave.runtime.passes import PassContext
-from tensorweave.runtime.prune import prune
 
 
 def cse(fetches: Sequence[tf.Tensor], targets: Sequence[str] = ()) -> GraphDef:

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.tf_record import encode_record
+from tensorweave.engine import errors
+from tensorweave.formats.tf_record import encode_record
 from tensorweave.train.local_cluster import LocalCluster
 from tests.datasets import elements, fresh_graph  # noqa: F401 - the fixture
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.grpc import codec, wire
 from tensorweave.plugins.kernels.dataset import check_description
 

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 
-from tensorweave.runtime.device import Device, DeviceAttributes, TaskSpec, host_device
+from tensorweave.engine.runtime.device import Device, DeviceAttributes, TaskSpec, host_device
 
 
 def test_task_spec_name() -> None:

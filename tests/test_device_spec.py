@@ -2,7 +2,7 @@
 
 import pytest
 
-from tensorweave.device_spec import DeviceSpec, merge_device
+from tensorweave.engine.device_spec import DeviceSpec, merge_device
 
 
 @pytest.mark.parametrize("text, fields", [

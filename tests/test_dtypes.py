@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import dtypes
+from tensorweave.engine import dtypes
 
 
 @pytest.mark.parametrize("dtype", dtypes.ALL)

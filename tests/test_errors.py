@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from tensorweave import errors
+from tensorweave.engine import errors
 
 EXPECTED_CODES = {
     errors.CancelledError: 1,

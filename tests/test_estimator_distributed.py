@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.summary import FileWriterCache
+from tensorweave.namespaces.summary import FileWriterCache
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.meta_graph import read_meta_graph_file
 from tests import estimator_task

@@ -12,7 +12,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.estimator.early_stopping import read_eval_metrics
 from tensorweave.estimator.evaluation import write_dict_to_summary
-from tensorweave.summary import FileWriterCache
+from tensorweave.namespaces.summary import FileWriterCache
 from tests.estimator_support import (
     closed_writer_cache,  # noqa: F401 - autouse fixture
     estimator,

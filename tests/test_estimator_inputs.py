@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.estimator.inputs import numpy_input_fn
 
 

@@ -8,9 +8,14 @@ import socket
 import time
 from pathlib import Path
 
-from tensorweave.event_file import create_event_file, event_file_name, read_events, read_records
-from tensorweave.summary_proto import Event
-from tensorweave.tf_record import encode_record
+from tensorweave.formats.event_file import (
+    create_event_file,
+    event_file_name,
+    read_events,
+    read_records,
+)
+from tensorweave.formats.summary_proto import Event
+from tensorweave.formats.tf_record import encode_record
 
 
 def test_records_and_events_round_trip(tmp_path: Path) -> None:

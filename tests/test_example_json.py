@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
+from tensorweave.formats.example_proto import BytesList
 from tensorweave.train import Example, Feature, Features, FloatList, Int64List
-from tensorweave.train.example_proto import BytesList
 
 
 def _feature_json(feature: Feature) -> dict[str, Any]:

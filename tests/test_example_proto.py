@@ -1,4 +1,4 @@
-"""tensorweave.train.example_proto: the wire format against bytes built by hand from the
+"""tensorweave.formats.example_proto: the wire format against bytes built by hand from the
 .proto field numbers, protobuf's message API (presence, oneof, maps, type checks), parsing
 and the fast feature reader."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave.train.example_proto import (
+from tensorweave.formats.example_proto import (
     BytesList,
     DecodeError,
     Example,

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
 from tensorweave.api.feature_column_base import LazyBuilder
+from tensorweave.engine import errors
 
 fc = tw.feature_column
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tensorweave as tw
-from tensorweave import flags
+from tensorweave.platform import flags
 
 
 @pytest.fixture

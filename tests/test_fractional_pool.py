@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.kernels.fractional_pool import pooling_sequence
 
 

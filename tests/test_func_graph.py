@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import tensorweave as tw
-from tensorweave.framework.func_graph import (
+from tensorweave.engine.graph.func_graph import (
     RETVAL_OP,
     FuncGraph,
     FunctionDef,
@@ -14,9 +14,9 @@ from tensorweave.framework.func_graph import (
     check_function,
     to_function_def,
 )
-from tensorweave.framework.graph_def import NodeDef
-from tensorweave.plugin_manager import get_registries
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine.graph.graph_def import NodeDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def test_an_outer_tensor_is_captured_once_as_a_placeholder() -> None:

@@ -9,8 +9,8 @@ import pathlib
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave import gfile as gf
+from tensorweave.engine import errors
+from tensorweave.platform import gfile as gf
 
 
 def write(path: pathlib.Path, data: bytes) -> str:

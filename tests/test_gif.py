@@ -1,4 +1,4 @@
-"""``tensorweave.gif``: GIF frames as TF 1.15's DecodeGif gives them, against GIFs built
+"""``tensorweave.formats.gif``: GIF frames as TF 1.15's DecodeGif gives them, against GIFs built
 independently (``tests/image_files.py``)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorweave.gif import GifError, decode_gif
+from tensorweave.formats.gif import GifError, decode_gif
 from tests.image_files import gif, gif_frame
 
 RNG = np.random.RandomState(3)

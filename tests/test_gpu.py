@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors, plugin_manager
 from tensorweave.cli import describe_plugins
+from tensorweave.engine import errors, plugin_manager
+from tensorweave.engine.registry import KernelRegistry
+from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins import gpu
 from tensorweave.plugins.cpu import KERNEL_MODULES
 from tensorweave.plugins.gpu import copies, cuda, devices, kernels
-from tensorweave.registry import KernelRegistry
-from tensorweave.runtime.device import Device, TaskSpec
 from tests.plugin_dist import install_plugin
 
 STATUS = cuda.probe()
@@ -30,7 +30,7 @@ TRACE = tf.RunOptions(output_partition_graphs=True)
 
 CPU_ONLY_OP = '''
 import tensorweave as tw
-from tensorweave.op_def import REQUIRED
+from tensorweave.engine.op_def import REQUIRED
 
 
 @tw.hookimpl

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import plugin_manager
+from tensorweave.engine import plugin_manager
 from tests.plugin_dist import install_plugin
 
 
@@ -112,7 +112,7 @@ def test_invalid_aggregation_method() -> None:
 
 CUBE_OP = '''
 import tensorweave as tw
-from tensorweave.op_def import REQUIRED
+from tensorweave.engine.op_def import REQUIRED
 
 
 def unchanged(ctx):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tensorweave.framework.graph_def import (
+from tensorweave.engine.graph.graph_def import (
     GraphDef,
     NodeDef,
     parse_input,

@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import proto_wire as wire
-from tensorweave.framework.func_graph import FunctionDef
-from tensorweave.framework.graph_def_proto import (
+from tensorweave.engine.graph.func_graph import FunctionDef
+from tensorweave.engine.graph.graph_def_proto import (
     GraphDef,
     NodeDef,
     VersionDef,
     parse_tensor,
     tensor_message,
 )
-from tensorweave.proto_message import Field, to_binary
+from tensorweave.engine.proto import wire as wire
+from tensorweave.engine.proto.message import Field, to_binary
 
 
 def user_attrs(node: NodeDef) -> dict:

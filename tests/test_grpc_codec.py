@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.client.config import GPUOptions
-from tensorweave.framework.graph_def import NodeDef
+from tensorweave.engine.client.config import GPUOptions
+from tensorweave.engine.graph.graph_def import NodeDef
+from tensorweave.engine.runtime.device import DeviceAttributes
+from tensorweave.engine.runtime.executor import NodeStats
+from tensorweave.engine.runtime.passes import PassRecord
 from tensorweave.plugins.grpc import codec, wire
-from tensorweave.runtime.device import DeviceAttributes
-from tensorweave.runtime.executor import NodeStats
-from tensorweave.runtime.passes import PassRecord
 
 
 def over_the_wire(value: object) -> object:

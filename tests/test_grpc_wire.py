@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.grpc import wire
-from tensorweave.tensor_shape import TensorShape
 
 ALL_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64,
               np.uint8, np.bool_]

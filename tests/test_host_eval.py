@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorweave import dtypes
-from tensorweave.plugin_manager import get_registries
-from tensorweave.registry import KernelRegistry
-from tensorweave.runtime.device import host_device
-from tensorweave.runtime.host_eval import evaluate_on_host
+from tensorweave.engine import dtypes
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.registry import KernelRegistry
+from tensorweave.engine.runtime.device import host_device
+from tensorweave.engine.runtime.host_eval import evaluate_on_host
 
 
 def _registry(fn, **kwargs) -> KernelRegistry:

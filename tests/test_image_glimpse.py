@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 IMAGE = np.arange(2 * 10 * 8 * 2, dtype=np.float32).reshape(2, 10, 8, 2)
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.png import encode_png
+from tensorweave.engine import errors
+from tensorweave.formats.png_encode import encode_png
 from tests.datasets import elements, fresh_graph  # noqa: F401 - the fixture
 from tests.image_files import bmp, gif, gif_frame, png
 

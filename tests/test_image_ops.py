@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 RNG = np.random.default_rng(11)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 from tests.numeric import run
 
 RNG = np.random.default_rng(7)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def import GraphDef, NodeDef
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 
 
 def small_graph() -> tf.GraphDef:

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import ANY_DEVICE, KernelContext
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.executor import StepContext
-from tensorweave.runtime.internal_ops import transfer_key
-from tensorweave.runtime.rendezvous import Rendezvous, create_key, parse_key
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import ANY_DEVICE, KernelContext
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.executor import StepContext
+from tensorweave.engine.runtime.internal_ops import transfer_key
+from tensorweave.engine.runtime.rendezvous import Rendezvous, create_key, parse_key
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"

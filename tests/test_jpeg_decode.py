@@ -1,4 +1,4 @@
-"""JPEG decoding (``tensorweave.jpeg_decode`` and the ``DecodeJpeg``, ``DecodeAndCropJpeg``,
+"""JPEG decoding (``tensorweave.formats.jpeg_decode`` and the ``DecodeJpeg``, ``DecodeAndCropJpeg``,
 ``ExtractJpegShape`` and ``DecodeImage`` ops on JPEG bytes): exact equality with libjpeg-turbo's
 pixels stored in ``tests/data/jpeg`` (made by Pillow, see its README), channel conversions,
 crops, shapes and TF's errors for bad or truncated data."""
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.jpeg_decode import (
+from tensorweave.engine import errors
+from tensorweave.formats.jpeg_decode import (
     JpegError,
     JpegUnsupportedError,
     decode_jpeg,

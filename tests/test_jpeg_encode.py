@@ -1,5 +1,5 @@
-"""JPEG encoding (``tensorweave.jpeg_encode``, ``jpeg_huffman``, ``jpeg_progressive`` and the
-``EncodeJpeg`` op): byte equality with libjpeg-turbo's files in ``tests/data/jpeg/encode`` (made
+"""JPEG encoding (``tensorweave.formats.jpeg_encode``, ``jpeg_huffman``, ``jpeg_progressive`` and
+the ``EncodeJpeg`` op): byte equality with libjpeg-turbo's files in ``tests/data/jpeg/encode`` (made
 by Pillow with TF's settings, see the README; baseline, optimised and progressive, including
 libjpeg's longest EOBRUN and its correction-bit buffer limit), round trips through the decoder
 to libjpeg's pixels, the markers TF's attrs write, and TF's errors."""
@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.jpeg_decode import JpegError, decode_jpeg
-from tensorweave.jpeg_encode import _quant_table, encode_jpeg
-from tensorweave.jpeg_huffman import optimal_table
+from tensorweave.engine import errors
+from tensorweave.formats.jpeg_decode import JpegError, decode_jpeg
+from tensorweave.formats.jpeg_encode import _quant_table, encode_jpeg
+from tensorweave.formats.jpeg_huffman import optimal_table
 
 DATA = Path(__file__).parent / "data" / "jpeg" / "encode"
 NAMES = sorted(p.stem for p in DATA.glob("*.jpg"))

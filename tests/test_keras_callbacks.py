@@ -264,8 +264,8 @@ def test_csv_logger_writes_and_appends(tmp_path):
 
 
 def test_tensorboard_writes_epoch_and_batch_scalars(tmp_path):
-    from tensorweave.event_file import summary_iterator
-    from tensorweave.summary_proto import Summary
+    from tensorweave.formats.event_file import summary_iterator
+    from tensorweave.formats.summary_proto import Summary
 
     model = linear_model(0.1)
     history = model.fit(X, Y, batch_size=8, epochs=2, verbose=0, callbacks=[

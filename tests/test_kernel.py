@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorweave import dtypes
-from tensorweave.kernel import ANY_DEVICE, KernelContext, KernelDef, type_key
+from tensorweave.engine import dtypes
+from tensorweave.engine.kernel import ANY_DEVICE, KernelContext, KernelDef, type_key
 
 
 def _kernel(dts=None, **kwargs) -> KernelDef:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 
 RNG = np.random.default_rng(3)
 A = RNG.normal(size=(2, 3, 3)) + 3 * np.eye(3)

@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave.client.session import local_master
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime import master as master_module
-from tensorweave.runtime.device import TaskSpec
-from tensorweave.runtime.master import MasterSession
-from tensorweave.runtime.worker import Worker
+from tensorweave.engine import errors
+from tensorweave.engine.client.session import local_master
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime import master as master_module
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.master import MasterSession
+from tensorweave.engine.runtime.worker import Worker
 
 OPTIONS = tf.RunOptions(output_partition_graphs=True)
 

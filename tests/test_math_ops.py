@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 RNG = np.random.default_rng(0)
 FLOAT_TYPES = (np.float16, np.float32, np.float64)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 # TF's documentation input, shape (2, 3, 4)
 DOC_INPUT = np.array([[[1, 2, 3, 4], [5, 6, 7, 8], [9, 8, 7, 6]],

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def_proto import parse_tensor
+from tensorweave.engine.graph.graph_def_proto import parse_tensor
 
 
 def test_count_up_to_stops_at_the_limit() -> None:

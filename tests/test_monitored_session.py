@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave.summary import FileWriterCache
+from tensorweave.api.variables import uninitialized_variable_names
+from tensorweave.engine import errors
+from tensorweave.namespaces.summary import FileWriterCache
 from tensorweave.train import monitored_session
 from tensorweave.train.local_cluster import LocalCluster, free_ports
 from tensorweave.train.monitored_session import (
@@ -30,7 +31,6 @@ from tensorweave.train.monitored_session import (
     WorkerSessionCreator,
 )
 from tensorweave.train.session_run_hook import SessionRunArgs, SessionRunHook
-from tensorweave.variables import uninitialized_variable_names
 from tests.training import model, scalar_summaries, train_until_stopped
 
 FEATURES = 4

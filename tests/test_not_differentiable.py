@@ -8,7 +8,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.api.gradients import gradient_function
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.plugins.standard_ops.not_differentiable import NOT_DIFFERENTIABLE
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, ArgSpec, InferContext, OpDef, TensorSpec
-from tensorweave.plugin_manager import get_registries
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, ArgSpec, InferContext, OpDef, TensorSpec
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def _infer(ctx: InferContext) -> list[TensorSpec]:

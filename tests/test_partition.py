@@ -8,15 +8,15 @@ from collections.abc import Sequence
 import numpy as np
 
 import tensorweave as tf
-from tensorweave.device_spec import DeviceSpec
-from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input
-from tensorweave.kernel import KernelContext
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.internal_ops import transfer_key
+from tensorweave.engine.runtime.placement import place
+from tensorweave.engine.runtime.prune import prune
 from tensorweave.plugins.partitioner import partition
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.internal_ops import transfer_key
-from tensorweave.runtime.placement import place
-from tensorweave.runtime.prune import prune
 
 TASK = "/job:localhost/replica:0/task:0"
 CPU = [f"{TASK}/device:CPU:{i}" for i in range(3)]

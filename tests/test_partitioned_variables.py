@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.train.local_cluster import free_ports
 
 TABLE = np.arange(30, dtype=np.float32).reshape(10, 3) / 10.0

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def import GraphDef, NodeDef
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.passes import Pass, PassContext, PassRecord, run_phase
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.passes import Pass, PassContext, PassRecord, run_phase
 
 
 def _appending(tag: str, log: list[str]) -> Callable[[GraphDef, PassContext], GraphDef]:

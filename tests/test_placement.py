@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.device_spec import DeviceSpec
-from tensorweave.framework.graph_def import GraphDef
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.placement import place
-from tensorweave.runtime.prune import prune
+from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.placement import place
+from tensorweave.engine.runtime.prune import prune
 
 TASK = "/job:localhost/replica:0/task:0"
 CPU0, CPU1 = f"{TASK}/device:CPU:0", f"{TASK}/device:CPU:1"

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors, plugin_manager
-from tensorweave.plugin_manager import PluginLoadWarning
-from tensorweave.registry import PluginConflictError, PluginError
+from tensorweave.engine import errors, plugin_manager
+from tensorweave.engine.plugin_manager import PluginLoadWarning
+from tensorweave.engine.registry import PluginConflictError, PluginError
 from tests.plugin_dist import install_plugin
 
 CUSTOM_OP = '''
 import tensorweave as tw
-from tensorweave.op_def import REQUIRED
+from tensorweave.engine.op_def import REQUIRED
 
 
 @tw.hookimpl

@@ -1,4 +1,4 @@
-"""``tensorweave.png``: PNG encoding of uint8 and uint16 images."""
+"""``tensorweave.formats.png_encode``: PNG encoding of uint8 and uint16 images."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import pytest
 
-from tensorweave.png import encode_png
+from tensorweave.formats.png_encode import encode_png
 
 
 def chunks(data: bytes) -> list[tuple[bytes, bytes]]:

@@ -1,5 +1,5 @@
-"""``tensorweave.png_decode``: PNG parsing and TF's channel/bit-depth conversions, against PNG
-files built independently (``tests/image_files.py``)."""
+"""``tensorweave.formats.png_decode``: PNG parsing and TF's channel/bit-depth conversions, against
+PNG files built independently (``tests/image_files.py``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import zlib
 import numpy as np
 import pytest
 
-from tensorweave.png import encode_png
-from tensorweave.png_decode import PngError, decode_png, read_png
+from tensorweave.formats.png_decode import PngError, decode_png, read_png
+from tensorweave.formats.png_encode import encode_png
 from tests.image_files import chunk, png
 
 RNG = np.random.RandomState(7)

@@ -1,11 +1,11 @@
-"""tensorweave.proto_wire: varints, field keys and the field splitter against hand-made
+"""tensorweave.engine.proto.wire: varints, field keys and the field splitter against hand-made
 bytes."""
 
 from __future__ import annotations
 
 import pytest
 
-from tensorweave import proto_wire as wire
+from tensorweave.engine.proto import wire as wire
 
 
 def test_varints_and_keys() -> None:

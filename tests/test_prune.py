@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph_def import GraphDef
-from tensorweave.runtime.prune import prune
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.runtime.prune import prune
 
 
 def pruned(feeds: Sequence[str], fetches: Sequence[str], targets: Sequence[str] = ()) -> GraphDef:

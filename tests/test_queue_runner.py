@@ -140,7 +140,7 @@ def test_monitored_session_starts_and_stops_queue_runners() -> None:
 
 
 def test_queue_runner_def_round_trips_through_a_meta_graph(tmp_path) -> None:
-    from tensorweave.proto_message import Field, to_binary
+    from tensorweave.engine.proto.message import Field, to_binary
 
     q, enqueue, counter = counting_queue()
     runner = tf.train.QueueRunner(q, [enqueue],

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 P2 = [[b"000", b"001"], [b"010"]]
 P3 = [[[b"000", b"001"], [b"010"]], [[b"100"], [b"110", b"111", b"112"], [b"120", b"121"]]]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.framework.ragged_tensor import RaggedTensor
+from tensorweave.api.ragged_tensor import RaggedTensor
+from tensorweave.engine import errors
 from tests.numeric import run
 from tests.ragged_support import value
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.framework.ragged_tensor import RaggedTensor
+from tensorweave.api.ragged_tensor import RaggedTensor
+from tensorweave.engine import errors
 
 ROWS = [[3, 1, 4, 1], [], [5, 9, 2], [6]]
 

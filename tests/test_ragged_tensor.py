@@ -1,4 +1,4 @@
-"""`RaggedTensor` and `RaggedTensorValue` (tensorweave.framework.ragged_tensor): factories
+"""`RaggedTensor` and `RaggedTensorValue` (tensorweave.api.ragged_tensor): factories
 against hand-made lists, static shapes and dtypes, partition checks at construction and at run
 time, conversions to dense and sparse, and fetching and feeding through a session."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.framework.ragged_tensor import RaggedTensor, RaggedTensorValue
+from tensorweave.api.ragged_tensor import RaggedTensor, RaggedTensorValue
+from tensorweave.engine import errors
 
 ROWS = [[3, 1, 4, 1], [], [5, 9, 2], [6]]
 VALUES = [3, 1, 4, 1, 5, 9, 2, 6]

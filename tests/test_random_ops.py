@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 
 def run(fetches, feed_dict=None, graph=None):

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import dtypes, raw_ops
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.plugin_manager import get_registries
+from tensorweave.api import raw_ops
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.plugin_manager import get_registries
 
 
 def _run(fetches):

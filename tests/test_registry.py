@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tensorweave import dtypes
-from tensorweave.kernel import ANY_DEVICE
-from tensorweave.op_def import OpDef, TensorSpec
-from tensorweave.registry import (
+from tensorweave.engine import dtypes
+from tensorweave.engine.kernel import ANY_DEVICE
+from tensorweave.engine.op_def import OpDef, TensorSpec
+from tensorweave.engine.registry import (
     GradientRegistry,
     KernelRegistry,
     NamedRegistry,

@@ -12,18 +12,18 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave.framework.graph_def import GraphDef, NodeDef
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.executor import Executor, ExecutorPlan, StepContext
-from tensorweave.runtime.rendezvous import (
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.executor import Executor, ExecutorPlan, StepContext
+from tensorweave.engine.runtime.rendezvous import (
     Rendezvous,
     RendezvousManager,
     create_key,
     parse_key,
 )
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine.tensor_shape import TensorShape
 from tests.callbacks import Inbox
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"

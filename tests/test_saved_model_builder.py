@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.saved_model.saved_model_proto import SavedModel, SignatureDef, TensorInfo
+from tensorweave.formats.saved_model_proto import SavedModel, SignatureDef, TensorInfo
 from tensorweave.train.checkpoint_format import MAGIC, read_checkpoint
 
 sm = tf.saved_model

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import tensorweave as tf
-from tensorweave import proto_wire as wire
-from tensorweave.saved_model.saved_model_proto import (
+from tensorweave.engine.proto import wire as wire
+from tensorweave.formats.saved_model_proto import (
     AssetFileDef,
     CooSparse,
     MetaGraphDef,

@@ -16,15 +16,15 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.framework import py_func_registry
-from tensorweave.framework.graph import constant_value
-from tensorweave.framework.graph_def import GraphDef
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine import errors
+from tensorweave.engine.graph import py_func_registry
+from tensorweave.engine.graph.graph import constant_value
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.passes import PassContext
+from tensorweave.engine.runtime.prune import prune
 from tensorweave.plugins.constant_folding import fold_constants
 from tensorweave.plugins.cse import eliminate_common_subexpressions
-from tensorweave.runtime.passes import PassContext
-from tensorweave.runtime.prune import prune
 from tensorweave.train.local_cluster import LocalCluster
 
 TOKEN = r"pyfunc_\d+_[0-9a-f]+"

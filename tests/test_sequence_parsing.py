@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.train.local_cluster import LocalCluster
 
 

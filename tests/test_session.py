@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 
 
 @pytest.fixture
@@ -206,7 +206,7 @@ def test_run_metadata_and_step_stats(sess):
 
 @pytest.fixture(params=[256, 0], ids=["cached", "uncached"])
 def cache_entries(request, monkeypatch):
-    from tensorweave.client import session as session_module
+    from tensorweave.engine.client import session as session_module
 
     monkeypatch.setattr(session_module, "CACHE_ENTRIES", request.param)
     return request.param
@@ -251,7 +251,7 @@ def test_cached_feeds_convert_and_check_as_uncached_ones(cache_entries):
 
 
 def test_only_compiling_runs_pause_the_garbage_collector(monkeypatch):
-    from tensorweave.client import session as session_module
+    from tensorweave.engine.client import session as session_module
 
     pauses = []
 
@@ -280,7 +280,7 @@ def test_only_compiling_runs_pause_the_garbage_collector(monkeypatch):
 
 
 def test_gc_pause_nests_and_keeps_a_disabled_collector_disabled():
-    from tensorweave.client.session import _GcPause
+    from tensorweave.engine.client.session import _GcPause
 
     pause = _GcPause()
     assert gc.isenabled()

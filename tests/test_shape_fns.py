@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tensorweave import dtypes
-from tensorweave.op_def import InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import (
     broadcast,
     with_rank,
     with_rank_at_least,
     with_rank_at_most,
 )
-from tensorweave.tensor_shape import TensorShape
 
 
 def context(*shapes: list[int | None] | None) -> InferContext:

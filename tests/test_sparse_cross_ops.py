@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
 from tensorweave.api.sparse_cross_ops import DEFAULT_HASH_KEY
+from tensorweave.engine import errors
 
 FC1 = [["batch1-FC1-F1", "batch1-FC1-F2", "batch1-FC1-F3"]]
 FC2 = [["batch1-FC2-F1"]]

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 from tests import sparse_support
 from tests.sparse_support import run
 

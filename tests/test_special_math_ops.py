@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 
 EULER = 0.57721566490153286061
 ZETA3 = 1.2020569031595942854

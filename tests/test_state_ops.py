@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
 from tensorweave.api import state_ops
+from tensorweave.engine import errors
 
 
 def test_placeholder_dtype_shape_and_name() -> None:

@@ -1,4 +1,4 @@
-"""`tensorweave.framework.static_value`: `get_static_value` (``tw.get_static_value``,
+"""`tensorweave.api.static_value`: `get_static_value` (``tw.get_static_value``,
 ``tw.contrib.util.constant_value``), `smart_constant_value` and `smart_cond`."""
 
 from __future__ import annotations
@@ -7,11 +7,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.static_value import (
-    get_static_value,
-    smart_cond,
-    smart_constant_value,
-)
+from tensorweave.api.static_value import get_static_value, smart_cond, smart_constant_value
 
 
 def test_get_static_value_of_known_unknown_and_non_tensors():

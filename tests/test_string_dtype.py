@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import dtypes, errors
-from tensorweave.framework.graph_def import GraphDef, NodeDef
-from tensorweave.framework.string_array import string_nbytes, to_string_array
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.graph.string_array import string_nbytes, to_string_array
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.passes import PassContext
+from tensorweave.engine.runtime.prune import prune
 from tensorweave.plugins.constant_folding import fold_constants
 from tensorweave.plugins.cse import eliminate_common_subexpressions
 from tensorweave.plugins.grpc import wire
-from tensorweave.runtime.passes import PassContext
-from tensorweave.runtime.prune import prune
 
 
 def test_string_dtype_names_and_numpy_mapping() -> None:
@@ -98,8 +98,8 @@ def test_constant_folding_limits_string_values_by_their_bytes() -> None:
 
 
 def test_no_gpu_kernel_takes_strings() -> None:
+    from tensorweave.engine.registry import KernelRegistry
     from tensorweave.plugins.gpu import kernels
-    from tensorweave.registry import KernelRegistry
 
     registry = KernelRegistry()
     kernels.register_kernels(registry.bind("gpu"))

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine import errors
+from tensorweave.engine.plugin_manager import get_registries
 
 WORDS = ["hello", "  Wörld\t", "", "ünï cödé", "abc\n"]
 
@@ -538,8 +538,8 @@ STRING_OPS = ("StringJoin", "StringLength", "Substr", "StringUpper", "StringLowe
 
 
 def test_string_kernels_are_host_only_and_have_no_gradient() -> None:
+    from tensorweave.engine.registry import KernelRegistry
     from tensorweave.plugins.gpu import kernels
-    from tensorweave.registry import KernelRegistry
 
     registries = get_registries()
     gpu = KernelRegistry()

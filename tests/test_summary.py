@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave.event_file import read_events
-from tensorweave.summary_proto import Event, Summary, SummaryValue
+from tensorweave.formats.event_file import read_events
+from tensorweave.formats.summary_proto import Event, Summary, SummaryValue
 
 
 def event_files(logdir: Path) -> list[Path]:
@@ -143,8 +143,8 @@ def test_tf1_training_script_writes_scalars_histograms_and_graph(tmp_path: Path)
 
 
 def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
-    from tensorweave.framework.graph_def_proto import GraphDef
-    from tensorweave.proto_wire import fields
+    from tensorweave.engine.graph.graph_def_proto import GraphDef
+    from tensorweave.engine.proto.wire import fields
 
     a = tw.placeholder(tw.float32, [2], name="a")
     total = tw.reduce_sum(tw.square(a), name="total")

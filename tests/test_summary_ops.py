@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
+from tensorweave.formats.summary_proto import Summary
 from tensorweave.plugins.kernels.summary import DEFAULT_BUCKET_LIMITS, make_histogram
-from tensorweave.summary_proto import Summary
 
 
 def run(tensor: tw.Tensor, feed: dict | None = None) -> Summary:
@@ -141,7 +141,7 @@ def test_merge_refuses_duplicate_tags_and_garbage() -> None:
 
 
 def test_summaries_run_on_the_host_even_under_a_gpu_scope() -> None:
-    from tensorweave.plugin_manager import get_registries
+    from tensorweave.engine.plugin_manager import get_registries
 
     kernels = get_registries().kernels
     for op in ("ScalarSummary", "HistogramSummary", "MergeSummary"):

@@ -7,9 +7,9 @@ import struct
 
 import pytest
 
-from tensorweave.framework.graph_def import NodeDef
-from tensorweave.proto_wire import fields, varint
-from tensorweave.summary_proto import (
+from tensorweave.engine.graph.graph_def import NodeDef
+from tensorweave.engine.proto.wire import fields, varint
+from tensorweave.formats.summary_proto import (
     Event,
     HistogramProto,
     Summary,

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
-from tensorweave.event_file import read_events
+from tensorweave.engine import errors
+from tensorweave.formats.event_file import read_events
 from tensorweave.train.coordinator import LooperThread
 from tensorweave.train.supervisor import Supervisor
 from tests.training import model, scalar_summaries

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework.graph import constant_value
+from tensorweave.engine.graph.graph import constant_value
 from tensorweave.train.local_cluster import LocalCluster
 
 LR = 0.1

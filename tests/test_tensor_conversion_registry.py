@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.framework import tensor_conversion_registry as registry
+from tensorweave.engine.graph import tensor_conversion_registry as registry
 
 
 @pytest.fixture(autouse=True)

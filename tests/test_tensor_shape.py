@@ -2,7 +2,7 @@
 
 import pytest
 
-from tensorweave.tensor_shape import TensorShape, format_dims, unknown_shape
+from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 
 
 def test_partial_shapes():

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import text_format
-from tensorweave.framework.func_graph import FunctionDef
-from tensorweave.framework.graph_def_proto import GraphDef, NodeDef, VersionDef, parse_text
-from tensorweave.proto_message import Field, to_binary
-from tensorweave.saved_model.saved_model_proto import SavedModel
+from tensorweave.engine.graph.func_graph import FunctionDef
+from tensorweave.engine.graph.graph_def_proto import GraphDef, NodeDef, VersionDef, parse_text
+from tensorweave.engine.proto import text_format
+from tensorweave.engine.proto.message import Field, to_binary
+from tensorweave.formats.saved_model_proto import SavedModel
 from tensorweave.train.meta_graph import MetaGraphDef
 
 COLORS = {0: "RED", 1: "GREEN", 7: "BLUE"}

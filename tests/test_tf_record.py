@@ -1,5 +1,5 @@
-"""tensorweave.tf_record: CRC32C against published vectors, the record layout against TF's spec
-(with a bitwise CRC as an independent reference), writer/iterator round trips with and without
+"""tensorweave.formats.tf_record: CRC32C against published vectors, the record layout against TF's
+spec (with a bitwise CRC as an independent reference), writer/iterator round trips with and without
 compression, and TF's errors for damaged or missing files."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
-from tensorweave.tf_record import (
+from tensorweave.engine import errors
+from tensorweave.formats.tf_record import (
     TFRecordCompressionType,
     TFRecordOptions,
     TFRecordWriter,

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import plugin_manager
+from tensorweave.engine import plugin_manager
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "third_party_plugin"
 

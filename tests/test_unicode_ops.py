@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tw
-from tensorweave import errors
+from tensorweave.engine import errors
 
 WORDS = ["G\xf6\xf6dnight", "\U0001f60a"]
 INP = [w.encode("utf8") for w in WORDS]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave import errors
+from tensorweave.engine import errors
 
 
 def test_variable_nodes_are_named_as_in_tf():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tensorweave import errors
-from tensorweave.runtime.variables_store import VariableRef, deref
+from tensorweave.engine import errors
+from tensorweave.engine.runtime.variables_store import VariableRef, deref
 
 
 def test_uninitialized_read_names_the_variable() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.contrib.viz import device_color, to_dot
-from tensorweave.framework.graph_def import GraphDef, NodeDef
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"

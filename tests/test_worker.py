@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.device import TaskSpec
-from tensorweave.runtime.rendezvous import create_key
-from tensorweave.runtime.worker import Worker
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.rendezvous import create_key
+from tensorweave.engine.runtime.worker import Worker
 from tests.callbacks import Inbox
 
 

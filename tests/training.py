@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import tensorweave as tf
-from tensorweave.event_file import read_events
-from tensorweave.summary_proto import Summary
+from tensorweave.formats.event_file import read_events
+from tensorweave.formats.summary_proto import Summary
 
 
 def model(learning_rate: float = 0.1) -> dict[str, Any]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes as _dtypes
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.math_ops import cast
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_builder import make_op
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.engine import dtypes as _dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["ConditionalAccumulator", "ConditionalAccumulatorBase", "SparseConditionalAccumulator"]
 

@@ -19,14 +19,19 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import control_flow_ops, dispatch, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like, to_numpy
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import (
+    constant,
+    convert_to_tensor,
+    is_tensor_like,
+    to_numpy,
+)
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "boolean_mask", "broadcast_to", "concat", "expand_dims", "fill", "gather", "gather_nd",

@@ -19,16 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.nn_ops import top_k
 from tensorweave.api.random_ops import get_seed
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "argsort", "batch_to_space", "batch_to_space_nd", "bitcast", "broadcast_dynamic_shape",

@@ -23,14 +23,14 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import VariableScope, get_variable, variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.tensor_shape import TensorShape
-from tensorweave.variables import Variable
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["Layer"]
 

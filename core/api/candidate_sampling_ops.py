@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweave.api.random_ops import get_seed
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import make_op
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import make_op
 
 __all__ = [
     "all_candidate_sampler", "compute_accidental_hits", "fixed_unigram_candidate_sampler",

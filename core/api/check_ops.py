@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import no_op
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, constant_value
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "assert_equal", "assert_greater", "assert_greater_equal", "assert_integer", "assert_less",

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, math_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = ["confusion_matrix"]
 

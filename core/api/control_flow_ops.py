@@ -2,7 +2,7 @@
 (``cond``, ``case``, ``while_loop``), as in ``tf.compat.v1``.
 
 Contract for control flow: the branches, condition and body are Python functions called once,
-each building a `FuncGraph` (see `tensorweave.framework.func_graph`); the result is one ``If``
+each building a `FuncGraph` (see `tensorweave.engine.graph.func_graph`); the result is one ``If``
 or ``While`` op (``StatelessIf``/``StatelessWhile`` when nothing inside is stateful) carrying
 them as `FunctionDef` attrs, as TF's control flow v2 builds. Tensors the functions use from
 outside become the op's extra inputs; only the branch taken runs, with its stateful ops.
@@ -15,22 +15,22 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.func_graph import (
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.func_graph import (
     FuncGraph,
     FunctionDef,
     build_func_graph,
     to_function_def,
     unique_function_name,
 )
-from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.plugin_manager import get_registries
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["case", "cond", "group", "identity", "no_op", "tuple", "while_loop"]
 

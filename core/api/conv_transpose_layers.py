@@ -27,7 +27,7 @@ from tensorweave.api.layers import (
     _weight,
 )
 from tensorweave.api.nn_conv_ops import conv2d_transpose as _nn_conv2d_transpose
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = ["Conv2DTranspose", "conv2d_transpose"]
 

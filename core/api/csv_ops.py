@@ -15,14 +15,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.array_ops import reshape
 from tensorweave.api.dataset_ops import Dataset, Description, TextLineDataset
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import make_op
-from tensorweave.op_def import TensorSpec
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.op_def import TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["decode_csv"]
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import make_op
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import make_op
 
 __all__ = [
     "collapse_repeated", "ctc_beam_search_decoder", "ctc_beam_search_decoder_v2",

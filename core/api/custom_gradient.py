@@ -25,10 +25,10 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.framework.op_builder import make_op
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.plugin_manager import get_registries
 
 __all__ = ["NoGradient", "NotDifferentiable", "RegisterGradient", "custom_gradient",
            "no_gradient"]

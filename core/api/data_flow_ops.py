@@ -22,13 +22,13 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import dtypes as _dtypes
 from tensorweave.api.random_ops import get_seed
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, constant_value, get_default_graph
-from tensorweave.framework.op_builder import make_op
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.engine import dtypes as _dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value, get_default_graph
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["FIFOQueue", "PaddingFIFOQueue", "PriorityQueue", "QueueBase", "RandomShuffleQueue"]
 

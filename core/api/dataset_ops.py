@@ -29,23 +29,23 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api.array_ops import reshape
 from tensorweave.api.random_ops import get_seed
 from tensorweave.api.script_ops import py_func
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.func_graph import (
+from tensorweave.api.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.func_graph import (
     FuncGraph,
     FunctionDef,
     build_func_graph,
     to_function_def,
     unique_function_name,
 )
-from tensorweave.framework.graph import Operation, Tensor, constant_value, get_default_graph
-from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from tensorweave.framework.string_array import to_string_array
-from tensorweave.op_def import TensorSpec
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value, get_default_graph
+from tensorweave.engine.graph.string_array import to_string_array
+from tensorweave.engine.op_def import TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["Dataset", "TFRecordDataset", "TextLineDataset"]
 

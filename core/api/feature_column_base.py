@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, sparse_ops
 from tensorweave.api.control_flow_ops import cond, identity
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.tensor_shape import TensorShape
 
 IdWeightPair = collections.namedtuple("IdWeightPair", ["id_tensor", "weight_tensor"])
 

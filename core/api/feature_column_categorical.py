@@ -21,7 +21,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, gfile
 from tensorweave.api import array_ops, check_ops, math_ops, string_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.feature_column_base import (
@@ -36,8 +35,10 @@ from tensorweave.api.lookup_ops import index_table_from_file
 from tensorweave.api.parsing_ops import VarLenFeature
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.sparse_ops import convert_to_tensor_or_sparse_tensor
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.platform import gfile
 
 __all__ = [
     "categorical_column_with_hash_bucket", "categorical_column_with_identity",

@@ -15,12 +15,12 @@ from typing import Any
 
 import attrs
 
-from tensorweave import dtypes
 from tensorweave.api.feature_column_base import CategoricalColumn, IdWeightPair, LazyBuilder
 from tensorweave.api.feature_column_categorical import HashedCategoricalColumn
 from tensorweave.api.parsing_ops import VarLenFeature
 from tensorweave.api.sparse_cross_ops import sparse_cross_hashed
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
 
 __all__ = ["crossed_column"]
 

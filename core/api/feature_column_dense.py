@@ -17,7 +17,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, sparse_ops
 from tensorweave.api.feature_column_base import (
     CategoricalColumn,
@@ -27,9 +26,10 @@ from tensorweave.api.feature_column_base import (
     assert_key_is_string,
 )
 from tensorweave.api.parsing_ops import FixedLenFeature
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["bucketized_column", "indicator_column", "numeric_column"]
 

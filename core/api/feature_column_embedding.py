@@ -18,12 +18,12 @@ from typing import Any
 
 import attrs
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.feature_column_base import CategoricalColumn, DenseColumn, LazyBuilder
 from tensorweave.api.nn_extra import safe_embedding_lookup_sparse
 from tensorweave.api.variable_scope import get_variable
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.train.checkpoint_management import load_variable
 
 __all__ = ["embedding_column"]

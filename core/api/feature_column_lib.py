@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops, sparse_ops
 from tensorweave.api.feature_column_base import (
     CategoricalColumn,
@@ -27,8 +26,9 @@ from tensorweave.api.feature_column_base import (
 from tensorweave.api.feature_column_embedding import safe_embedding_lookup_sparse
 from tensorweave.api.scopes import get_collection
 from tensorweave.api.variable_scope import get_variable, get_variable_scope, variable_scope
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import GraphKeys
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import GraphKeys
 
 __all__ = ["input_layer", "linear_model", "make_parse_example_spec"]
 

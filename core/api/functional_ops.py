@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, _same_structure, while_loop
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = ["foldl", "foldr", "map_fn", "scan"]
 

@@ -28,13 +28,13 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, custom_gradient, math_ops
 from tensorweave.api.control_flow_ops import tuple as _tuple
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Graph, Operation, Tensor
-from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
-from tensorweave.framework.op_builder import apply
+from tensorweave.api.indexed_slices import IndexedSlices, to_dense
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["AggregationMethod", "gradients", "stop_gradient"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from tensorweave.api import array_ops
 from tensorweave.api.gradients import gradients
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = ["hessians"]
 

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import control_flow_ops as _flow
 from tensorweave.api import math_ops as _math
 from tensorweave.api.image_ops import _uniform_delta, _uniform_factor, convert_image_dtype
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "adjust_gamma", "adjust_hue", "adjust_saturation", "grayscale_to_rgb", "hsv_to_rgb",

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import control_flow_ops as _flow
 from tensorweave.api import math_ops as _math
@@ -28,9 +27,10 @@ from tensorweave.api import nn_ops as _nn
 from tensorweave.api.image_ops import convert_image_dtype
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "extract_image_patches", "extract_patches", "image_gradients", "psnr", "sobel_edges",

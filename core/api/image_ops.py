@@ -17,16 +17,16 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import control_flow_ops as _flow
 from tensorweave.api import math_ops as _math
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.random_ops import random_uniform
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "ResizeMethod", "adjust_brightness", "adjust_contrast", "central_crop",

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import math_ops as _math
 from tensorweave.api.image_ops import (
@@ -24,9 +23,10 @@ from tensorweave.api.image_ops import (
     resize_images,
 )
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "crop_and_resize", "resize_area", "resize_bicubic", "resize_image_with_pad",

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, random_ops
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "constant_initializer", "glorot_normal_initializer", "glorot_uniform_initializer",

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.tf_record import TFRecordOptions
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.formats.tf_record import TFRecordOptions
 
 __all__ = ["FixedLengthRecordReader", "IdentityReader", "ReaderBase", "TFRecordReader",
            "TextLineReader", "WholeFileReader", "decode_raw"]

@@ -21,7 +21,7 @@ from typing import Any
 
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.iterator_ops import Iterator, _HandleIterator
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
 from tensorweave.train.saveable_object import SaveableObject, SaveSpec
 
 __all__ = ["make_saveable_from_iterator"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.dataset_ops import (
     Dataset,
     Description,
@@ -31,9 +30,10 @@ from tensorweave.api.dataset_ops import (
     pack_as,
     pack_components,
 )
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 
 __all__ = ["Iterator", "get_output_classes", "get_output_shapes", "get_output_types",
            "make_initializable_iterator", "make_one_shot_iterator"]

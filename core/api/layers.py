@@ -5,14 +5,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops, state_ops
 from tensorweave.api.base_layer import Layer
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.scopes import colocate_with, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import GraphKeys, Tensor, constant_value, get_default_graph
-from tensorweave.variables import Variable
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, constant_value, get_default_graph
 
 __all__ = [
     "AveragePooling2D", "BatchNormalization", "Conv2D", "Dense", "Dropout", "Flatten", "Layer",

@@ -28,7 +28,7 @@ from tensorweave.api.layers import (
 from tensorweave.api.nn_conv3d_ops import avg_pool3d, max_pool3d
 from tensorweave.api.nn_conv3d_ops import conv3d as _conv3d_op
 from tensorweave.api.nn_conv3d_ops import conv3d_transpose as _nn_conv3d_transpose
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "AveragePooling3D", "Conv3D", "Conv3DTranspose", "MaxPooling3D", "average_pooling3d",

@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
 
 __all__ = [
     "cholesky", "cholesky_solve", "cross", "diag", "diag_part", "einsum", "eye",

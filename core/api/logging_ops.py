@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
 
 __all__ = ["Assert", "Print"]
 

@@ -30,15 +30,15 @@ import contextlib
 import uuid
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, string_ops
 from tensorweave.api.control_flow_ops import no_op
 from tensorweave.api.scopes import colocate_with, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.framework.op_builder import make_op
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.train.saveable_object import SaveableObject, SaveSpec
 
 __all__ = [

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.gradients import stop_gradient
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 
 __all__ = [
     "Reduction", "absolute_difference", "add_loss", "compute_weighted_loss", "cosine_distance",

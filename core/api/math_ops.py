@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import dispatch
 from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.scopes import colocate_with, name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor, get_default_graph
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "abs", "acos", "acosh", "add", "add_n", "arg_max", "arg_min", "argmax", "argmin", "asin",

@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.scopes import control_dependencies
 from tensorweave.api.state_ops import assign_add
 from tensorweave.api.variable_scope import variable_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.variables import Variable
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 
 __all__ = [
     "accuracy", "auc", "false_negatives", "false_positives", "mean", "mean_absolute_error",

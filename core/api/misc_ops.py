@@ -16,15 +16,15 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.func_graph import outermost_graph
-from tensorweave.framework.graph import Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply
-from tensorweave.framework.tensor_proto import TensorProto, make_ndarray, make_tensor_proto
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.func_graph import outermost_graph
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.graph.tensor_proto import TensorProto, make_ndarray, make_tensor_proto
 
 __all__ = [
     "TensorProto", "accumulate_n", "clip_by_average_norm", "count_up_to", "decode_compressed",

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import math_ops as _math
 from tensorweave.api.deprecation import deprecated_argument_lookup
@@ -32,10 +31,11 @@ from tensorweave.api.nn_conv_ops import (
 )
 from tensorweave.api.nn_ops import _get_sequence, avg_pool, conv2d, max_pool
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "atrous_conv2d_transpose", "avg_pool1d", "avg_pool2d", "avg_pool3d", "avg_pool_v2",

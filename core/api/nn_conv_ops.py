@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import math_ops as _math
 from tensorweave.api.deprecation import deprecated_argument_lookup
@@ -29,10 +28,11 @@ from tensorweave.api.nn_ops import (
     conv2d,
 )
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "atrous_conv2d", "conv1d", "conv2d_backprop_filter", "conv2d_backprop_input",

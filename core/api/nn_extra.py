@@ -18,18 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops as _array
 from tensorweave.api import math_ops as _math
 from tensorweave.api import sparse_ops as _sparse
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.nn_ops import _get_sequence, bias_add
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "compute_average_loss", "crelu", "dilation2d", "erosion2d", "log_poisson_loss",

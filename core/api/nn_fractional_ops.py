@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api.array_ops import shape as dynamic_shape
 from tensorweave.api.array_ops import stack
 from tensorweave.api.array_ops_extra import (
@@ -27,9 +26,10 @@ from tensorweave.api.array_ops_extra import (
     space_to_batch_nd,
 )
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import make_op
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import make_op
 
 __all__ = ["fractional_avg_pool", "fractional_max_pool", "with_space_to_batch"]
 

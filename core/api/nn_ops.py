@@ -16,17 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
 from tensorweave.api import array_ops as _array
 from tensorweave.api import dispatch
 from tensorweave.api import math_ops as _math
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.random_ops import random_uniform
 from tensorweave.api.scopes import colocate_with, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "avg_pool", "batch_normalization", "bias_add", "conv2d", "dropout", "elu",

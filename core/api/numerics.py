@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.scopes import colocate_with, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["add_check_numerics_ops", "check_numerics", "verify_tensor_all_finite"]
 

@@ -32,18 +32,18 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api.array_ops import reshape
 from tensorweave.api.sparse_feature import (
     SparseFeature,
     expand_sparse_features,
     merge_sparse_features,
 )
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
-from tensorweave.framework.op_builder import make_op
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
            "decode_json_example",

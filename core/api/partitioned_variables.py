@@ -29,7 +29,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.scopes import colocate_with
 from tensorweave.api.variable_scope import (
@@ -39,12 +38,13 @@ from tensorweave.api.variable_scope import (
     get_variable_scope,
     variable_scope,
 )
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.func_graph import outermost_graph
-from tensorweave.framework.graph import Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape
-from tensorweave.variables import Variable
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.func_graph import outermost_graph
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "PartitionedVariable", "create_partitioned_variables", "fixed_size_partitioner",

@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import (
     array_ops,
     check_ops,
@@ -55,10 +54,11 @@ from tensorweave.api.ragged_ops import (
     concat,
     map_flat_values,
 )
+from tensorweave.api.ragged_tensor import RaggedTensor, row_splits_to_segment_ids
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.ragged_tensor import RaggedTensor, row_splits_to_segment_ids
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 # -- tile ---------------------------------------------------------------------------------------
 

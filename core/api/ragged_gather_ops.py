@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, control_flow_ops, dispatch, math_ops
 from tensorweave.api.ragged_array_ops import expand_dims, tile
 from tensorweave.api.ragged_ops import _graph_tensors, gather
+from tensorweave.api.ragged_tensor import RaggedTensor
 from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.ragged_tensor import RaggedTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
 
 __all__: list[str] = []
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.ragged_ops import _gather_values, ragged_range
+from tensorweave.api.ragged_tensor import RaggedTensor, _slice_values
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.ragged_tensor import RaggedTensor, _slice_values
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 _INNER_INDEX_ERROR = "Cannot index into an inner ragged dimension."
 

@@ -31,22 +31,22 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, control_flow_ops, dispatch, math_ops, string_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.ragged_math_ops import segment_aggregate
-from tensorweave.api.scopes import control_dependencies, name_scope
-from tensorweave.api.state_ops import placeholder as dense_placeholder
-from tensorweave.framework.constant_op import constant as dense_constant
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.framework.ragged_tensor import (
+from tensorweave.api.ragged_tensor import (
     RaggedTensor,
     RaggedTensorValue,
     row_splits_to_segment_ids,
 )
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.scopes import control_dependencies, name_scope
+from tensorweave.api.state_ops import placeholder as dense_placeholder
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant as dense_constant
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["RaggedTensor", "RaggedTensorValue"]
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "get_seed", "random_normal", "random_shuffle", "random_uniform", "set_random_seed",

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import _flatten, _pack_as, identity, while_loop
 from tensorweave.api.rnn_cell import RNNCell
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.tensor_array import TensorArray
 from tensorweave.api.variable_scope import variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["bidirectional_dynamic_rnn", "dynamic_rnn", "static_rnn"]
 

@@ -21,15 +21,15 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, nn_ops
 from tensorweave.api.base_layer import Layer
 from tensorweave.api.control_flow_ops import _flatten, _pack_as
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "BasicLSTMCell", "BasicRNNCell", "DropoutWrapper", "GRUCell", "LSTMCell", "LSTMStateTuple",

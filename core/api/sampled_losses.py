@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.candidate_sampling_ops import (
     compute_accidental_hits,
@@ -34,8 +33,9 @@ from tensorweave.api.nn_ops import (
 )
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.sparse_ops import sparse_to_dense
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = ["nce_loss", "sampled_softmax_loss"]
 

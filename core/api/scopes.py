@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from tensorweave.framework.graph import Tensor, get_default_graph
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
 
 __all__ = [
     "add_to_collection", "add_to_collections", "colocate_with", "container",

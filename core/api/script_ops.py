@@ -5,7 +5,7 @@ Contract: ``py_func(func, inp, Tout)`` creates a ``PyFunc`` op (``PyFuncStateles
 one `Tensor` when `Tout` is one dtype, a list when it is a list (the `Operation` for an empty
 list), each of unknown shape. What `func` receives and must return, and the errors, are the
 kernel's contract (``tensorweave/plugins/kernels/script_ops.py``): results are not cast, their
-dtypes must equal `Tout`. `func` stays in this process (`tensorweave.framework.py_func_registry`:
+dtypes must equal `Tout`. `func` stays in this process (`tensorweave.engine.graph.py_func_registry`:
 the op carries only a token, and the graph keeps `func` alive), so the op runs only on a device
 of this process; elsewhere it fails with `InvalidArgumentError`. The ops have no gradient
 (`gradients` gives ``None`` through them) and are never constant-folded.
@@ -28,12 +28,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.framework import py_func_registry
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import make_op
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph import py_func_registry
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["numpy_function", "py_func", "py_function"]
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, array_ops_extra, complex_ops, math_ops, spectral_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "dct", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifftshift",

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import make_op
-from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.api.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import make_op
 
 __all__: list[str] = []
 

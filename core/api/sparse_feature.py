@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 from typing import Any
 
-from tensorweave import dtypes
+from tensorweave.engine import dtypes
 
 __all__ = ["SparseFeature"]
 

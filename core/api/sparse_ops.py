@@ -16,18 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, segment_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.deprecation import deprecated_argument_lookup
 from tensorweave.api.nn_ops import embedding_lookup
 from tensorweave.api.scopes import name_scope
+from tensorweave.api.sparse_tensor import SparseTensor, SparseTensorValue
 from tensorweave.api.state_ops import placeholder, placeholder_with_default
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.framework.sparse_tensor import SparseTensor, SparseTensorValue
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "SparseTensor", "SparseTensorValue", "convert_to_tensor_or_sparse_tensor", "sparse_add",

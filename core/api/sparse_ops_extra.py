@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.sparse_ops import (
     SPARSE_TYPES,
@@ -29,12 +29,12 @@ from tensorweave.api.sparse_ops import (
     sparse_reorder,
     sparse_tensor_to_dense,
 )
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "deserialize_many_sparse", "edit_distance", "serialize_many_sparse", "serialize_sparse",

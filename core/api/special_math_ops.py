@@ -17,9 +17,9 @@ from typing import Any
 
 from tensorweave.api import math_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["betainc", "digamma", "igamma", "igammac", "lbeta", "lgamma", "polygamma", "zeta"]
 

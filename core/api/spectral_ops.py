@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["fft", "fft2d", "fft3d", "ifft", "ifft2d", "ifft3d"]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "assign", "assign_add", "assign_sub", "is_variable_initialized", "placeholder",

@@ -26,15 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, dispatch
 from tensorweave.api.deprecation import deprecated_argument_lookup
+from tensorweave.api.ragged_tensor import RaggedTensor
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.op_builder import apply, make_op
-from tensorweave.framework.ragged_tensor import RaggedTensor
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
 
 __all__ = [
     "as_string", "decode_base64", "encode_base64", "reduce_join", "regex_replace",

@@ -16,11 +16,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.scopes import add_to_collections, get_collection, name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["histogram", "image", "merge", "merge_all", "scalar"]
 

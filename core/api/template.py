@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api.variable_scope import VariableScope, get_variable, variable_scope
-from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
 
 __all__ = ["Template", "get_local_variable", "make_template", "model_variables"]
 

@@ -22,17 +22,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from tensorweave import dtypes, errors
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity, no_op
 from tensorweave.api.custom_gradient import RegisterGradient
+from tensorweave.api.indexed_slices import to_dense
 from tensorweave.api.scopes import name_scope
 from tensorweave.api.state_ops import placeholder_with_default
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Operation, Tensor, constant_value
-from tensorweave.framework.indexed_slices import to_dense
-from tensorweave.plugin_manager import get_registries
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
 __all__ = ["TensorArray"]
 

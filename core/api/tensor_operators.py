@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api import math_ops
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 
 # operator name -> (function, node name TF gives the op the operator builds)
 BINARY: dict[str, tuple[Callable[..., Any], str]] = {

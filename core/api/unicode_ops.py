@@ -14,14 +14,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops
 from tensorweave.api.ragged_array_ops import expand_dims
 from tensorweave.api.ragged_ops import _graph_tensors
+from tensorweave.api.ragged_tensor import RaggedTensor
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.op_builder import make_op
-from tensorweave.framework.ragged_tensor import RaggedTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.op_builder import make_op
 
 __all__: list[str] = []
 

@@ -25,13 +25,13 @@ import functools
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.func_graph import outermost_graph
-from tensorweave.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
-from tensorweave.tensor_shape import TensorShape
-from tensorweave.variables import Variable
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.func_graph import outermost_graph
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Tensor, get_default_graph
+from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
     "AUTO_REUSE", "VariableScope", "get_variable", "get_variable_scope", "variable_scope",

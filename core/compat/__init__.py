@@ -5,7 +5,7 @@ helpers; ``dimension_value``/``dimension_at_index`` read TF1 `Dimension`s."""
 import sys
 
 import tensorweave as v1
-from tensorweave.tensor_shape import dimension_at_index, dimension_value  # noqa: F401
+from tensorweave.engine.tensor_shape import dimension_at_index, dimension_value  # noqa: F401
 
 sys.modules[__name__ + ".v1"] = v1
 

@@ -31,13 +31,13 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.state_ops import assign
 from tensorweave.api.variable_scope import AUTO_REUSE, get_variable, variable_scope
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import GraphKeys
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.exporter import read_eval_results
-from tensorweave.framework.graph import GraphKeys
 from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,

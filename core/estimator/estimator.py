@@ -54,11 +54,12 @@ import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorweave import errors
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.metrics import mean
 from tensorweave.api.random_ops import set_random_seed
 from tensorweave.api.summary_ops import scalar
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Tensor, get_default_graph
 from tensorweave.estimator import evaluation, export_all
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY, EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
@@ -68,7 +69,6 @@ from tensorweave.estimator.warm_starting import (
     warm_start_scaffold,
     warm_start_settings,
 )
-from tensorweave.framework.graph import Graph, GraphKeys, Tensor, get_default_graph
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     CheckpointSaverListener,

@@ -18,15 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.scopes import control_dependencies
 from tensorweave.api.state_ops import assign_add
 from tensorweave.api.variable_scope import get_variable
-from tensorweave.framework.graph import GraphKeys, get_default_graph
-from tensorweave.summary import FileWriterCache
-from tensorweave.summary_proto import Summary, SummaryValue
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
+from tensorweave.formats.summary_proto import Summary, SummaryValue
+from tensorweave.namespaces.summary import FileWriterCache
 from tensorweave.train.basic_session_run_hooks import FinalOpsHook
 from tensorweave.train.monitored_session import ChiefSessionCreator, MonitoredSession, Scaffold
 from tensorweave.train.session_run_hook import (

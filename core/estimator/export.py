@@ -35,14 +35,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.parsing_ops import parse_example
+from tensorweave.api.sparse_tensor import SparseTensor
 from tensorweave.api.state_ops import placeholder
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.sparse_tensor import SparseTensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.formats.saved_model_proto import SignatureDef
 from tensorweave.saved_model import signature_constants, signature_def_utils
-from tensorweave.saved_model.saved_model_proto import SignatureDef
-from tensorweave.tensor_shape import TensorShape
 
 # Loaded by `__getattr__`: `tensorweave.estimator.export_all` imports this module.
 _SUPERVISED_OUTPUTS = ("EvalOutput", "TrainOutput")

@@ -36,18 +36,18 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import errors
 from tensorweave.api.random_ops import set_random_seed
 from tensorweave.api.scopes import control_dependencies
-from tensorweave.client.session import Session
+from tensorweave.engine import errors
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.estimator import export
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.util import parse_input_fn_result
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.formats.saved_model_proto import SignatureDef
 from tensorweave.saved_model import tag_constants
 from tensorweave.saved_model.builder import SavedModelBuilder
-from tensorweave.saved_model.saved_model_proto import SignatureDef
 from tensorweave.saved_model.signature_def_utils import build_signature_def
 from tensorweave.saved_model.simple_save import ASSET_FILEPATHS
 from tensorweave.saved_model.utils import build_tensor_info

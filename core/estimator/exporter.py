@@ -33,8 +33,8 @@ from typing import Any
 
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY
 from tensorweave.estimator.util import fn_args
-from tensorweave.event_file import summary_iterator
-from tensorweave.summary_proto import Summary
+from tensorweave.formats.event_file import summary_iterator
+from tensorweave.formats.summary_proto import Summary
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]
 

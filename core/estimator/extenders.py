@@ -22,13 +22,13 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api.sparse_ops import sparse_tensor_to_dense
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.export import PredictOutput
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.estimator.util import fn_args
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.sparse_tensor import SparseTensor
 
 __all__ = ["add_metrics", "forward_features"]
 

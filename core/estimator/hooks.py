@@ -20,9 +20,9 @@ from typing import Any
 
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.state_ops import assign, placeholder
+from tensorweave.engine.graph.graph import Graph, GraphKeys
 from tensorweave.estimator.estimator import Estimator, _check_hooks_type
 from tensorweave.estimator.evaluation import StopAfterNEvalsHook
-from tensorweave.framework.graph import Graph, GraphKeys
 from tensorweave.train.basic_session_run_hooks import SecondOrStepTimer
 from tensorweave.train.monitored_session import Scaffold
 from tensorweave.train.session_run_hook import (

@@ -19,9 +19,9 @@ from collections import namedtuple
 from typing import Any
 
 from tensorweave.api.array_ops import reshape
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.estimator.export import export_outputs_for_predict
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
-from tensorweave.tensor_shape import TensorShape
 from tensorweave.train.monitored_session import Scaffold
 from tensorweave.train.session_run_hook import SessionRunHook
 

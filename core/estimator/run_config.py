@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from tensorweave.client.config import ConfigProto
+from tensorweave.engine.client.config import ConfigProto
 from tensorweave.train.cluster import ClusterSpec
 
 __all__ = ["RunConfig", "TaskType"]

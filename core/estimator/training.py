@@ -37,11 +37,11 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave.client.config import ConfigProto
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.graph.graph import GraphKeys
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.exporter import check_exporters, export_eval_result
 from tensorweave.estimator.run_config import RunConfig, TaskType
-from tensorweave.framework.graph import GraphKeys
 from tensorweave.train.basic_session_run_hooks import CheckpointSaverListener, SecondOrStepTimer
 from tensorweave.train.server_lib import Server
 from tensorweave.train.session_run_hook import SessionRunHook

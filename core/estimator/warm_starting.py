@@ -18,11 +18,11 @@ import os
 from collections import namedtuple
 from typing import Any
 
-from tensorweave.framework.graph import GraphKeys, get_default_graph
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
 from tensorweave.train.checkpoint_management import latest_checkpoint, list_variables
 from tensorweave.train.monitored_session import Scaffold
 from tensorweave.train.saver import Saver
-from tensorweave.variables import Variable
 
 __all__ = ["WarmStartSettings"]
 

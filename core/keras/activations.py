@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api import array_ops, math_ops, nn_ops
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "elu", "get", "hard_sigmoid", "linear", "relu", "selu", "sigmoid", "softmax", "softplus",

@@ -27,9 +27,9 @@ from tensorweave.api.state_ops import (
     placeholder,
     placeholder_with_default,
 )
-from tensorweave.client.session import Session
-from tensorweave.framework.graph import Graph, Tensor, get_default_graph, reset_default_graph
-from tensorweave.variables import Variable, global_variables, variables_initializer
+from tensorweave.api.variables import Variable, global_variables, variables_initializer
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import Graph, Tensor, get_default_graph, reset_default_graph
 
 __all__ = [
     "batch_get_value", "batch_set_value", "clear_session", "floatx", "get_session", "get_value",

@@ -24,11 +24,11 @@ import numpy as np
 
 from tensorweave.api import base_layer
 from tensorweave.api.base_layer import snake_case
-from tensorweave.framework.graph import Tensor
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.keras import backend, constraints, initializers, regularizers
 from tensorweave.keras.serialization import serialize_arguments
-from tensorweave.tensor_shape import TensorShape
-from tensorweave.variables import Variable
 
 __all__ = ["Layer", "Node", "flatten", "has_history", "pack_like"]
 

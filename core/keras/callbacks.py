@@ -32,10 +32,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import tf_logging as logging
+from tensorweave.formats.summary_proto import Summary
 from tensorweave.keras import backend
-from tensorweave.summary import FileWriter
-from tensorweave.summary_proto import Summary
+from tensorweave.namespaces.summary import FileWriter
+from tensorweave.platform import tf_logging as logging
 
 __all__ = [
     "BaseLogger", "CSVLogger", "Callback", "CallbackList", "EarlyStopping", "History",

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops
 from tensorweave.api import layers as tf_layers
 from tensorweave.api.state_ops import placeholder
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.keras import activations, backend, initializers
 from tensorweave.keras.base_layer import Layer, Node
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from tensorweave.api.dataset_ops import Dataset, Description
 from tensorweave.api.iterator_ops import Iterator, make_initializable_iterator
-from tensorweave.errors import OutOfRangeError
-from tensorweave.framework.graph import Graph, constant_value
+from tensorweave.engine.errors import OutOfRangeError
+from tensorweave.engine.graph.graph import Graph, constant_value
 from tensorweave.keras import backend
 from tensorweave.keras.utils import Sequence
 

@@ -29,13 +29,14 @@ import numpy as np
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.metrics import mean
-from tensorweave.client.session import Session
+from tensorweave.api.variables import global_variables_initializer
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import Graph, Tensor
 from tensorweave.estimator.estimator import Estimator, _config_with_model_dir
 from tensorweave.estimator.export import PredictOutput
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
 from tensorweave.estimator.warm_starting import WarmStartSettings
-from tensorweave.framework.graph import Graph, Tensor
 from tensorweave.keras import backend
 from tensorweave.keras.models import clone_model
 from tensorweave.keras.training import Model
@@ -43,7 +44,6 @@ from tensorweave.saved_model import signature_constants
 from tensorweave.train.checkpoint_management import latest_checkpoint
 from tensorweave.train.saver import Saver
 from tensorweave.train.training_util import get_or_create_global_step
-from tensorweave.variables import global_variables_initializer
 
 __all__ = ["model_to_estimator"]
 

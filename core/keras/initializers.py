@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.init_ops import (
     Constant,
@@ -21,8 +20,9 @@ from tensorweave.api.init_ops import (
     Zeros,
 )
 from tensorweave.api.random_ops import get_seed
-from tensorweave.framework.constant_op import constant as constant_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant as constant_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "Constant", "GlorotNormal", "GlorotUniform", "Identity", "Initializer", "Ones",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.api import array_ops, math_ops
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.keras.base_layer import Layer
 
 __all__ = ["Add", "Concatenate", "add", "concatenate"]

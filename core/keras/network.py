@@ -23,13 +23,13 @@ import os
 from typing import Any
 
 from tensorweave.api import base_layer as tf_base_layer
-from tensorweave.framework.graph import Graph, Tensor
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.graph import Graph, Tensor
 from tensorweave.keras import backend
 from tensorweave.keras.base_layer import Layer, Node, dedup, flatten, has_history, pack_like
 from tensorweave.keras.core_layers import InputLayer
 from tensorweave.keras.summary import print_summary
 from tensorweave.train.saver import Saver
-from tensorweave.variables import Variable
 
 __all__ = ["Network"]
 

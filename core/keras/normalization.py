@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.api import layers as tf_layers
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.keras import backend, initializers
 from tensorweave.keras.base_layer import Layer
 

@@ -22,15 +22,15 @@ import numbers
 import weakref
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
-from tensorweave.framework.graph import Graph, Tensor, get_default_graph
-from tensorweave.framework.op_builder import apply
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Graph, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.keras.serialization import serialize_arguments
 from tensorweave.train import optimizers as tf_optimizers
 from tensorweave.train.optimizers import Optimizer
-from tensorweave.variables import Variable
 
 __all__ = ["SGD", "Adagrad", "Adam", "Optimizer", "RMSprop", "get"]
 

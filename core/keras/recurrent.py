@@ -17,8 +17,8 @@ from typing import Any
 
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.rnn import dynamic_rnn
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.keras import activations, initializers
 from tensorweave.keras.base_layer import Layer
 

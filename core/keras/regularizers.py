@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.api import math_ops
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.keras import backend
 
 __all__ = ["L1L2", "Regularizer", "deserialize", "get", "l1", "l1_l2", "l2", "serialize"]

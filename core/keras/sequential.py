@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.framework.graph import get_default_graph
+from tensorweave.engine.graph.graph import get_default_graph
 from tensorweave.keras.base_layer import Layer, flatten
 from tensorweave.keras.core_layers import Input, InputLayer
 from tensorweave.keras.training import Model, _input_dtype

@@ -17,7 +17,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
+from tensorweave.engine import dtypes
 
 __all__ = ["resolve_custom_objects", "serialize_arguments", "serialize_value"]
 

@@ -31,11 +31,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.dataset_ops import Dataset
 from tensorweave.api.state_ops import placeholder, placeholder_with_default
-from tensorweave.framework.graph import Tensor, get_default_graph
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
 from tensorweave.keras import backend, losses, optimizers, training_generator
 from tensorweave.keras import metrics as metrics_module
 from tensorweave.keras.callbacks import Callback, CallbackList, History

@@ -22,7 +22,6 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import tf_logging as logging
 from tensorweave.keras.callbacks import Callback, CallbackList, History
 from tensorweave.keras.data_adapter import (
     INFINITE,
@@ -38,6 +37,7 @@ from tensorweave.keras.data_adapter import (
     is_generator,
     is_sequence,
 )
+from tensorweave.platform import tf_logging as logging
 
 __all__ = ["evaluate", "fit", "is_step_input", "predict", "validator"]
 

@@ -5,6 +5,13 @@ tensorweave's checkpoint format, so a SavedModel written by TensorFlow cannot be
 (see `tensorweave.saved_model.builder`). The TF2 object-graph API (``tf.saved_model.save``) is
 not implemented."""
 
+from tensorweave.formats.saved_model_proto import (
+    AssetFileDef,
+    MetaGraphDef,
+    SavedModel,
+    SignatureDef,
+    TensorInfo,
+)
 from tensorweave.saved_model import (
     builder,
     constants,
@@ -28,13 +35,6 @@ from tensorweave.saved_model.constants import (
     VARIABLES_FILENAME,
 )
 from tensorweave.saved_model.loader import load, maybe_saved_model_directory
-from tensorweave.saved_model.saved_model_proto import (
-    AssetFileDef,
-    MetaGraphDef,
-    SavedModel,
-    SignatureDef,
-    TensorInfo,
-)
 from tensorweave.saved_model.signature_constants import (
     CLASSIFY_INPUTS,
     CLASSIFY_METHOD_NAME,

@@ -31,16 +31,16 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.saved_model import constants
-from tensorweave.saved_model.saved_model_proto import (
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.formats.saved_model_proto import (
     AssetFileDef,
     MetaGraphDef,
     SavedModel,
     SignatureDef,
     TensorInfo,
 )
+from tensorweave.saved_model import constants
 from tensorweave.train.checkpoint_format import write_atomic
 from tensorweave.train.meta_graph import export_meta_graph
 from tensorweave.train.saver import Saver

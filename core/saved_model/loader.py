@@ -22,11 +22,11 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import text_format
-from tensorweave.framework.graph import Graph, Operation, Tensor
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor
+from tensorweave.engine.proto import text_format
+from tensorweave.formats.saved_model_proto import MetaGraphDef, SavedModel
 from tensorweave.saved_model import constants
 from tensorweave.saved_model.builder import variables_path
-from tensorweave.saved_model.saved_model_proto import MetaGraphDef, SavedModel
 from tensorweave.train.meta_graph import import_meta_graph
 
 __all__ = ["load", "maybe_saved_model_directory"]

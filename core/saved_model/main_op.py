@@ -8,8 +8,8 @@ fills the tables (from the SavedModel's copies of their vocabulary files).
 from __future__ import annotations
 
 from tensorweave.api.control_flow_ops import group
-from tensorweave.framework.graph import Operation
-from tensorweave.variables import local_variables_initializer, tables_initializer
+from tensorweave.api.variables import local_variables_initializer, tables_initializer
+from tensorweave.engine.graph.graph import Operation
 
 __all__ = ["main_op"]
 

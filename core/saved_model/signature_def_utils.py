@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.formats.saved_model_proto import SignatureDef, TensorInfo
 from tensorweave.saved_model import signature_constants as sc
-from tensorweave.saved_model.saved_model_proto import SignatureDef, TensorInfo
 from tensorweave.saved_model.utils import build_tensor_info
 
 __all__ = ["build_signature_def", "classification_signature_def", "is_valid_signature",

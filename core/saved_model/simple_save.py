@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tensorweave.framework.graph import Operation
+from tensorweave.engine.graph.graph import Operation
 from tensorweave.saved_model import signature_constants, tag_constants
 from tensorweave.saved_model.builder import SavedModelBuilder
 from tensorweave.saved_model.signature_def_utils import predict_signature_def

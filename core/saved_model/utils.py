@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.graph import Graph, Tensor, get_default_graph
-from tensorweave.framework.sparse_tensor import SparseTensor
-from tensorweave.saved_model.saved_model_proto import CooSparse, TensorInfo
+from tensorweave.api.sparse_tensor import SparseTensor
+from tensorweave.engine.graph.graph import Graph, Tensor, get_default_graph
+from tensorweave.formats.saved_model_proto import CooSparse, TensorInfo
 
 __all__ = ["build_tensor_info", "get_tensor_from_tensor_info"]
 

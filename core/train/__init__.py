@@ -3,7 +3,8 @@ checkpoints, cluster specs and servers, monitored sessions and their hooks, movi
 thread coordination, queue runners, queue-based input pipelines, the ``Example`` protos, graph
 files and meta graphs."""
 
-from tensorweave.event_file import summary_iterator  # noqa: F401
+from tensorweave.formats.event_file import summary_iterator  # noqa: F401
+from tensorweave.formats.example_proto import *  # noqa: F403
 from tensorweave.train.adadelta import *  # noqa: F403
 from tensorweave.train.basic_session_run_hooks import *  # noqa: F403
 from tensorweave.train.checkpoint_reader import *  # noqa: F403
@@ -11,7 +12,6 @@ from tensorweave.train.checkpoint_utils import *  # noqa: F403
 from tensorweave.train.cluster import *  # noqa: F403
 from tensorweave.train.coordinator import *  # noqa: F403
 from tensorweave.train.device_setter import *  # noqa: F403
-from tensorweave.train.example_proto import *  # noqa: F403
 from tensorweave.train.ftrl import *  # noqa: F403
 from tensorweave.train.graph_io import *  # noqa: F403
 from tensorweave.train.input import *  # noqa: F403

@@ -20,10 +20,10 @@ from typing import Any
 
 from tensorweave.api import array_ops, math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
-from tensorweave.framework.graph import Tensor
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.api.indexed_slices import IndexedSlices
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.train.optimizers import Optimizer
-from tensorweave.variables import Variable
 
 __all__ = ["AdadeltaOptimizer"]
 

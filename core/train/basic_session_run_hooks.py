@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.summary import FileWriter, FileWriterCache
-from tensorweave.summary_proto import Summary, SummaryValue
+from tensorweave.api.variables import Variable
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
+from tensorweave.formats.summary_proto import Summary, SummaryValue
+from tensorweave.namespaces.summary import FileWriter, FileWriterCache
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,
     SessionRunContext,
@@ -35,7 +36,6 @@ from tensorweave.train.session_run_hook import (
     SessionRunValues,
 )
 from tensorweave.train.training_util import get_global_step
-from tensorweave.variables import Variable
 
 __all__ = [
     "CheckpointSaverHook", "CheckpointSaverListener", "FeedFnHook", "FinalOpsHook",

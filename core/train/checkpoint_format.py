@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
+from tensorweave.engine import dtypes, errors
 
 MAGIC = b"TWCKPT1\n"
 _LENGTH = struct.Struct("<Q")

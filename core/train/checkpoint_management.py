@@ -22,7 +22,7 @@ import re
 import attrs
 import numpy as np
 
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.train.checkpoint_format import list_tensors, read_checkpoint, write_atomic
 
 __all__ = [

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from tensorweave import dtypes, errors
+from tensorweave.engine import dtypes, errors
 from tensorweave.train.checkpoint_format import read_checkpoint
 from tensorweave.train.checkpoint_management import latest_checkpoint
 

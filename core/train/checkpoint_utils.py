@@ -27,10 +27,10 @@ import numpy as np
 
 from tensorweave.api.state_ops import assign
 from tensorweave.api.variable_scope import _variable_store
-from tensorweave.framework.constant_op import constant
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.constant_op import constant
 from tensorweave.train.checkpoint_management import _resolve
 from tensorweave.train.checkpoint_reader import CheckpointReader
-from tensorweave.variables import Variable
 
 __all__ = ["init_from_checkpoint", "load_checkpoint"]
 

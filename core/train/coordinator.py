@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Any
 
-from tensorweave import errors
+from tensorweave.engine import errors
 
 __all__ = ["Coordinator", "LooperThread"]
 

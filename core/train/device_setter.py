@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave.device_spec import DeviceSpec
+from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.train.cluster import ClusterSpec
 
 __all__ = ["replica_device_setter"]

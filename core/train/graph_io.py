@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from tensorweave.framework.graph import Graph
-from tensorweave.framework.graph_def_proto import as_proto_graph_def
+from tensorweave.engine.graph.graph import Graph
+from tensorweave.engine.graph.graph_def_proto import as_proto_graph_def
 
 __all__ = ["write_graph"]
 

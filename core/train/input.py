@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.array_ops import gather, range, shape, size  # noqa: A004
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.data_flow_ops import (
@@ -33,12 +32,13 @@ from tensorweave.api.math_ops import cast, greater, maximum
 from tensorweave.api.random_ops import random_shuffle
 from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.summary_ops import scalar
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.tensor_shape import TensorShape, as_shape
+from tensorweave.api.variables import Variable
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 from tensorweave.train.queue_runner import QueueRunner, add_queue_runner
-from tensorweave.variables import Variable
 
 __all__ = ["batch", "batch_join", "input_producer", "limit_epochs", "range_input_producer",
            "shuffle_batch", "shuffle_batch_join", "slice_input_producer",

@@ -15,12 +15,12 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity
 from tensorweave.api.scopes import name_scope
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 
 __all__ = [
     "cosine_decay", "exponential_decay", "inverse_time_decay", "natural_exp_decay",

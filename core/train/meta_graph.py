@@ -48,12 +48,13 @@ from typing import Any
 import attrs
 
 import tensorweave
-from tensorweave import text_format
-from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.framework.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
-from tensorweave.framework.importer import import_graph_def
-from tensorweave.plugin_manager import get_registries
-from tensorweave.proto_message import (
+from tensorweave.api.variables import Variable
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
+from tensorweave.engine.graph.importer import import_graph_def
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.proto import text_format
+from tensorweave.engine.proto.message import (
     Field,
     Message,
     message_fields,
@@ -68,7 +69,6 @@ from tensorweave.proto_message import (
     to_text,
 )
 from tensorweave.train.queue_runner import QueueRunner
-from tensorweave.variables import Variable
 
 __all__ = ["export_meta_graph", "import_meta_graph"]
 
@@ -269,7 +269,7 @@ class MetaGraphDef:
     TEXT_SCHEMA = (META_GRAPH_SCHEMA, "tensorflow.MetaGraphDef")  # text_format.Merge reads by it
 
     def _message(self) -> Message:
-        from tensorweave.framework.graph_def_proto import graph_def_message
+        from tensorweave.engine.graph.graph_def_proto import graph_def_message
 
         out = [Field("meta_info_def", 1, "message", self.meta_info_def.message()),
                Field("graph_def", 2, "message", graph_def_message(self.graph_def))]

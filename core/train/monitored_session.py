@@ -40,12 +40,20 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.summary_ops import merge_all
-from tensorweave.client.config import RunMetadata, RunOptions
-from tensorweave.client.session import Session
-from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
+from tensorweave.api.variables import (
+    global_variables,
+    global_variables_initializer,
+    local_variables_initializer,
+    report_uninitialized_variables,
+    tables_initializer,
+    uninitialized_variable_names,
+)
+from tensorweave.engine import errors
+from tensorweave.engine.client.config import RunMetadata, RunOptions
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import Graph, GraphKeys, get_default_graph
 from tensorweave.train.basic_session_run_hooks import (
     CheckpointSaverHook,
     StepCounterHook,
@@ -60,14 +68,6 @@ from tensorweave.train.session_run_hook import (
     SessionRunContext,
     SessionRunHook,
     SessionRunValues,
-)
-from tensorweave.variables import (
-    global_variables,
-    global_variables_initializer,
-    local_variables_initializer,
-    report_uninitialized_variables,
-    tables_initializer,
-    uninitialized_variable_names,
 )
 
 __all__ = [

@@ -19,18 +19,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops, math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.variable_scope import get_variable, variable_scope
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.variables import (
+from tensorweave.api.variables import (
     Variable,
     global_variables,
     moving_average_variables,
     trainable_variables,
 )
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
 
 __all__ = ["ExponentialMovingAverage"]
 

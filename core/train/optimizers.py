@@ -30,18 +30,15 @@ import abc
 from collections.abc import Iterable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, init_ops, math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.gradients import gate, gradients
-from tensorweave.framework.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor
-from tensorweave.framework.indexed_slices import (
-    IndexedSlices,
-    convert_to_tensor_or_indexed_slices,
-)
-from tensorweave.framework.op_builder import apply
-from tensorweave.variables import Variable, trainable_variables
+from tensorweave.api.indexed_slices import IndexedSlices, convert_to_tensor_or_indexed_slices
+from tensorweave.api.variables import Variable, trainable_variables
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = [
     "AdagradOptimizer", "AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer",

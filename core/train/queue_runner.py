@@ -32,11 +32,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.client.config import RunOptions
-from tensorweave.client.session import Session, get_default_session
-from tensorweave.framework.graph import GraphKeys, Operation, get_default_graph
-from tensorweave.proto_message import (
+from tensorweave.engine import errors
+from tensorweave.engine.client.config import RunOptions
+from tensorweave.engine.client.session import Session, get_default_session
+from tensorweave.engine.graph.graph import GraphKeys, Operation, get_default_graph
+from tensorweave.engine.proto.message import (
     Field,
     message_fields,
     read_repeated,

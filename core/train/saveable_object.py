@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
 
 __all__ = ["SaveSpec", "SaveableObject"]
 

@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.partitioned_variables import assemble_slices
 from tensorweave.api.state_ops import assign, placeholder
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.api.variables import Variable, global_variables
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
 from tensorweave.train.checkpoint_management import (
     CheckpointState,
@@ -50,7 +51,6 @@ from tensorweave.train.checkpoint_management import (
     update_checkpoint_state,
 )
 from tensorweave.train.saveable_object import SaveableObject
-from tensorweave.variables import Variable, global_variables
 
 __all__ = [
     "CheckpointState", "Saver", "checkpoint_exists", "get_checkpoint_state",

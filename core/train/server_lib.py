@@ -29,8 +29,8 @@ from typing import Any
 
 import attrs
 
-from tensorweave.client.config import ConfigProto
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.train.cluster import ClusterSpec, TFConfig
 
 __all__ = ["Server", "ServerOptions"]

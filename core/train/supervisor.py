@@ -41,22 +41,22 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from tensorweave.api.summary_ops import merge_all
-from tensorweave.client.config import RunOptions
-from tensorweave.client.session import Session
-from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
-from tensorweave.summary import FileWriter
-from tensorweave.summary_proto import Summary
+from tensorweave.api.variables import (
+    global_variables,
+    global_variables_initializer,
+    report_uninitialized_variables,
+)
+from tensorweave.engine.client.config import RunOptions
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import Graph, GraphKeys, get_default_graph
+from tensorweave.formats.summary_proto import Summary
+from tensorweave.namespaces.summary import FileWriter
 from tensorweave.train.coordinator import Coordinator, LooperThread
 from tensorweave.train.graph_io import write_graph
 from tensorweave.train.monitored_session import Scaffold, SessionManager
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.saver import Saver
 from tensorweave.train.training_util import global_step as global_step_value
-from tensorweave.variables import (
-    global_variables,
-    global_variables_initializer,
-    report_uninitialized_variables,
-)
 
 __all__ = ["Supervisor"]
 

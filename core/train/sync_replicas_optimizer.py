@@ -43,7 +43,6 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api.accumulators import (
     ConditionalAccumulator,
     ConditionalAccumulatorBase,
@@ -52,15 +51,16 @@ from tensorweave.api.accumulators import (
 from tensorweave.api.array_ops import fill
 from tensorweave.api.control_flow_ops import group, no_op
 from tensorweave.api.data_flow_ops import FIFOQueue
+from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.state_ops import assign
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.framework.indexed_slices import IndexedSlices
+from tensorweave.api.variables import Variable, global_variables, report_uninitialized_variables
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.train.monitored_session import _ready
 from tensorweave.train.optimizers import Optimizer
 from tensorweave.train.queue_runner import QueueRunner
 from tensorweave.train.session_run_hook import SessionRunHook
-from tensorweave.variables import Variable, global_variables, report_uninitialized_variables
 
 __all__ = ["SyncReplicasOptimizer"]
 

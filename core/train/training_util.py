@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import init_ops
 from tensorweave.api.variable_scope import get_variable
-from tensorweave.framework.graph import Graph, GraphKeys, get_default_graph
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Graph, GraphKeys, get_default_graph
 
 __all__ = ["create_global_step", "get_global_step", "get_or_create_global_step", "global_step"]
 

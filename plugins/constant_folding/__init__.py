@@ -18,19 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.framework.graph_def import (
+from tensorweave.engine.graph.graph_def import (
     GraphDef,
     NodeDef,
     parse_input,
     tensor_input,
     topological_order,
 )
-from tensorweave.framework.string_array import string_nbytes
-from tensorweave.plugin_manager import hookimpl
+from tensorweave.engine.graph.string_array import string_nbytes
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.runtime.host_eval import evaluate_on_host
+from tensorweave.engine.runtime.passes import Pass, PassContext
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.cse import ORDER as CSE_ORDER
-from tensorweave.runtime.host_eval import evaluate_on_host
-from tensorweave.runtime.passes import Pass, PassContext
-from tensorweave.tensor_shape import TensorShape
 
 ORDER = CSE_ORDER + 10
 MAX_CONSTANT_BYTES = 10 * 2**20

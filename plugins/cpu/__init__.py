@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.plugin_manager import hookimpl
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins.kernels import (
     accumulators,
     array,
@@ -67,7 +68,6 @@ from tensorweave.plugins.kernels import (
     training,
     unicode_ops,
 )
-from tensorweave.runtime.device import Device, TaskSpec
 
 KERNEL_MODULES = (
     array_extra,

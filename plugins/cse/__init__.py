@@ -16,17 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.dtypes import DType
-from tensorweave.framework.graph_def import (
+from tensorweave.engine.dtypes import DType
+from tensorweave.engine.graph.graph_def import (
     GraphDef,
     NodeDef,
     parse_input,
     tensor_input,
     topological_order,
 )
-from tensorweave.plugin_manager import hookimpl
-from tensorweave.runtime.passes import Pass, PassContext
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.runtime.passes import Pass, PassContext
+from tensorweave.engine.tensor_shape import TensorShape
 
 ORDER = 10
 # An unfed placeholder fails the step with an error naming it, so two are never one.

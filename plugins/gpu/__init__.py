@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.plugin_manager import hookimpl
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins.gpu import copies, devices, kernels
 from tensorweave.plugins.gpu.cuda import probe
-from tensorweave.runtime.device import Device, TaskSpec
 
 
 @hookimpl

@@ -14,10 +14,10 @@ import functools
 import weakref
 from typing import Any
 
-from tensorweave import errors
+from tensorweave.engine import errors
+from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins.gpu import copies
 from tensorweave.plugins.gpu.cuda import CudaDevice, cuda_device, probe
-from tensorweave.runtime.device import Device, TaskSpec
 
 _cuda_of: weakref.WeakKeyDictionary[Device, CudaDevice] = weakref.WeakKeyDictionary()
 

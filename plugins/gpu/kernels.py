@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from tensorweave import dtypes
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.cpu import KERNEL_MODULES
 from tensorweave.plugins.gpu.cuda import active
 from tensorweave.plugins.gpu.devices import cuda_device_of

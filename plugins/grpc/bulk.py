@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.outbox import Outbox
 

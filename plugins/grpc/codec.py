@@ -24,15 +24,15 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.client.config import ConfigProto
-from tensorweave.framework.func_graph import FunctionDef, check_function
-from tensorweave.framework.graph_def import NodeDef, parse_input
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.graph.func_graph import FunctionDef, check_function
+from tensorweave.engine.graph.graph_def import NodeDef, parse_input
+from tensorweave.engine.runtime.device import DeviceAttributes
+from tensorweave.engine.runtime.executor import NodeStats
+from tensorweave.engine.runtime.passes import PassRecord
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.grpc.wire import WireFunction
-from tensorweave.runtime.device import DeviceAttributes
-from tensorweave.runtime.executor import NodeStats
-from tensorweave.runtime.passes import PassRecord
-from tensorweave.tensor_shape import TensorShape
 
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a bool",
                list: "a list", dict: "a dict", np.ndarray: "a tensor"}

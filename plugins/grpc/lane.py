@@ -43,7 +43,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.grpc import wire
 
 MAGIC = b"TWC1"

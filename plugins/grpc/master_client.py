@@ -14,14 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.client.config import ConfigProto
-from tensorweave.framework.graph_def import GraphDef, NodeDef
+from tensorweave.engine import errors
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.runtime.executor import NodeStats
+from tensorweave.engine.runtime.master import DEADLINE_GRACE_SECONDS
+from tensorweave.engine.runtime.passes import PassRecord
 from tensorweave.plugins.grpc import codec
 from tensorweave.plugins.grpc.rpc import MASTER, Peer, Security, split_address
-from tensorweave.runtime.executor import NodeStats
-from tensorweave.runtime.master import DEADLINE_GRACE_SECONDS
-from tensorweave.runtime.passes import PassRecord
 
 CLOSE_TIMEOUT_SECONDS = 3.0
 

@@ -22,12 +22,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.device_spec import DeviceSpec
+from tensorweave.engine import errors
+from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.master import MasterSession
 from tensorweave.plugins.grpc import codec
 from tensorweave.plugins.grpc.rpc import AsyncMethod, Method
-from tensorweave.runtime.device import TaskSpec
-from tensorweave.runtime.master import MasterSession
 
 
 @attrs.define

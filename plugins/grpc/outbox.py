@@ -11,7 +11,7 @@ import secrets
 import threading
 import time
 
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.grpc import wire
 
 TICKET_BYTES = 16

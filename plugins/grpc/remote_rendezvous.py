@@ -14,8 +14,8 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.runtime.rendezvous import RecvCallback, Rendezvous
+from tensorweave.engine import errors
+from tensorweave.engine.runtime.rendezvous import RecvCallback, Rendezvous
 
 
 class RemoteRendezvous(Rendezvous):

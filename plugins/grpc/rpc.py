@@ -33,7 +33,7 @@ from typing import Any
 import attrs
 import grpc
 
-from tensorweave import errors
+from tensorweave.engine import errors
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 

@@ -20,8 +20,11 @@ from typing import Any
 
 import grpc
 
-from tensorweave import errors
-from tensorweave.plugin_manager import get_registries
+from tensorweave.engine import errors
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager
+from tensorweave.engine.runtime.worker import Worker
 from tensorweave.plugins.grpc import lane
 from tensorweave.plugins.grpc.bulk import BulkServer
 from tensorweave.plugins.grpc.master_service import MasterService
@@ -38,9 +41,6 @@ from tensorweave.plugins.grpc.rpc import (
     transfer_handler,
 )
 from tensorweave.plugins.grpc.worker_service import WorkerService, WorkerStub
-from tensorweave.runtime.device import TaskSpec
-from tensorweave.runtime.rendezvous import Rendezvous, RendezvousManager
-from tensorweave.runtime.worker import Worker
 
 # A step not cleaned up this long after its deadline belongs to a master that is gone.
 STEP_REAP_GRACE_SECONDS = 30.0

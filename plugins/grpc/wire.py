@@ -51,8 +51,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.tensor_shape import TensorShape
 
 VERSION = 1
 MAGIC = b"TW"

@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.framework.graph_def import GraphDef
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.runtime.device import DeviceAttributes
+from tensorweave.engine.runtime.executor import NodeStats
+from tensorweave.engine.runtime.master import DEADLINE_GRACE_SECONDS
+from tensorweave.engine.runtime.worker import Registration, Worker
 from tensorweave.plugins.grpc import codec
 from tensorweave.plugins.grpc.rpc import WORKER, AsyncMethod, Method, Peer
-from tensorweave.runtime.device import DeviceAttributes
-from tensorweave.runtime.executor import NodeStats
-from tensorweave.runtime.master import DEADLINE_GRACE_SECONDS
-from tensorweave.runtime.worker import Registration, Worker
 
 
 def _step(body: dict[str, Any], message: str) -> int:

@@ -49,11 +49,11 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.kernels.data_flow_ops import watch_step_abort
 from tensorweave.plugins.kernels.resources import find, make_handle
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 R = TypeVar("R", bound="Accumulator")
 

@@ -13,8 +13,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.standard_ops.array import range_size
 from tensorweave.plugins.standard_ops.slicing import SliceError, strided_slice_spec
 

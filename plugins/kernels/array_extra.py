@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.random import _generator as node_generator
 from tensorweave.plugins.standard_ops.array_extra import broadcast_dims
 

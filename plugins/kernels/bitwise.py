@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.math import elementwise
 
 POPULATION_COUNT_TYPES = dtypes.INTEGERS

@@ -25,8 +25,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import errors, gfile
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.platform import gfile
 
 _SEED_MASK = (1 << 64) - 1
 _FLT_MAX = float(np.finfo(np.float32).max)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import transpose
 from tensorweave.plugins.kernels.math import elementwise
 

@@ -21,13 +21,13 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.framework.func_graph import RETVAL_OP, FunctionDef
-from tensorweave.framework.graph_def import GraphDef, parse_input, tensor_input
-from tensorweave.kernel import KernelContext
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.executor import Executor, ExecutorPlan, StepContext
-from tensorweave.runtime.variables_store import deref
+from tensorweave.engine import errors
+from tensorweave.engine.graph.func_graph import RETVAL_OP, FunctionDef
+from tensorweave.engine.graph.graph_def import GraphDef, parse_input, tensor_input
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.executor import Executor, ExecutorPlan, StepContext
+from tensorweave.engine.runtime.variables_store import deref
 
 
 def _renamed(fn: FunctionDef, prefix: str) -> GraphDef:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
 
 _TYPE_NAMES = {dtypes.float32: "float", dtypes.float64: "double", dtypes.int32: "int32",
                dtypes.int64: "int64"}

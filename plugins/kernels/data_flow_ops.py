@@ -43,11 +43,11 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.runtime.rendezvous import create_key
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.kernels.resources import find, make_handle
-from tensorweave.runtime.rendezvous import create_key
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 Element = tuple[Any, ...]
 Done = Callable[[Any], None]

@@ -16,7 +16,7 @@ their tensors group into components; without it all are dense. Kinds and fields:
 - sources: ``tensor_slices`` / ``tensors`` (``components``), ``range`` (``args``: start, stop,
   step); ``zip`` (``inputs``: descriptions; ends with the shortest), ``concatenate``
   (``inputs``: two descriptions).
-- file sources (`tensorweave.tf_record` reads them, lazily, so a missing file or a damaged
+- file sources (`tensorweave.formats.tf_record` reads them, lazily, so a missing file or a damaged
   record fails ``IteratorGetNext``): ``tf_record`` / ``text_line`` (``filenames``: a string
   scalar or vector, ``compression_type``, ``buffer_size``) give each file's records / lines in
   turn; ``list_files`` (``patterns``; bools/ints ``shuffle``, ``seed``, ``seed2``) globs when
@@ -74,13 +74,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.formats.tf_record import read_lines, read_records
 from tensorweave.plugins.kernels.control_flow import call_function
 from tensorweave.plugins.kernels.resources import get_or_create
 from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS
-from tensorweave.tensor_shape import TensorShape
-from tensorweave.tf_record import read_lines, read_records
 
 Element = list[Any]
 Stage = Callable[[], Iterator[Element]]  # each call starts one pass over the dataset

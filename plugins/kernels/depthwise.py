@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels import grad, nn
 
 

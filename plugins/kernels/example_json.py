@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
-from tensorweave.train.example_proto import (
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats.example_proto import (
     BytesList,
     Example,
     Feature,

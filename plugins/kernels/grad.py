@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.standard_ops.nn import window_geometry
 from tensorweave.plugins.standard_ops.slicing import SliceError, strided_slice_spec
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels import special_functions as sf
 from tensorweave.plugins.kernels.grad import (
     _check_out,

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 # ``(xp, in_size, out_size, align_corners, half_pixel_centers) -> (out_size, in_size)`` matrix
 WeightsFn = Callable[[Any, int, int, bool, bool], Any]

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.random import _generator as node_generator
 
 # TF's default box colours (RGBA): yellow, blue, red, lime, purple, olive, maroon, navy, aqua,

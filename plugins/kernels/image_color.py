@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 
 def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:

@@ -13,7 +13,7 @@ their 16-bit decode, as TF); a uint16 ``dtype`` gives a PNG's 16-bit decode and 
 times 256 (``convert_image_dtype``'s widening). ``DecodePng`` with ``dtype`` uint16 gives 16-bit
 samples (8-bit files as ``v * 257``) and refuses GIF data; ``EncodePng`` writes a 16-bit PNG for
 a uint16 image. Failures are `InvalidArgumentError` in TF's wording, the codec's reason
-appended. JPEG (`tensorweave.jpeg_decode`) decodes as TF's libjpeg-turbo: ``DecodeJpeg`` and
+appended. JPEG (`tensorweave.formats.jpeg_decode`) decodes as TF's libjpeg-turbo: ``DecodeJpeg`` and
 ``DecodeAndCropJpeg`` honour their attrs (``dct_method`` "" and "INTEGER_FAST" are TF's
 JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` 2, 4 and 8 raise `UnimplementedError`);
 the other ops decode JPEG bytes with TF's defaults (IFAST, fancy upsampling). Truncated data is
@@ -21,9 +21,9 @@ an error unless ``try_recover_truncated`` (then the missing bits decode as zeros
 is read and ``acceptable_fraction`` never rejects); ``channels`` 4 is refused; a crop window
 must lie inside the image; JPEGs tensorweave does not decode (CMYK, arithmetic coding, ...)
 raise `UnimplementedError`. ``DecodeAndCropJpeg`` crops the full decode. ``ExtractJpegShape``
-reads the headers only. ``EncodeJpeg`` writes libjpeg-turbo's bytes (`tensorweave.jpeg_encode`,
-every attr honoured); libjpeg's refusals (a side over 65500, 2**29 pixels or more, an empty image)
-are TF's `InternalError`.
+reads the headers only. ``EncodeJpeg`` writes libjpeg-turbo's bytes
+(`tensorweave.formats.jpeg_encode`, every attr honoured); libjpeg's refusals (a side over
+65500, 2**29 pixels or more, an empty image) are TF's `InternalError`.
 """
 
 from __future__ import annotations
@@ -33,14 +33,20 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors, gfile
-from tensorweave.bmp import BmpError, decode_bmp
-from tensorweave.gif import GifError, decode_gif
-from tensorweave.jpeg_decode import JpegError, JpegUnsupportedError, decode_jpeg, read_jpeg_header
-from tensorweave.jpeg_encode import encode_jpeg
-from tensorweave.kernel import KernelContext
-from tensorweave.png import encode_png
-from tensorweave.png_decode import PngError, decode_png
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats.bmp import BmpError, decode_bmp
+from tensorweave.formats.gif import GifError, decode_gif
+from tensorweave.formats.jpeg_decode import (
+    JpegError,
+    JpegUnsupportedError,
+    decode_jpeg,
+    read_jpeg_header,
+)
+from tensorweave.formats.jpeg_encode import encode_jpeg
+from tensorweave.formats.png_decode import PngError, decode_png
+from tensorweave.formats.png_encode import encode_png
+from tensorweave.platform import gfile
 
 _JPEG, _PNG, _GIF = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.image import _fail, resize_separable, resize_separable_grad
 from tensorweave.plugins.kernels.image import _size as output_size
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.standard_ops.einsum_equation import ELLIPSIS, parse_equation, tokens
 
 NOT_INVERTIBLE = "Input is not invertible."

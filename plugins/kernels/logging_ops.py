@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt
 
 

@@ -37,11 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.plugins.standard_ops.lookup import LINE_NUMBER, TABLE_OPS, WHOLE_LINE
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 _INTEGER = re.compile(rb"\s*[+-]?\d+\s*")
 _INT_RANGES = {dtypes.int32: (-(2 ** 31), 2 ** 31 - 1), dtypes.int64: (-(2 ** 63), 2 ** 63 - 1)}

@@ -13,8 +13,8 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels import special
 
 Fn = Callable[..., Any]

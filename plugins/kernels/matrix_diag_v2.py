@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 
 def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors, gfile
-from tensorweave.framework.graph_def_proto import parse_tensor
-from tensorweave.framework.tensor_proto import serialize_tensor_content
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.graph_def_proto import parse_tensor
+from tensorweave.engine.graph.tensor_proto import serialize_tensor_content
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.platform import gfile
 
 
 def _scalar_string(data: bytes) -> np.ndarray:

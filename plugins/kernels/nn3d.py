@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.windows import Plan, lowest, padded, plan, scatter, view
 
 WINDOW_AXES = (4, 5, 6)

@@ -38,9 +38,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
-from tensorweave.train.example_proto import DecodeError, example_features, feature_lists
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats.example_proto import DecodeError, example_features, feature_lists
 
 _DTYPE_OF_KIND = {"bytes": dtypes.string, "float": dtypes.float32, "int64": dtypes.int64}
 _TF_NAME = {dtypes.string: "string", dtypes.float32: "float", dtypes.int64: "int64"}

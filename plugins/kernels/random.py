@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 _SEED_MASK = (1 << 64) - 1
 _HALF_BITS = 11  # float16 carries 11 significant bits: k / 2**11 is exact and below 1

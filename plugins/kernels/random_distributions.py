@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.random import _dims, _draw
 
 

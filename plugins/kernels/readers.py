@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats.tf_record import open_for_reading, read_lines, read_records
 from tensorweave.plugins.kernels.data_flow_ops import Queue, dequeue_for
 from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.plugins.standard_ops.readers import READER_OPS
-from tensorweave.tf_record import open_for_reading, read_lines, read_records
 
 Record = tuple[bytes, bytes]
 Done = Callable[[Any], None]

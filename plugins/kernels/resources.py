@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 R = TypeVar("R")
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.runtime.variables_store import VariableRef
 from tensorweave.plugins.kernels.array import _fail, _fmt, _index_rows, _position
 from tensorweave.plugins.kernels.math import div
-from tensorweave.runtime.variables_store import VariableRef
 
 Combine = Callable[[KernelContext, Any, Any, Any], None]
 

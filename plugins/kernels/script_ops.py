@@ -1,7 +1,7 @@
 """The kernel of ``PyFunc`` and ``PyFuncStateless``: call a registered Python callable.
 
 Contract, as TF's ``py_func.cc`` and ``FuncRegistry``: the callable registered under attr
-``token`` in this process (`tensorweave.framework.py_func_registry`) gets one numpy value per
+``token`` in this process (`tensorweave.engine.graph.py_func_registry`) gets one numpy value per
 input: a fresh, writable array for numbers (0-d for scalars), an object array of `bytes` for
 strings (a plain `bytes` for a scalar string). It returns one value or a list/tuple of them; each
 becomes an array as ``np.asarray`` makes it (a Python float is float64, an int int64), strings
@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.framework.py_func_registry import lookup
-from tensorweave.framework.string_array import to_string_array
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.graph.py_func_registry import lookup
+from tensorweave.engine.graph.string_array import to_string_array
+from tensorweave.engine.kernel import KernelContext
 
 _RAISED_AS: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...],
                         type[errors.OpError]], ...] = (

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _segment_rows
 from tensorweave.plugins.kernels.math import div
 from tensorweave.plugins.kernels.scatter import segment_products

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 
 
 def gather_tree(ctx: KernelContext, step_ids: Any, parent_ids: Any, lengths: Any,

@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fmt
 from tensorweave.plugins.kernels.string_hash import fingerprint64
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt, _ints
 from tensorweave.plugins.kernels.sparse_ops import (
     _check_indices,

@@ -19,17 +19,17 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.framework.graph_def_proto import (
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph_def_proto import (
     DATA_TYPE_NAMES,
     DATA_TYPES,
     parse_tensor,
     tensor_message,
 )
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.proto.message import to_binary
 from tensorweave.plugins.kernels.array import _fail, _fmt
 from tensorweave.plugins.kernels.sparse_ops import _components, _flat, _order
-from tensorweave.proto_message import to_binary
 
 
 def _tf_name(dtype: dtypes.DType) -> str:

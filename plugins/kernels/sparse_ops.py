@@ -17,7 +17,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt, _ints
 
 UNSORTED_HINT = (" is out of order. Many sparse ops require sorted indices.\n    Use "

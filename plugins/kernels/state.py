@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.runtime.variables_store import VariableRef
+from tensorweave.engine.tensor_shape import format_dims
 from tensorweave.plugins.kernels.resources import get_or_create
-from tensorweave.runtime.variables_store import VariableRef
-from tensorweave.tensor_shape import format_dims
 
 
 def const(ctx: KernelContext) -> Any:

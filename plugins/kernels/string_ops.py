@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import dtypes, errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.kernels.array import _fail, _fmt, _segment_rows
 from tensorweave.plugins.kernels.logging_ops import _element
 from tensorweave.plugins.kernels.string_hash import fingerprint64, hash64, siphash24

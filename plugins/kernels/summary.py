@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
-from tensorweave.png import encode_png
-from tensorweave.proto_wire import bytes_field, fields
-from tensorweave.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.proto.wire import bytes_field, fields
+from tensorweave.formats.png_encode import encode_png
+from tensorweave.formats.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
 
 _DBL_MAX = sys.float_info.max
 

@@ -18,9 +18,9 @@ import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
-from tensorweave.runtime.variables_store import VariableRef
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.runtime.variables_store import VariableRef
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ from typing import Any
 
 from attrs import frozen
 
-from tensorweave import errors
-from tensorweave.kernel import KernelContext
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.standard_ops.nn import window_geometry
 
 

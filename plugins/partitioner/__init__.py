@@ -15,10 +15,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.framework.graph_def import GraphDef, NodeDef, parse_input, tensor_input
-from tensorweave.plugin_manager import hookimpl
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input, tensor_input
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def _safe(name: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.plugin_manager import hookimpl
+from tensorweave.engine.plugin_manager import hookimpl
 from tensorweave.plugins.standard_ops import (
     accumulators,
     array,

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_least
-from tensorweave.tensor_shape import TensorShape
 
 REDUCTION_TYPES = ("MEAN", "SUM")
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 from tensorweave.plugins.standard_ops.shape_fns import (
     broadcast_shape,
     unchanged,
@@ -25,7 +26,6 @@ from tensorweave.plugins.standard_ops.shape_fns import (
     with_rank_at_most,
 )
 from tensorweave.plugins.standard_ops.slicing import SliceError, strided_slice_spec
-from tensorweave.tensor_shape import TensorShape, format_dims, unknown_shape
 
 Dims = list[int | None]
 INDEX = dtypes.INDEX

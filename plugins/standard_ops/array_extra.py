@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 from tensorweave.plugins.standard_ops.random import SEEDS
 from tensorweave.plugins.standard_ops.shape_fns import (
     unchanged,
     with_rank,
     with_rank_at_least,
 )
-from tensorweave.tensor_shape import TensorShape, format_dims, unknown_shape
 
 Dims = list[int | None]
 INDEX = dtypes.INDEX

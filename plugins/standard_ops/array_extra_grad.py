@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api import array_ops_extra as extra
 from tensorweave.api.gradients import accepts_indexed_slices
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.indexed_slices import IndexedSlices
-from tensorweave.framework.op_builder import apply
+from tensorweave.api.indexed_slices import IndexedSlices
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import shape
 
 NOT_DIFFERENTIABLE = (

@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.gradients import accepts_indexed_slices
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Operation, Tensor, constant_value
-from tensorweave.framework.indexed_slices import IndexedSlices, to_dense
-from tensorweave.framework.op_builder import apply
+from tensorweave.api.indexed_slices import IndexedSlices, to_dense
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import shape, unbroadcast
 
 NOT_DIFFERENTIABLE = (

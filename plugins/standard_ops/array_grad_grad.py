@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 Grads = list[Tensor | None]
 SLICE_MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.array import _transpose
 from tensorweave.plugins.standard_ops.shape_fns import broadcast_shape, unchanged
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.func_graph import RETVAL_OP, FunctionDef
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.func_graph import RETVAL_OP, FunctionDef
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def _check_signature(ctx: InferContext, attr: str, takes: list[Any], gives: list[Any] | None,

@@ -17,16 +17,16 @@ from typing import Any
 from tensorweave.api import array_ops
 from tensorweave.api.control_flow_ops import make_if, most_specific_compatible_shape
 from tensorweave.api.gradients import gradients
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.func_graph import (
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.func_graph import (
     RETVAL_OP,
     FuncGraph,
     FunctionDef,
     to_function_def,
     unique_function_name,
 )
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.graph_def import parse_input
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.graph_def import parse_input
 
 
 def forward_graph(op: Operation, fn: FunctionDef) -> FuncGraph:

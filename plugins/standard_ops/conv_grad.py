@@ -16,8 +16,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tensorweave.api import array_ops
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.depthwise import DEPTHWISE_ATTRS
 from tensorweave.plugins.standard_ops.grad_util import shape
 from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS

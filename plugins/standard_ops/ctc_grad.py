@@ -13,7 +13,7 @@ from typing import Any
 
 from tensorweave.api import array_ops
 from tensorweave.api.gradients import is_zero_fill
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
 
 SECOND_DERIVATIVE = ("Gradient explicitly disabled. Reason: Currently there is no way to take "
                      "the second  derivative of ctc_loss due to the fused implementation's "

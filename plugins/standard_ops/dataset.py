@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.framework.func_graph import FunctionDef
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.func_graph import FunctionDef
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 
 MAX_FUNCTIONS = 16
 FUNCTION_ATTRS = tuple(f"f_{i}" for i in range(MAX_FUNCTIONS))

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.grad_ops import _shape_from
 from tensorweave.plugins.standard_ops.nn import (
     PADDINGS,
@@ -25,7 +26,6 @@ from tensorweave.plugins.standard_ops.nn import (
     padding_attr,
 )
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 FLOAT = {"T": dtypes.FLOATS}
 DEPTHWISE_ATTRS = {"strides": REQUIRED, "padding": REQUIRED, "explicit_paddings": [],

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 TYPES = {"T": frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64})}
 POOL_ATTRS = {"T": REQUIRED, "pooling_ratio": REQUIRED, "pseudo_random": False,

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.grad_ops import POOL_GRAD_ATTRS, REAL
 from tensorweave.plugins.standard_ops.shape_fns import broadcast, with_rank
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Tensor, constant_value
-from tensorweave.framework.op_builder import make_op
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Tensor, constant_value
+from tensorweave.engine.graph.op_builder import make_op
 
 
 def shape(t: Tensor) -> Tensor:

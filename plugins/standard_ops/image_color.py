@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_least
 
 ADJUST_TYPES = {"T": frozenset({dtypes.float16, dtypes.float32})}

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 DECODE_IMAGE_TYPES = frozenset({dtypes.uint8, dtypes.uint16, *dtypes.FLOATS})
 PNG_TYPES = frozenset({dtypes.uint8, dtypes.uint16})

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.image_box import BOX_TYPES, _nms
-from tensorweave.tensor_shape import TensorShape
 
 
 def _selection_length(ctx: InferContext) -> int | None:

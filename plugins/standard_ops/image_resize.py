@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.image import RESIZE_ATTRS, RESIZE_TYPES
 from tensorweave.plugins.standard_ops.image import _resized as resized_shape
 from tensorweave.plugins.standard_ops.image import _size as size_value
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 GRAD_TYPES = {"T": frozenset({dtypes.float32, dtypes.float64})}
 CROP_GRAD_TYPES = {"T": dtypes.FLOATS}

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, control_flow_ops, linalg_ops, math_ops
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply, make_op
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.plugins.standard_ops.einsum_equation import ELLIPSIS, parse_equation
 
 Grads = list[Tensor | None]

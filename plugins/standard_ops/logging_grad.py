@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine.graph.graph import Operation, Tensor
 
 
 def _print_grad(op: Operation, grad: Tensor) -> list[Tensor | None]:

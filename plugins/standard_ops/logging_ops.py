@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.op_def import REQUIRED
+from tensorweave.engine.op_def import REQUIRED
 from tensorweave.plugins.standard_ops.shape_fns import no_outputs, unchanged
 
 

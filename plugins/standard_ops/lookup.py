@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_most
-from tensorweave.tensor_shape import TensorShape
 
 KEY_DTYPES = frozenset({dtypes.int32, dtypes.int64, dtypes.string})
 VALUE_DTYPES = frozenset({dtypes.bool_, dtypes.int32, dtypes.int64, dtypes.float32,

@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import (
     broadcast,
     broadcast_shape,
@@ -24,7 +25,6 @@ from tensorweave.plugins.standard_ops.shape_fns import (
     with_rank_at_least,
     with_rank_at_most,
 )
-from tensorweave.tensor_shape import TensorShape
 
 FLOATS = dtypes.FLOATS
 NUMERIC = dtypes.NUMERIC

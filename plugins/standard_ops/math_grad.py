@@ -14,11 +14,11 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
-from tensorweave.framework.constant_op import constant
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import (
     broadcast_back,
     normalized_axes,

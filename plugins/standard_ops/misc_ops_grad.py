@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 
 GRADIENT_CHECK_PREFIX = "Not a number (NaN) or infinity (Inf) values detected in gradient. "
 

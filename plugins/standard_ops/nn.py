@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import unchanged, with_rank, with_rank_at_least
-from tensorweave.tensor_shape import TensorShape
 
 FLOAT = {"T": dtypes.FLOATS}
 REAL = {"T": dtypes.NUMERIC}

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.nn import (
     conv_window_attrs,
     merge_dim,
@@ -23,7 +24,6 @@ from tensorweave.plugins.standard_ops.nn import (
     pool_window_attrs,
 )
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 FLOAT = {"T": dtypes.FLOATS}
 CONV3D_ATTRS = {"strides": REQUIRED, "padding": REQUIRED, "data_format": "NDHWC",

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.nn import (
     merge_dim,
     output_dim,
@@ -22,7 +23,6 @@ from tensorweave.plugins.standard_ops.nn import (
     window_attr,
 )
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-from tensorweave.tensor_shape import TensorShape
 
 REAL = {"T": dtypes.NUMERIC}
 ARGMAX_ATTRS = {"ksize": REQUIRED, "strides": REQUIRED, "padding": REQUIRED,

@@ -15,8 +15,8 @@ from typing import Any
 
 from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.gradients import is_zero_fill
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import shape
 from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS, LRN_ATTRS, POOL_ATTRS
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, unknown_shape
 from tensorweave.plugins.standard_ops.shape_fns import unchanged, with_rank
-from tensorweave.tensor_shape import TensorShape, unknown_shape
 
 SEEDS = {"seed": 0, "seed2": 0}
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.random import SEEDS, shape_from_input
-from tensorweave.tensor_shape import TensorShape
 
 
 def _samples_shape(ctx: InferContext) -> TensorShape:

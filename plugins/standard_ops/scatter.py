@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.standard_ops.shape_fns import with_rank_at_least
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 # The element-wise combiners; ScatterUpdate and ScatterNdUpdate replace instead.
 SCATTER_OPS = ("ScatterAdd", "ScatterSub", "ScatterMul", "ScatterDiv", "ScatterMax",

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.api import array_ops, math_ops
-from tensorweave.framework.graph import Operation, Tensor
-from tensorweave.framework.op_builder import apply
+from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.scatter import ALL_OPS
 
 

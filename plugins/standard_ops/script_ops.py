@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.tensor_shape import TensorShape
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def _py_func(ctx: InferContext) -> list[TensorSpec]:

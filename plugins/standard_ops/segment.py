@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.standard_ops.array import _segment
 from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_least
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 SORTED_OPS = ("SegmentSum", "SegmentMean", "SegmentProd", "SegmentMax", "SegmentMin")
 UNSORTED_OPS = ("UnsortedSegmentMin", "UnsortedSegmentProd")

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, segment_ops
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
 from tensorweave.plugins.standard_ops.array_grad import (
     _gather_drop_negatives,
     _unsorted_segment_max_grad,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
 
 

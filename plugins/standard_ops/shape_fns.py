@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from tensorweave import dtypes
-from tensorweave.op_def import InferContext, TensorSpec
-from tensorweave.tensor_shape import TensorShape, unknown_shape
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, unknown_shape
 
 
 def with_rank(ctx: InferContext, i: int, rank: int) -> TensorShape:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
 
 FEATURE_TYPES = frozenset({dtypes.int64, dtypes.string})

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import (
     with_rank,
     with_rank_at_least,
@@ -29,7 +30,6 @@ from tensorweave.plugins.standard_ops.sparse_ops import (
     _sparse_operand,
     _sparse_reduce_sum,
 )
-from tensorweave.tensor_shape import TensorShape
 
 SEGMENT_OPS = ("SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN")
 SERIALIZED_TYPES = frozenset({dtypes.string})

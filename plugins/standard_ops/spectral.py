@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank, with_rank_at_least
-from tensorweave.tensor_shape import TensorShape
 
 REALS = frozenset({dtypes.float32, dtypes.float64})
 RANKS = {"": 1, "2D": 2, "3D": 3}

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, complex_ops, math_ops, spectral_ops
-from tensorweave.framework.graph import Operation, Tensor
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Operation, Tensor
 
 Grads = list[Tensor | None]
 RANKS = {"": 1, "2D": 2, "3D": 3}

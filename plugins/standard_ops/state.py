@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import no_outputs, unchanged
-from tensorweave.tensor_shape import TensorShape
 
 
 def _const(ctx: InferContext) -> list[TensorSpec]:

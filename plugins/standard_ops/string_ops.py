@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.standard_ops.array import _segment
 from tensorweave.plugins.standard_ops.math import reduced_shape
 from tensorweave.plugins.standard_ops.shape_fns import broadcast_shape, unchanged, with_rank
-from tensorweave.tensor_shape import TensorShape, format_dims
 
 UNITS = ("BYTE", "UTF8_CHAR")
 NUMBER_TYPES = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64})

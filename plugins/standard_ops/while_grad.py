@@ -33,21 +33,21 @@ from typing import Any
 
 import attrs
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity, while_loop
 from tensorweave.api.gradients import gradients
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.func_graph import (
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.func_graph import (
     RETVAL_OP,
     FuncGraph,
     FunctionDef,
     unique_function_name,
 )
-from tensorweave.framework.graph import Operation, Tensor, get_default_graph
-from tensorweave.framework.graph_def import parse_input
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.graph_def import parse_input
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.control_flow_grad import args_and_results, forward_graph
-from tensorweave.tensor_shape import TensorShape
 
 
 def _grouped(op: Operation, inputs: list[Tensor]) -> list[Any]:

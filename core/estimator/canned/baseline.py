@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, init_ops, math_ops
 from tensorweave.api.feature_column_dense import NumericColumn
 from tensorweave.api.losses import Reduction
+from tensorweave.api.sparse_tensor import SparseTensor
 from tensorweave.api.variable_scope import get_variable, variable_scope
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.graph import Tensor, get_default_graph
 from tensorweave.estimator.canned.head import Head
 from tensorweave.estimator.canned.heads import binary_or_multi_class_head, regression_head
 from tensorweave.estimator.canned.linear import check_features_dict
@@ -25,8 +27,6 @@ from tensorweave.estimator.canned.optimizers import get_optimizer_instance
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.model_fn import EstimatorSpec
 from tensorweave.estimator.run_config import RunConfig
-from tensorweave.framework.graph import Tensor, get_default_graph
-from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.train.training_util import get_global_step
 
 __all__ = ["BaselineClassifier", "BaselineRegressor"]

@@ -22,6 +22,7 @@ from tensorweave.api.feature_column_lib import input_layer
 from tensorweave.api.losses import Reduction
 from tensorweave.api.summary_ops import histogram, scalar
 from tensorweave.api.variable_scope import variable_scope
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.estimator.canned.head import Head
 from tensorweave.estimator.canned.heads import binary_or_multi_class_head, regression_head
 from tensorweave.estimator.canned.linear import check_features_dict
@@ -29,7 +30,6 @@ from tensorweave.estimator.canned.optimizers import get_optimizer_instance
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
 from tensorweave.estimator.run_config import RunConfig
-from tensorweave.framework.graph import Tensor
 
 __all__ = ["DNNClassifier", "DNNRegressor", "dnn_logits"]
 

@@ -23,6 +23,7 @@ from tensorweave.api.losses import Reduction
 from tensorweave.api.scopes import get_collection
 from tensorweave.api.summary_ops import histogram, scalar
 from tensorweave.api.variable_scope import variable_scope
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 from tensorweave.estimator.canned.dnn import dnn_logits
 from tensorweave.estimator.canned.head import Head
 from tensorweave.estimator.canned.heads import binary_or_multi_class_head, regression_head
@@ -31,7 +32,6 @@ from tensorweave.estimator.canned.optimizers import get_optimizer_instance
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.model_fn import EstimatorSpec
 from tensorweave.estimator.run_config import RunConfig
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
 from tensorweave.train.training_util import get_global_step
 
 __all__ = ["DNNLinearCombinedClassifier", "DNNLinearCombinedRegressor"]

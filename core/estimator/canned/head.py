@@ -22,19 +22,19 @@ import abc
 import collections
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, check_ops, math_ops, metrics, string_ops
 from tensorweave.api.control_flow_ops import group, identity
 from tensorweave.api.feature_column_base import LazyBuilder
 from tensorweave.api.feature_column_dense import NumericColumn, numeric_column
 from tensorweave.api.losses import Reduction
 from tensorweave.api.scopes import get_collection, name_scope
+from tensorweave.api.sparse_tensor import SparseTensor
 from tensorweave.api.summary_ops import scalar
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
 from tensorweave.estimator.export import ClassificationOutput, ExportOutput
 from tensorweave.estimator.model_fn import EstimatorSpec, ModeKeys
-from tensorweave.framework.constant_op import constant, convert_to_tensor
-from tensorweave.framework.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.framework.sparse_tensor import SparseTensor
 from tensorweave.train.training_util import get_global_step
 
 __all__ = ["Head", "LossSpec", "MetricKeys", "PredictionKeys", "ServingKeys"]

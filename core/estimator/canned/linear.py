@@ -21,13 +21,13 @@ from tensorweave.api.feature_column_lib import linear_model
 from tensorweave.api.losses import Reduction
 from tensorweave.api.summary_ops import histogram, scalar
 from tensorweave.api.variable_scope import variable_scope
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.estimator.canned.head import Head
 from tensorweave.estimator.canned.heads import binary_or_multi_class_head, regression_head
 from tensorweave.estimator.canned.optimizers import get_optimizer_instance
 from tensorweave.estimator.estimator import Estimator
 from tensorweave.estimator.model_fn import EstimatorSpec
 from tensorweave.estimator.run_config import RunConfig
-from tensorweave.framework.graph import Tensor
 from tensorweave.train.ftrl import FtrlOptimizer
 
 __all__ = ["LinearClassifier", "LinearRegressor", "linear_logits"]

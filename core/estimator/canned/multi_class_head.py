@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import array_ops, math_ops, metrics, nn_ops
 from tensorweave.api.losses import Reduction, compute_weighted_loss, sparse_softmax_cross_entropy
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.estimator.canned.head import (
     Head,
     LossSpec,
@@ -36,8 +38,6 @@ from tensorweave.estimator.canned.head import (
     vocabulary_ids,
 )
 from tensorweave.estimator.export import ExportOutput, PredictOutput
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
 from tensorweave.saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 __all__ = ["MultiClassHead"]

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave import dtypes
 from tensorweave.api import math_ops, metrics
 from tensorweave.api.losses import Reduction, compute_weighted_loss, mean_squared_error
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Tensor
 from tensorweave.estimator.canned.head import (
     Head,
     LossSpec,
@@ -29,8 +31,6 @@ from tensorweave.estimator.canned.head import (
     predictions_mean,
 )
 from tensorweave.estimator.export import ExportOutput, PredictOutput, RegressionOutput
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import Tensor
 from tensorweave.saved_model.signature_constants import DEFAULT_SERVING_SIGNATURE_DEF_KEY
 
 __all__ = ["RegressionHead"]

@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from tensorweave.client.config import ConfigProto
-from tensorweave.plugin_manager import get_registries
-from tensorweave.runtime.device import Device, TaskSpec
-from tensorweave.runtime.worker import create_devices
+from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import Device, TaskSpec
+from tensorweave.engine.runtime.worker import create_devices
 
 
 @attrs.frozen

@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.client.session``: re-exports ``tf.Session``."""
 
-from tensorweave.client.session import InteractiveSession, Session
+from tensorweave.engine.client.session import InteractiveSession, Session

@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave.client.config import RunMetadata
 from tensorweave.contrib.trace import to_chrome_trace
-from tensorweave.framework.graph_def import GraphDef
+from tensorweave.engine.client.config import RunMetadata
+from tensorweave.engine.graph.graph_def import GraphDef
 
 
 class Timeline:

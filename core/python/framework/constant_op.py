@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.framework.constant_op``: re-exports ``tf.constant``."""
 
-from tensorweave.framework.constant_op import constant
+from tensorweave.engine.graph.constant_op import constant

@@ -1,6 +1,6 @@
 """Alias of ``tensorflow.python.framework.dtypes``: re-exports `tensorweave.dtypes`."""
 
-from tensorweave.dtypes import (
+from tensorweave.engine.dtypes import (
     DType,
     as_dtype,
     bool_,
@@ -21,4 +21,4 @@ from tensorweave.dtypes import (
     uint32,
     uint64,
 )
-from tensorweave.dtypes import bool_ as bool  # noqa: A004 - TF's name
+from tensorweave.engine.dtypes import bool_ as bool  # noqa: A004 - TF's name

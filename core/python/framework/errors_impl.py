@@ -1,6 +1,6 @@
 """Alias of ``tensorflow.python.framework.errors_impl``: re-exports `tensorweave.errors`."""
 
-from tensorweave.errors import (
+from tensorweave.engine.errors import (
     ABORTED,
     ALREADY_EXISTS,
     CANCELLED,

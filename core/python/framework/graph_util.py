@@ -1,3 +1,3 @@
-"""Alias of ``tensorflow.python.framework.graph_util``: re-exports `tensorweave.graph_util`."""
+"""Alias of ``tensorflow.python.framework.graph_util``: re-exports `tensorweave.api.graph_util`."""
 
-from tensorweave.graph_util import *
+from tensorweave.api.graph_util import *

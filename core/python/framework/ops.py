@@ -3,11 +3,12 @@ collections, gradient registration).
 """
 
 from tensorweave.api.custom_gradient import NotDifferentiable, RegisterGradient, no_gradient
+from tensorweave.api.indexed_slices import *
 from tensorweave.api.misc_ops import init_scope, op_scope
 from tensorweave.api.scopes import *
-from tensorweave.client.session import get_default_session
-from tensorweave.framework.constant_op import convert_to_tensor
-from tensorweave.framework.graph import (
+from tensorweave.engine.client.session import get_default_session
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import (
     Graph,
     GraphKeys,
     Operation,
@@ -15,5 +16,6 @@ from tensorweave.framework.graph import (
     get_default_graph,
     reset_default_graph,
 )
-from tensorweave.framework.indexed_slices import *
-from tensorweave.framework.tensor_conversion_registry import register_tensor_conversion_function
+from tensorweave.engine.graph.tensor_conversion_registry import (
+    register_tensor_conversion_function,
+)

@@ -1,6 +1,7 @@
-"""Alias of ``tensorflow.python.framework.tensor_shape``: re-exports `tensorweave.tensor_shape`."""
+"""Alias of ``tensorflow.python.framework.tensor_shape``: re-exports
+`tensorweave.engine.tensor_shape`."""
 
-from tensorweave.tensor_shape import (
+from tensorweave.engine.tensor_shape import (
     Dimension,
     TensorShape,
     as_shape,

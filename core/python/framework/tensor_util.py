@@ -2,6 +2,8 @@
 ``TensorProto`` conversion.
 """
 
-from tensorweave.framework.graph import constant_value
-from tensorweave.framework.tensor_proto import make_ndarray as MakeNdarray  # noqa: N812 - TF's name
-from tensorweave.framework.tensor_proto import make_tensor_proto
+from tensorweave.engine.graph.graph import constant_value
+from tensorweave.engine.graph.tensor_proto import (  # noqa: N812 - TF's name
+    make_ndarray as MakeNdarray,
+)
+from tensorweave.engine.graph.tensor_proto import make_tensor_proto

@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.layers.layers``: re-exports `tensorweave.layers` (``tf.layers``)."""
 
-from tensorweave.layers import *
+from tensorweave.namespaces.layers import *

@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.ops.image_ops``: re-exports `tensorweave.image`."""
 
-from tensorweave.image import *
+from tensorweave.namespaces.image import *

@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.ops.metrics``: re-exports `tensorweave.metrics`."""
 
-from tensorweave.metrics import *
+from tensorweave.namespaces.metrics import *

@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.ops.nn``: re-exports `tensorweave.nn`."""
 
-from tensorweave.nn import *
+from tensorweave.namespaces.nn import *

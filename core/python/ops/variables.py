@@ -2,4 +2,4 @@
 collections.
 """
 
-from tensorweave.variables import *
+from tensorweave.api.variables import *

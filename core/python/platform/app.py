@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.platform.app``: re-exports `tensorweave.app`."""
 
-from tensorweave.app import *
+from tensorweave.platform.app import *

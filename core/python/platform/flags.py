@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.platform.flags``: re-exports `tensorweave.flags`."""
 
-from tensorweave.flags import *
+from tensorweave.platform.flags import *

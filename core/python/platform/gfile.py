@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.platform.gfile``: re-exports `tensorweave.gfile`."""
 
-from tensorweave.gfile import *
+from tensorweave.platform.gfile import *

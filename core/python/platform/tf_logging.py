@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.platform.tf_logging``: re-exports `tensorweave.logging`."""
 
-from tensorweave.tf_logging import *
+from tensorweave.platform.tf_logging import *

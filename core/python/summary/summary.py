@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.summary.summary``: re-exports `tensorweave.summary`."""
 
-from tensorweave.summary import *
+from tensorweave.namespaces.summary import *

@@ -25,13 +25,13 @@ import attrs
 import numpy as np
 
 from tensorweave.api.control_flow_ops import group
+from tensorweave.api.graph_util import convert_variables_to_constants
 from tensorweave.api.state_ops import assign, placeholder
-from tensorweave.client.session import Session
-from tensorweave.framework.graph import Graph
-from tensorweave.framework.graph_def import GraphDef
-from tensorweave.framework.graph_def_proto import GraphDef as ProtoGraphDef
-from tensorweave.framework.importer import import_graph_def
-from tensorweave.graph_util import convert_variables_to_constants
+from tensorweave.engine.client.session import Session
+from tensorweave.engine.graph.graph import Graph
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
+from tensorweave.engine.graph.importer import import_graph_def
 from tensorweave.train.checkpoint_management import checkpoint_exists
 from tensorweave.train.checkpoint_reader import NewCheckpointReader
 from tensorweave.train.meta_graph import MetaGraphDef, import_meta_graph, read_meta_graph_file

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import tensorweave as tw
-from tensorweave import dtypes
-from tensorweave.op_def import REQUIRED
+from tensorweave.engine import dtypes
+from tensorweave.engine.op_def import REQUIRED
 from tensorweave.plugins.standard_ops.shape_fns import broadcast
 
 

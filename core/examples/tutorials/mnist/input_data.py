@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes
 from tensorweave.api.random_ops import get_seed
+from tensorweave.engine import dtypes
 
 __all__ = ["DataSet", "Datasets", "dense_to_one_hot", "extract_images", "extract_labels",
            "read_data_sets"]

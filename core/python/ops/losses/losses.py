@@ -1,3 +1,3 @@
 """Alias of ``tensorflow.python.ops.losses.losses``: re-exports `tensorweave.losses`."""
 
-from tensorweave.losses import *
+from tensorweave.namespaces.losses import *

@@ -1,0 +1,300 @@
+"""`Variable`: state that persists across steps, as TF1's (ref) variables.
+
+Contract: ``Variable(initial_value)`` creates, under a name scope ``v/``, the ``VariableV2`` node
+``v``, its initializer ``v/Assign`` and its snapshot ``v/read`` (an ``Identity``), the last two
+colocated with ``v``. Using the variable in an op, or fetching it, reads the snapshot, except
+under `control_dependencies`, where a use makes a new colocated read that runs after them (so
+``tf.identity(v)`` there sees the assignments it depends on, as in TF1); assignments take the
+ref. Reading an uninitialized variable raises `FailedPreconditionError` at run time.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tensorweave.api import state_ops
+from tensorweave.api.control_flow_ops import group
+from tensorweave.api.scopes import name_scope
+from tensorweave.engine import dtypes
+from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
+
+__all__ = [
+    "Variable", "all_variables", "global_variables", "global_variables_initializer",
+    "initialize_all_tables", "initialize_all_variables", "local_variables",
+    "local_variables_initializer", "moving_average_variables", "report_uninitialized_variables",
+    "tables_initializer", "trainable_variables", "variables_initializer",
+]
+
+
+class Variable:
+    """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
+    `import_scope`, `caching_device`, `use_resource`, `synchronization` and `aggregation` are
+    accepted and ignored."""
+
+    __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
+
+    def __init__(self, initial_value: Any = None, trainable: bool = True,
+                 collections: list[str] | None = None, validate_shape: bool = True,
+                 caching_device: Any = None, name: str | None = None, variable_def: Any = None,
+                 dtype: Any = None, expected_shape: Any = None, import_scope: Any = None,
+                 constraint: Any = None, use_resource: Any = None, synchronization: Any = None,
+                 aggregation: Any = None, shape: Any = None) -> None:
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        init_from_fn = callable(initial_value)
+        self._trainable = trainable
+        self._constraint = constraint
+        graph = get_default_graph()
+        with name_scope(name, "Variable", [] if init_from_fn else [initial_value]) as scope:
+            if init_from_fn:
+                with name_scope("Initializer"):
+                    self._initial_value = convert_to_tensor(initial_value(), dtype=dtype,
+                                                            name="initial_value")
+            else:
+                self._initial_value = convert_to_tensor(initial_value, dtype=dtype,
+                                                        name="initial_value")
+            var_shape = self._initial_value.shape if validate_shape else TensorShape(None)
+            if shape is not None:
+                var_shape = TensorShape(shape)
+            self._variable = apply("VariableV2", [], {
+                "shape": var_shape, "dtype": self._initial_value.dtype}, name=scope)
+            with graph.colocate_with(self._variable.op):
+                self._initializer_op = state_ops.assign(
+                    self._variable, self._initial_value, validate_shape=validate_shape,
+                    name="Assign").op
+                self._snapshot = apply("Identity", [self._variable], name="read")
+        self._graph = graph
+        for key in collections or [GraphKeys.GLOBAL_VARIABLES]:
+            graph.add_to_collection(key, self)
+        if trainable and GraphKeys.TRAINABLE_VARIABLES not in (collections or []):
+            graph.add_to_collection(GraphKeys.TRAINABLE_VARIABLES, self)
+
+    # -- identity -----------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._variable.name
+
+    @property
+    def op(self) -> Operation:
+        return self._variable.op
+
+    @property
+    def dtype(self) -> dtypes.DType:
+        return self._variable.dtype
+
+    @property
+    def shape(self) -> TensorShape:
+        return self._variable.shape
+
+    def get_shape(self) -> TensorShape:
+        return self._variable.shape
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def device(self) -> str:
+        return self._variable.device
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @property
+    def constraint(self) -> Any:
+        return self._constraint
+
+    @property
+    def initializer(self) -> Operation:
+        return self._initializer_op
+
+    @property
+    def initial_value(self) -> Tensor:
+        return self._initial_value
+
+    # -- values -------------------------------------------------------------------------------
+
+    def value(self) -> Tensor:
+        return self._snapshot
+
+    def read_value(self) -> Tensor:
+        """A new read of the variable, made after the current control dependencies."""
+        with self._graph.colocate_with(self._variable.op):
+            return apply("Identity", [self._variable], name="read")
+
+    def _ref(self) -> Tensor:
+        return self._variable
+
+    def _as_graph_element(self) -> Tensor:
+        return self._snapshot
+
+    def _as_tensor(self, dtype: dtypes.DType | None = None) -> Tensor:
+        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
+            raise ValueError(
+                f"Incompatible type conversion requested to type '{dtypes.as_dtype(dtype).name}' "
+                f"for variable of type '{self.dtype.name}'")
+        # Under control dependencies TF1's snapshot aliases the variable's buffer, so
+        # `with tf.control_dependencies([update]): tf.identity(v)` sees the update. Snapshots
+        # here are copies: read anew, after the dependencies.
+        if self._graph._current_control_inputs():
+            return self.read_value()
+        return self._snapshot
+
+    def eval(self, session: Any = None) -> Any:
+        return self._snapshot.eval(session=session)
+
+    def assign(self, value: Any, use_locking: bool = False, name: str | None = None,
+               read_value: bool = True) -> Any:
+        return self._update(state_ops.assign, value, use_locking, name, read_value)
+
+    def assign_add(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Any:
+        return self._update(state_ops.assign_add, delta, use_locking, name, read_value)
+
+    def assign_sub(self, delta: Any, use_locking: bool = False, name: str | None = None,
+                   read_value: bool = True) -> Any:
+        return self._update(state_ops.assign_sub, delta, use_locking, name, read_value)
+
+    # TF's scatter_update/scatter_add/scatter_sub methods take an IndexedSlices, which
+    # tensorweave lacks: use tw.scatter_update(v, indices, updates) and friends.
+    def scatter_nd_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_update(self._variable, indices, updates, True, name)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_add(self._variable, indices, updates, True, name)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return state_ops.scatter_nd_sub(self._variable, indices, updates, True, name)
+
+    def _update(self, update: Callable[..., Tensor], value: Any, use_locking: bool,
+                name: str | None, read_value: bool) -> Tensor | Operation:
+        """`update` (an assignment of ``state_ops``) on the ref: its output, or with
+        `read_value` False its op."""
+        out = update(self._variable, value, use_locking=use_locking, name=name)
+        return out if read_value else out.op
+
+    def load(self, value: Any, session: Any = None) -> None:
+        from tensorweave.engine.client.session import get_default_session_or_raise
+
+        session = session or get_default_session_or_raise()
+        session.run(self._initializer_op, {self._initializer_op.inputs[1]: value})
+
+    def __repr__(self) -> str:
+        return (f"<tf.Variable '{self.name}' shape={self.shape} "
+                f"dtype={self.dtype.name}_ref>")
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __bool__(self) -> bool:
+        raise TypeError("Using a `tf.Variable` as a Python `bool` is not allowed.")
+
+
+def _forward(method: str) -> Any:
+    def forwarded(self: Variable, *args: Any) -> Any:
+        return getattr(self._as_tensor(), method)(*args)
+
+    forwarded.__name__ = method
+    return forwarded
+
+
+OPERATORS = (
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+    "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__",
+    "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__lt__", "__le__", "__gt__",
+    "__ge__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__", "__invert__",
+    "__getitem__",
+)
+for _name in OPERATORS:
+    setattr(Variable, _name, _forward(_name))
+
+
+def global_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.GLOBAL_VARIABLES, scope)
+
+
+all_variables = global_variables
+
+
+def trainable_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.TRAINABLE_VARIABLES, scope)
+
+
+def local_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.LOCAL_VARIABLES, scope)
+
+
+def variables_initializer(var_list: list[Variable], name: str = "init") -> Operation:
+    if not var_list:
+        return group(name=name)
+    return group(*[v.initializer for v in var_list], name=name)
+
+
+def global_variables_initializer() -> Operation:
+    return variables_initializer(global_variables(), name="init")
+
+
+initialize_all_variables = global_variables_initializer
+
+
+def local_variables_initializer() -> Operation:
+    return variables_initializer(local_variables(), name="init_1")
+
+
+def tables_initializer(name: str = "init_all_tables") -> Operation:
+    """An op running every initializer in ``GraphKeys.TABLE_INITIALIZERS`` (a no-op if none)."""
+    return group(*get_default_graph().get_collection(GraphKeys.TABLE_INITIALIZERS), name=name)
+
+
+initialize_all_tables = tables_initializer
+
+
+def moving_average_variables(scope: str | None = None) -> list[Variable]:
+    return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+# report tensor -> the names of the variables its indices refer to
+_REPORTED_NAMES: weakref.WeakKeyDictionary[Tensor, list[str]] = weakref.WeakKeyDictionary()
+
+
+def report_uninitialized_variables(var_list: list[Any] | None = None,
+                                   name: str = "report_uninitialized_variables") -> Tensor:
+    """The variables of `var_list` (default: global and local) not initialized yet, as a 1-D
+    tensor that is empty when all are. TF's holds their names as strings; tensorweave has no
+    string tensors, so this one holds their positions in `var_list` (int64: TF's readiness
+    check takes an int32 answer as "ready"), and `uninitialized_variable_names` turns a fetched
+    value into the names."""
+    from tensorweave.api.array_ops import boolean_mask, stack
+    from tensorweave.api.math_ops import logical_not
+
+    graph = get_default_graph()
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    with name_scope(name):
+        initialized = [state_ops.is_variable_initialized(v) for v in var_list]
+        # TF reports from the CPU of the current device scope.
+        with graph.device("/cpu:0"):
+            if not var_list:
+                report = convert_to_tensor(np.zeros([0], np.int64))
+            else:
+                positions = convert_to_tensor(np.arange(len(var_list), dtype=np.int64))
+                report = boolean_mask(positions, logical_not(stack(initialized)))
+    _REPORTED_NAMES[report] = [v.op.name for v in var_list]
+    return report
+
+
+def uninitialized_variable_names(report: Tensor, value: Any) -> list[str]:
+    """The names of the variables a fetched `report_uninitialized_variables` value lists."""
+    names = _REPORTED_NAMES.get(report)
+    if names is None:
+        return [str(item) for item in np.asarray(value).ravel()]
+    return [names[int(i)] for i in np.asarray(value).ravel()]

@@ -1,0 +1,1 @@
+"""The client: `Session`, its configuration protos and fetch mapping."""

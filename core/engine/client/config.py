@@ -1,0 +1,112 @@
+"""Session configuration and per-run options and metadata, with TF's field names.
+
+Contract: `ConfigProto` carries what a session or server is configured with; `RunOptions` and
+`RunMetadata` what one ``Session.run`` asks for and gives back. `RunMetadata.partition_graphs`
+holds `GraphDef`s whose nodes have ``.name``, ``.op``, ``.input`` and ``.device``;
+``step_stats.dev_stats`` holds one `DeviceStepStats` per device with per-node timings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.graph.graph_def_proto import as_proto_graph_def
+from tensorweave.engine.proto.wire import bytes_field, int64_field
+from tensorweave.engine.runtime.executor import NodeStats
+
+DEFAULT_OPERATION_TIMEOUT_MS = 60_000
+
+
+@attrs.define
+class GPUOptions:
+    allow_growth: bool = False
+    per_process_gpu_memory_fraction: float = 0.0
+    visible_device_list: str = ""
+    # Accepted as TF's ("BFC", ""); device memory is the array module's pool either way.
+    allocator_type: str = ""
+
+
+@attrs.define
+class ConfigProto:
+    """Session/server configuration (the subset of TF's ConfigProto tensorweave honours)."""
+
+    device_count: dict[str, int] = attrs.field(factory=dict)
+    allow_soft_placement: bool = False
+    log_device_placement: bool = False
+    inter_op_parallelism_threads: int = 0
+    intra_op_parallelism_threads: int = 0
+    operation_timeout_in_ms: int = 0
+    gpu_options: GPUOptions = attrs.field(factory=GPUOptions)
+    graph_options: Any = None
+
+    @property
+    def timeout_seconds(self) -> float:
+        """The step deadline: `operation_timeout_in_ms`, or a finite default when unset."""
+        ms = self.operation_timeout_in_ms if self.operation_timeout_in_ms > 0 \
+            else DEFAULT_OPERATION_TIMEOUT_MS
+        return ms / 1000.0
+
+
+@attrs.define
+class RunOptions:
+    """Options of one ``Session.run``."""
+
+    NO_TRACE = 0
+    SOFTWARE_TRACE = 1
+    HARDWARE_TRACE = 2
+    FULL_TRACE = 3
+
+    trace_level: int = 0
+    timeout_in_ms: int = 0
+    output_partition_graphs: bool = False
+
+
+@attrs.define
+class DeviceStepStats:
+    device: str
+    node_stats: list[NodeStats] = attrs.field(factory=list)
+
+
+@attrs.define
+class StepStats:
+    dev_stats: list[DeviceStepStats] = attrs.field(factory=list)
+
+
+@attrs.define
+class RunMetadata:
+    """What one traced ``Session.run`` reports."""
+
+    step_stats: StepStats = attrs.field(factory=StepStats)
+    partition_graphs: list[GraphDef] = attrs.field(factory=list)
+    pass_records: list[Any] = attrs.field(factory=list)
+
+    def Clear(self) -> None:  # noqa: N802 - protobuf's name
+        self.step_stats = StepStats()
+        self.partition_graphs = []
+        self.pass_records = []
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+        """TF's ``RunMetadata`` bytes: ``step_stats`` (1) and ``partition_graphs`` (3), which
+        TensorBoard reads from a ``FileWriter.add_run_metadata`` event. `pass_records` are
+        tensorweave's own and are not written."""
+        devices = b"".join(
+            bytes_field(1, bytes_field(1, dev.device.encode())
+                        + b"".join(bytes_field(2, _node_exec_stats(n), always=True)
+                                   for n in dev.node_stats), always=True)
+            for dev in self.step_stats.dev_stats)
+        graphs = b"".join(bytes_field(3, as_proto_graph_def(g).SerializeToString(), always=True)
+                          for g in self.partition_graphs)
+        return bytes_field(1, devices) + graphs
+
+
+def _node_exec_stats(stats: NodeStats) -> bytes:
+    """TF's ``NodeExecStats`` of one node's record (thread ids are ``uint32`` there)."""
+    return b"".join((
+        bytes_field(1, stats.node_name.encode()), int64_field(2, stats.all_start_micros),
+        int64_field(4, stats.all_end_rel_micros), int64_field(5, stats.all_end_rel_micros),
+        bytes_field(8, stats.timeline_label.encode()),
+        int64_field(10, stats.thread_id & 0xFFFFFFFF),
+    ))

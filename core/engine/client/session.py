@@ -1,0 +1,414 @@
+"""`Session`: the client's handle on a master, as in ``tf.compat.v1.Session``.
+
+Contract: ``Session(target="")`` runs a master and one local worker in this process, called
+directly with no serialization; ``Session("grpc://host:port")`` reaches a remote master through
+the transport registered for the scheme. `run` accepts any fetch structure (see `FetchMapper`),
+feeds for any feedable tensor (values converted to the tensor's dtype, shapes checked against its
+static shape, `ValueError` otherwise; a `SparseTensor` key takes a `SparseTensorValue` or an
+``(indices, values, dense_shape)`` triple, fed as its three component tensors; a
+`RaggedTensor` key a `RaggedTensorValue`, fed as its flat values and row splits), and fills
+`RunMetadata` when asked. New graph ops are sent to the master before each run (TF's
+ExtendSession). Errors are the typed `OpError`s; the session stays usable after one.
+
+Per step, the Python around the master is kept small: the `FetchMapper` of a fetch structure
+made of tensors, operations, names and variables (in lists, tuples and dicts) is built once and
+reused while the structure is the same, and each feed key is resolved to its tensor, dtype and
+shape check once (`CACHE_ENTRIES`, 0 turns both caches off). A run that compiles (new ops, or a
+new step signature) pauses Python's cyclic garbage collector (`PAUSE_GC_TO_COMPILE`): its full
+collections walk every object of a large graph again and again while the pipeline allocates.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from tensorweave.api.ragged_tensor import RaggedTensor, ragged_feed_items
+from tensorweave.api.sparse_tensor import SparseTensor, sparse_feed_items
+from tensorweave.engine.client.config import (
+    ConfigProto,
+    DeviceStepStats,
+    RunMetadata,
+    RunOptions,
+    StepStats,
+)
+from tensorweave.engine.client.fetches import FetchMapper
+from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.string_array import to_string_array
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.master import MasterSession
+from tensorweave.engine.runtime.worker import Worker
+
+_default = threading.local()
+CACHE_ENTRIES = 256  # fetch structures and feed keys remembered per session (0: none)
+PAUSE_GC_TO_COMPILE = True
+
+
+class _GcPause:
+    """Pauses the cyclic garbage collector (process-wide) while any holder is inside; it is
+    turned back on by the last one out, and only if it was on when the first came in."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._resume = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._holders == 0:
+                self._resume = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0 and self._resume:
+                gc.enable()
+
+
+_gc_pause = _GcPause()
+
+
+def _session_stack() -> list[Session]:
+    if not hasattr(_default, "stack"):
+        _default.stack = []
+    return _default.stack
+
+
+def get_default_session() -> Session | None:
+    stack = _session_stack()
+    return stack[-1] if stack else None
+
+
+def get_default_session_or_raise() -> Session:
+    session = get_default_session()
+    if session is None:
+        raise ValueError("Cannot evaluate tensor using `eval()`: No default session is "
+                         "registered. Use `with sess.as_default()` or pass an explicit session "
+                         "to `eval(session=sess)`")
+    return session
+
+
+def local_master(config: ConfigProto) -> tuple[MasterSession, list[Worker]]:
+    registries = get_registries()
+    task = TaskSpec("localhost", 0, 0)
+    # only this process's master calls the worker: no call can come for a step after its cleanup
+    worker = Worker(task, config, registries, remembered_steps=0)
+    master = MasterSession({task.name: worker}, DeviceSpec(job="localhost", replica=0, task=0),
+                           config, registries)
+    return master, [worker]
+
+
+class Session:
+    """A connection to a master, running steps of one graph."""
+
+    def __init__(self, target: str = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None) -> None:
+        self._graph = graph if graph is not None else get_default_graph()
+        self._config = config or ConfigProto()
+        self._target = target
+        self._workers: list[Worker] = []
+        if not target:
+            self._master, self._workers = local_master(self._config)
+        else:
+            scheme = target.split("://", 1)[0] if "://" in target else "grpc"
+            transport = get_registries().transports.get(scheme)
+            if transport is None:
+                raise ValueError(f"No transport registered for target '{target}' "
+                                 f"(scheme '{scheme}'); is the plugin for it installed?")
+            self._master = transport.connect_master(target, self._config)
+        self._sent_ops = 0
+        self._closed = False
+        self._lock = threading.Lock()
+        self._mappers: dict[Any, FetchMapper] = {}
+        self._feed_targets: dict[Any, _FeedTarget] = {}
+        self._compiled: set[tuple[Any, ...]] = set()  # signatures run since the last extend
+
+    @property
+    def graph(self) -> Graph:
+        return self._graph
+
+    @property
+    def sess_str(self) -> str:
+        return self._target
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _extend(self) -> None:
+        ops = self._graph._ops
+        if self._sent_ops < len(ops):
+            with self._lock:
+                new = ops[self._sent_ops:]
+                self._master.extend([op.node_def for op in new])
+                self._sent_ops += len(new)
+                self._compiled.clear()
+
+    def _feeds(self, feed_dict: dict[Any, Any] | None) -> dict[str, np.ndarray]:
+        feeds: dict[str, np.ndarray] = {}
+        for key, value in (feed_dict or {}).items():
+            if isinstance(key, SparseTensor):
+                feeds.update(self._feeds(dict(sparse_feed_items(key, value))))
+                continue
+            if isinstance(key, RaggedTensor):
+                feeds.update(self._feeds(dict(ragged_feed_items(key, value))))
+                continue
+            if isinstance(key, tuple):  # a nest of tensors (an LSTM state) fed a nest like it
+                got = len(value) if isinstance(value, (tuple, list)) else 1
+                if got != len(key):
+                    raise ValueError(f"Could not flatten dictionary. Key had {len(key)} "
+                                     f"elements, but value had {got} elements.")
+                feeds.update(self._feeds(dict(zip(key, value))))
+                continue
+            target = self._feed_target(key)
+            if target is not None:
+                feeds[target.name] = target.convert(value)
+            else:
+                tensor = self._feed_tensor(key)
+                feeds[tensor.name] = self._converted(tensor, value)
+        return feeds
+
+    def _feed_target(self, key: Any) -> _FeedTarget | None:
+        """The resolved feed of a hashable key (a tensor, a name), cached; None otherwise."""
+        try:
+            target = self._feed_targets.get(key)
+        except TypeError:  # an unhashable key: resolved (and refused) the slow way
+            return None
+        if target is None:
+            if not CACHE_ENTRIES:
+                return None
+            if len(self._feed_targets) >= CACHE_ENTRIES:
+                self._feed_targets.clear()
+            target = self._feed_targets[key] = _FeedTarget(self, self._feed_tensor(key))
+        return target
+
+    def _converted(self, tensor: Tensor, value: Any) -> np.ndarray:
+        """`value` as a feed of `tensor`, or the `TypeError`/`ValueError` TF raises."""
+        if isinstance(value, Tensor):
+            raise TypeError("The value of a feed cannot be a tf.Tensor object. Acceptable "
+                            "feed values include Python scalars, strings, lists, numpy "
+                            "ndarrays, or TensorHandles.")
+        if isinstance(value, int) and not isinstance(value, bool) \
+                and tensor.dtype.is_integer \
+                and not tensor.dtype.min <= value <= tensor.dtype.max:
+            raise TypeError(
+                f"Type of feed value {value} with type {type(value)} is not compatible with "
+                f"Tensor type {tensor.dtype.name}. Try explicitly setting the type of the "
+                "feed tensor to a larger type (e.g. int64).")
+        try:
+            array = to_string_array(value) if tensor.dtype.is_string \
+                else np.asarray(value, dtype=tensor.dtype.np_type)
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise ValueError(f"Cannot feed value {value!r} to Tensor '{tensor.name}' of "
+                             f"dtype {tensor.dtype.name}: {exc}") from None
+        if not tensor.shape.is_compatible_with(array.shape):
+            raise ValueError(
+                f"Cannot feed value of shape {array.shape} for Tensor '{tensor.name}', "
+                f"which has shape '{tensor.shape}'")
+        return array
+
+    def _feed_tensor(self, key: Any) -> Tensor:
+        if hasattr(key, "_as_graph_element") and not isinstance(key, Tensor):
+            key = key._as_graph_element()
+        try:
+            element = self._graph.as_graph_element(key, allow_operation=False)
+        except (KeyError, ValueError, TypeError) as exc:  # TF reports all of them as TypeError
+            raise TypeError(f"Cannot interpret feed_dict key as Tensor: {exc}") from None
+        return element
+
+    def run(self, fetches: Any, feed_dict: dict[Any, Any] | None = None,
+            options: RunOptions | None = None, run_metadata: RunMetadata | None = None) -> Any:
+        """Run the graph for `fetches`; see the module docstring."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        return self._run(self._mapper(fetches), self._feeds(feed_dict), options, run_metadata)
+
+    def _mapper(self, fetches: Any) -> FetchMapper:
+        key = structure_key(fetches) if CACHE_ENTRIES else None
+        if key is None:
+            return FetchMapper(self._graph, fetches)
+        mapper = self._mappers.get(key)
+        if mapper is None:
+            if len(self._mappers) >= CACHE_ENTRIES:
+                self._mappers.clear()
+            mapper = self._mappers[key] = FetchMapper(self._graph, fetches)
+        return mapper
+
+    def _run(self, mapper: FetchMapper, feeds: dict[str, np.ndarray],
+             options: RunOptions | None, run_metadata: RunMetadata | None) -> Any:
+        signature = (tuple(feeds), tuple(mapper.tensor_names), tuple(mapper.target_names))
+        if not PAUSE_GC_TO_COMPILE or (self._sent_ops == len(self._graph._ops)
+                                       and signature in self._compiled):
+            return self._step(mapper, feeds, options, run_metadata)
+        with _gc_pause:
+            result = self._step(mapper, feeds, options, run_metadata)
+        if len(self._compiled) >= CACHE_ENTRIES:
+            self._compiled.clear()
+        self._compiled.add(signature)
+        return result
+
+    def _step(self, mapper: FetchMapper, feeds: dict[str, np.ndarray],
+              options: RunOptions | None, run_metadata: RunMetadata | None) -> Any:
+        self._extend()
+        trace = options is not None and options.trace_level > RunOptions.NO_TRACE
+        timeout = options.timeout_in_ms / 1000.0 if options and options.timeout_in_ms > 0 \
+            else None
+        values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
+                                                   mapper.target_names, trace, timeout)
+        if run_metadata is not None:
+            if trace:
+                run_metadata.step_stats = StepStats(
+                    [DeviceStepStats(device, list(nodes)) for device, nodes in stats.items()])
+            if options is not None and options.output_partition_graphs:
+                run_metadata.partition_graphs = list(compiled.partitions)
+            run_metadata.pass_records = list(compiled.records)
+        return mapper.build([_as_fetched(v) for v in values])
+
+    def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None,
+                      accept_options: bool = False) -> Callable[..., Any]:
+        """A callable that runs `fetches`, taking the values of `feed_list` positionally."""
+        mapper = FetchMapper(self._graph, fetches)
+        feeders = [self._feeder(k) for k in feed_list or ()]
+
+        def call(*args: Any, options: RunOptions | None = None,
+                 run_metadata: RunMetadata | None = None) -> Any:
+            if len(args) != len(feeders):
+                raise ValueError(f"Expected {len(feeders)} feed values, got {len(args)}")
+            if self._closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            feeds: dict[str, np.ndarray] = {}
+            for feeder, value in zip(feeders, args):
+                feeds.update(feeder(value))
+            return self._run(mapper, feeds, options, run_metadata)
+
+        return call
+
+    def _feeder(self, key: Any) -> Callable[[Any], dict[str, np.ndarray]]:
+        """The feeds of one value for `key`, checked as `run` checks them."""
+        if isinstance(key, SparseTensor):
+            return lambda value: self._feeds(dict(sparse_feed_items(key, value)))
+        if isinstance(key, RaggedTensor):
+            return lambda value: self._feeds(dict(ragged_feed_items(key, value)))
+        target = _FeedTarget(self, self._feed_tensor(key))
+        return lambda value: {target.name: target.convert(value)}
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def list_devices(self) -> list[Any]:
+        return self._master.devices
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._master.close()
+        for worker in self._workers:
+            worker.close()
+
+    @contextlib.contextmanager
+    def as_default(self) -> Iterator[Session]:
+        stack = _session_stack()
+        stack.append(self)
+        try:
+            with self._graph.as_default():
+                yield self
+        finally:
+            stack.remove(self)
+
+    def __enter__(self) -> Session:
+        self._context = self.as_default()
+        self._context.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._context.__exit__(*exc)
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+
+class InteractiveSession(Session):
+    """A `Session` that installs itself as the default session on creation."""
+
+    def __init__(self, target: str = "", graph: Graph | None = None,
+                 config: ConfigProto | None = None) -> None:
+        super().__init__(target, graph, config)
+        self._context = self.as_default()
+        self._context.__enter__()
+
+    def close(self) -> None:
+        if not self._closed and hasattr(self, "_context"):
+            try:
+                self._context.__exit__(None, None, None)
+            except ValueError:
+                pass
+        super().close()
+
+
+class _FeedTarget:
+    """A feedable tensor, resolved once: converts a value with `Session._converted`'s rules,
+    checking a fast path first (an array already of the dtype and a compatible shape)."""
+
+    __slots__ = ("dims", "name", "np_type", "session", "tensor")
+
+    def __init__(self, session: Session, tensor: Tensor) -> None:
+        self.session = session
+        self.tensor = tensor
+        self.name = tensor.name
+        self.np_type = np.dtype(tensor.dtype.np_type)
+        dims = tensor.shape.dims
+        self.dims = None if dims is None else tuple(dims)
+
+    def convert(self, value: Any) -> np.ndarray:
+        # (object arrays always take the slow path: their elements must be checked)
+        if type(value) is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
+            dims, shape = self.dims, value.shape
+            if dims is None or shape == dims or (len(shape) == len(dims) and all(
+                    d is None or d == n for d, n in zip(dims, shape))):
+                return value
+        return self.session._converted(self.tensor, value)
+
+
+def structure_key(fetches: Any) -> Any:
+    """A hashable key equal for equal fetch structures of graph elements (lists, tuples,
+    namedtuples, dicts; tensors, operations, names, variables), or None for anything else."""
+    kind = type(fetches)
+    if kind is list or kind is tuple or isinstance(fetches, tuple):
+        keys = tuple(structure_key(f) for f in fetches)
+        return None if None in keys else (kind, keys)
+    if kind is dict:
+        try:
+            keys = tuple((k, structure_key(v)) for k, v in fetches.items())
+            hash(keys)
+        except TypeError:
+            return None
+        return None if any(k is None for _, k in keys) else (kind, keys)
+    if kind is str or isinstance(fetches, (Tensor, Operation, SparseTensor)) \
+            or hasattr(fetches, "_as_graph_element"):
+        try:
+            hash(fetches)
+        except TypeError:
+            return None
+        return fetches
+    return None
+
+
+def _as_fetched(value: Any) -> Any:
+    """Fetched values as TF returns them: numpy scalars for 0-d, writable arrays."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value[()]
+        if not value.flags.writeable:
+            return value.copy()
+    return value

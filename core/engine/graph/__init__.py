@@ -1,0 +1,1 @@
+"""Graphs: `Graph`/`Operation`/`Tensor`, GraphDefs, function graphs, import and op building."""

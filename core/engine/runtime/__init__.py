@@ -1,0 +1,1 @@
+"""The runtime: master, worker, executor, placement, pruning, passes, rendezvous and devices."""

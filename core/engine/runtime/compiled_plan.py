@@ -1,0 +1,65 @@
+"""Straight-line Python for a partition: the fast path of the executor.
+
+Contract: `compile_plan(plan)` turns a plan that runs in one topological order (no async kernel,
+nothing to overlap) into one generated Python function ``run(step)`` that calls each node's
+kernel in order, keeps tensors in local variables and deletes each one after its last use. The
+results are exactly those of the interpreted loop; only the bookkeeping between kernels goes
+away. When a kernel raises, `failed_node` maps the traceback back to the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from tensorweave.engine.runtime.executor import ExecutorPlan
+
+MAX_NODES = 20_000  # larger partitions stay interpreted: compiling would cost more than it saves
+
+
+@attrs.frozen
+class CompiledPlan:
+    """A generated ``run(step)`` and the map from its source lines to plan nodes."""
+
+    run: Callable[[Any], None]
+    line_to_node: dict[int, int]
+
+    def failed_node(self, tb: TracebackType | None) -> int | None:
+        """The index of the node whose kernel raised, from the exception's traceback."""
+        code = self.run.__code__
+        node = None
+        while tb is not None:
+            if tb.tb_frame.f_code is code:
+                node = self.line_to_node.get(tb.tb_lineno)
+            tb = tb.tb_next
+        return node
+
+
+def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
+    from tensorweave.engine.runtime.executor import STEP, SYNC
+
+    namespace: dict[str, Any] = {}
+    lines = ["def run(step):"]
+    line_to_node: dict[int, int] = {}
+    for i in plan.order:
+        item = plan.nodes[i]
+        if item.mode not in (SYNC, STEP):
+            raise ValueError(f"node {item.name} is asynchronous; it cannot run straight-line")
+        namespace[f"f{i}"] = item.fn
+        namespace[f"c{i}"] = item.ctx
+        args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
+        args += [f"v{s}" for s in item.inputs]
+        outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
+        target = f"{', '.join(outputs)} = " if outputs else ""
+        lines.append(f"    {target}f{i}({', '.join(args)})")
+        line_to_node[len(lines)] = i
+        if item.frees:
+            lines.append(f"    del {', '.join(f'v{s}' for s in item.frees)}")
+    if len(lines) == 1:
+        lines.append("    pass")
+    exec(compile("\n".join(lines), f"<tensorweave plan {plan.device.name}>", "exec"), namespace)
+    return CompiledPlan(namespace["run"], line_to_node)

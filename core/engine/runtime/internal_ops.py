@@ -1,0 +1,92 @@
+"""The runtime's own ops: ``_Arg``/``_Retval`` (feeds and fetches of a step) and
+``_Send``/``_Recv`` (crossing edges). Registered by the core itself, so they cannot be disabled;
+their kernels are device-agnostic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensorweave.engine import errors
+from tensorweave.engine.kernel import ANY_DEVICE, KernelContext
+from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
+from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.runtime.rendezvous import create_key, parse_key
+from tensorweave.engine.runtime.variables_store import FetchedRef, VariableRef
+
+_TRANSFER_ATTRS = {
+    "tensor_name": REQUIRED, "send_device": REQUIRED, "send_device_incarnation": 0,
+    "recv_device": REQUIRED, "client_terminated": False,
+}
+
+
+def _arg_spec(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("T"), ctx.attrs.get("_shape"))]
+
+
+def _recv_spec(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("tensor_type"), ctx.attrs.get("_shape"))]
+
+
+@hookimpl
+def tensorweave_register_ops(registry: Any) -> None:
+    registry.op("_Arg", [], _arg_spec, attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True)
+    registry.op("_Retval", ["input:T"], lambda ctx: [],
+                attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True, ref_inputs=(0,))
+    registry.op("_Send", ["tensor:T"], lambda ctx: [], attrs={"T": REQUIRED, **_TRANSFER_ATTRS},
+                stateful=True)
+    registry.op("_Recv", [], _recv_spec, attrs={"tensor_type": REQUIRED, **_TRANSFER_ATTRS},
+                stateful=True)
+
+
+def transfer_key(ctx: KernelContext) -> str:
+    key = ctx.state.get("key")
+    if key is None:
+        a = ctx.attrs
+        key = ctx.state["key"] = create_key(
+            a["send_device"], a["send_device_incarnation"], a["recv_device"], a["tensor_name"])
+    return key
+
+
+def _arg(ctx: KernelContext, step: Any) -> Any:
+    return step.args[ctx.attrs["index"]]
+
+
+def _retval(ctx: KernelContext, step: Any, value: Any) -> None:
+    if type(value) is VariableRef:  # a fetched variable: read once the step has finished
+        value = FetchedRef(value, ctx.node_name, ctx.device)
+    else:
+        value = ctx.device.to_host(value)
+    step.retvals[ctx.attrs["index"]] = value
+
+
+def _send(ctx: KernelContext, step: Any, value: Any) -> None:
+    step.rendezvous.send(transfer_key(ctx), value)
+
+
+def _recv(ctx: KernelContext, step: Any, done: Any) -> None:
+    key = transfer_key(ctx)
+
+    def on_value(error: BaseException | None, value: Any) -> None:
+        if error is not None:
+            done(error)
+            return
+        src_type = ctx.attrs["send_device"].rsplit(":", 2)[-2]
+        # Only CPU devices share memory: any other pair (GPU:0 -> GPU:1 too) needs a copy.
+        if src_type != ctx.device.device_type or src_type != "CPU":
+            try:
+                value = step.copy_tensor(parse_key(key).src_device, ctx.device, value)
+            except Exception as exc:  # reported as the Recv node's error
+                done(errors.InternalError(None, None, f"copy for {key} failed: {exc!r}"))
+                return
+        done(value)
+
+    step.rendezvous.recv_async(key, on_value)
+
+
+@hookimpl
+def tensorweave_register_kernels(registry: Any) -> None:
+    registry.add("_Arg", ANY_DEVICE, _arg, needs_step=True)
+    registry.add("_Retval", ANY_DEVICE, _retval, needs_step=True)
+    registry.add("_Send", ANY_DEVICE, _send, needs_step=True)
+    registry.add("_Recv", ANY_DEVICE, _recv, needs_step=True, is_async=True)

@@ -1,0 +1,401 @@
+"""The worker service of one task: its devices, registered graphs and step rendezvous.
+
+Contract: `register_graph` takes this task's piece of a step's graph, splits it per device with
+the partitioner, runs the post-partition passes, compiles each partition into an executor and
+returns a `Registration` (handle, partitions, pass records). `run_graph` runs all partitions of a
+handle for one step at once: host feeds (``_Arg`` index -> array) in, host fetches (``_Retval``
+index -> array) out. It returns once every partition is done; the first error aborts the step's
+rendezvous and is raised as the `OpError` it was. A step that outlives `timeout` seconds is
+aborted with `DeadlineExceededError`. `run_graph_async` and `recv_tensor_async` do the same
+without blocking a thread: they call back once (a transport answers from the callback), and a
+watchdog thread enforces their deadlines. Step state stays until `cleanup_step`, so peers can still
+fetch sent tensors with `recv_tensor`; a step that was cleaned up cannot run or be received
+from again (the last `remembered_steps` cleaned ids are kept to refuse late calls; a worker that
+only its own process's master calls keeps none, as nothing can come late). `reap_stale_steps`
+cleans steps whose master never did (a vanished client).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Collection
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import attrs
+
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.runtime.device import Device, DeviceAttributes, TaskSpec
+from tensorweave.engine.runtime.executor import (
+    Executor,
+    ExecutorPlan,
+    NodeStats,
+    StepContext,
+    node_error,
+)
+from tensorweave.engine.runtime.passes import PassContext, PassRecord, run_phase
+from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
+from tensorweave.engine.runtime.variables_store import FetchedRef
+
+_RUNTIME_OPS = frozenset({"_Arg", "_Retval", "_Send", "_Recv"})
+REMEMBERED_STEPS = 1 << 14  # late calls for a cleaned step come within seconds
+
+
+def create_devices(task: TaskSpec, config: Any, registries: Any) -> list[Device]:
+    """The devices every plugin offers to `task`."""
+    found = registries.manager.hook.tensorweave_devices(task=task, config=config)
+    return [d for devices in found for d in devices]
+
+
+@attrs.frozen
+class Registration:
+    """What `register_graph` returns: the handle to run, and what the worker made of the graph."""
+
+    handle: str
+    partitions: dict[str, GraphDef]  # device name -> partition
+    records: list[PassRecord]
+
+
+@attrs.define
+class _Registered:
+    executors: dict[str, Executor]
+    args: dict[int, str]  # _Arg index -> device name
+    straight_line: bool  # every partition runs to its end on the calling thread
+
+
+RunResult = tuple[dict[int, Any], dict[str, list[NodeStats]]]
+
+
+class Watchdog:
+    """Calls a function once its deadline has passed, unless it was cancelled first. One daemon
+    thread, started on first use, sleeps until the earliest pending deadline."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._cond = threading.Condition()
+        self._pending: dict[int, tuple[float, Callable[[], None]]] = {}
+        self._ids = itertools.count()
+        self._wake_at = float("inf")
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def add(self, seconds: float, fn: Callable[[], None]) -> int:
+        deadline = time.monotonic() + seconds
+        with self._cond:
+            token = next(self._ids)
+            self._pending[token] = (deadline, fn)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            if deadline < self._wake_at:
+                self._cond.notify()
+        return token
+
+    def cancel(self, token: int) -> None:
+        with self._cond:
+            self._pending.pop(token, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        return
+                    now = time.monotonic()
+                    due = [t for t, (deadline, _) in self._pending.items() if deadline <= now]
+                    if due:
+                        fns = [self._pending.pop(t)[1] for t in due]
+                        break
+                    self._wake_at = min((d for d, _ in self._pending.values()),
+                                        default=float("inf"))
+                    self._cond.wait(None if not self._pending else self._wake_at - now)
+            for fn in fns:
+                fn()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+
+
+class Worker:
+    """One task's worker service, called directly in-process or behind a transport."""
+
+    def __init__(self, task: TaskSpec, config: Any, registries: Any,
+                 devices: list[Device] | None = None,
+                 rendezvous_mgr: RendezvousManager | None = None,
+                 remembered_steps: int = REMEMBERED_STEPS) -> None:
+        self.task = task
+        self.config = config
+        self.registries = registries
+        self.devices = devices if devices is not None else create_devices(task, config,
+                                                                          registries)
+        self.device_by_name = {d.name: d for d in self.devices}
+        # (not `or`: an empty manager is falsy)
+        self.rendezvous_mgr = RendezvousManager(Rendezvous) if rendezvous_mgr is None \
+            else rendezvous_mgr
+        threads = config.inter_op_parallelism_threads or min(8, (os.cpu_count() or 2) + 2)
+        self.pool = ThreadPoolExecutor(threads, thread_name_prefix=f"tw-{task.job}{task.task}")
+        self.parallel = threads > 1
+        self._graphs: dict[str, _Registered] = {}
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._deadlines: dict[int, float] = {}  # live step -> when it may be reaped
+        self._remembered_steps = remembered_steps
+        self._cleaned: set[int] = set()
+        self._cleaned_order: deque[int] = deque()
+        self._watchdog = Watchdog(f"tw-deadlines-{task.job}{task.task}")
+
+    def list_devices(self) -> list[DeviceAttributes]:
+        return [DeviceAttributes.of(d) for d in self.devices]
+
+    # -- graphs -------------------------------------------------------------------------------
+
+    def register_graph(self, graph_def: GraphDef, protected: Collection[str] = ()) -> Registration:
+        """Split this task's piece per device, optimize and compile it; see the module doc."""
+        for node in graph_def.node:
+            if node.device not in self.device_by_name:
+                raise errors.InvalidArgumentError(
+                    node.name, node.op, f"Node '{node.name}' is placed on {node.device or '(none)'}"
+                    f", which is not a device of task {self.task.name}")
+        incarnations = {d.name: d.incarnation for d in self.devices}
+        split = self.registries.partitioner(graph_def, incarnations)
+        keep = frozenset(protected) | {n.name for n in graph_def.node if n.op in _RUNTIME_OPS}
+        ctx = PassContext(self.registries, keep, self.config)
+        partitions: dict[str, GraphDef] = {}
+        records: list[PassRecord] = []
+        executors, args = {}, {}
+        for device_name, part in split.items():
+            part, more = run_phase(part, self.registries.passes, "post_partition", ctx)
+            records += more
+            partitions[device_name] = part
+            plan = ExecutorPlan.build(part, self.device_by_name[device_name], self.registries,
+                                      self.parallel)
+            executors[device_name] = Executor(plan, self.pool)
+            for node in part.node:
+                if node.op == "_Arg":
+                    args[node.attr["index"]] = device_name
+        handle = f"{self.task.job}:{self.task.task}:g{next(self._ids)}"
+        straight = all(e.plan.straight_line for e in executors.values())
+        with self._lock:
+            self._graphs[handle] = _Registered(executors, args, straight)
+        return Registration(handle, partitions, records)
+
+    def deregister_graph(self, handle: str) -> None:
+        with self._lock:
+            self._graphs.pop(handle, None)
+
+    def copy_tensor(self, src_name: str, dst: Device, value: Any) -> Any:
+        src = self.device_by_name.get(src_name)
+        if src is None:  # another task's device: the value came over the wire, in host memory
+            return dst.from_host(value)
+        copied = self.registries.manager.hook.tensorweave_copy_tensor(src=src, dst=dst,
+                                                                      value=value)
+        return copied if copied is not None else dst.from_host(src.to_host(value))
+
+    # -- steps --------------------------------------------------------------------------------
+
+    def _begin(self, step_id: int, timeout: float) -> Rendezvous:
+        """The step's rendezvous, after checking the step was not cleaned up already."""
+        with self._lock:
+            if step_id in self._cleaned:
+                raise errors.AbortedError(
+                    None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
+            until = time.monotonic() + timeout
+            if self._deadlines.get(step_id, 0.0) < until:
+                self._deadlines[step_id] = until
+        return self.rendezvous_mgr.find_or_create(step_id)
+
+    def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
+                  collect_stats: bool = False, timeout: float | None = None) -> RunResult:
+        registered = self._registered(handle)
+        finished = None if registered.straight_line else threading.Event()
+        outcome: list[tuple[BaseException | None, RunResult | None]] = []
+
+        def done(error: BaseException | None, result: RunResult | None) -> None:
+            outcome.append((error, result))
+            if finished is not None:
+                finished.set()
+
+        self._start(registered, step_id, args, collect_stats, timeout, done)
+        if finished is not None:  # (straight-line partitions are done when `_start` returns)
+            finished.wait()
+        error, result = outcome[0]
+        if error is not None:
+            raise error
+        return result
+
+    def run_graph_async(self, handle: str, step_id: int, args: dict[int, Any],
+                        collect_stats: bool, timeout: float | None,
+                        done: Callable[[BaseException | None, RunResult | None], None]) -> None:
+        """`run_graph` without blocking: ``done(error, (retvals, stats))`` runs exactly once,
+        perhaps before this returns, perhaps on another thread. A step that cannot start
+        (unknown handle, cleaned-up step) raises here instead."""
+        self._start(self._registered(handle), step_id, args, collect_stats, timeout, done)
+
+    def _registered(self, handle: str) -> _Registered:
+        with self._lock:
+            registered = self._graphs.get(handle)
+        if registered is None:
+            # TF's type and words: the usual cause is a restarted task, and a client that
+            # recreates its session (MonitoredSession) recovers from AbortedError.
+            raise errors.AbortedError(None, None, f"Graph handle is not found: {handle} on task "
+                                      f"{self.task.name}. Possibly, this worker just restarted.")
+        return registered
+
+    def _start(self, registered: _Registered, step_id: int, args: dict[int, Any],
+               collect_stats: bool, timeout: float | None,
+               done: Callable[[BaseException | None, RunResult | None], None]) -> None:
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        rendezvous = self._begin(step_id, timeout)
+        retvals: dict[int, Any] = {}
+        stats: dict[str, list[NodeStats]] = {}
+        remaining = [len(registered.executors)]
+        first_error: list[BaseException] = []
+        lock = threading.Lock()
+        watch: list[int] = []
+
+        def partition_done(error: BaseException | None) -> None:
+            with lock:
+                if error is not None and not first_error:
+                    first_error.append(error)
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if error is not None:
+                rendezvous.start_abort(error)
+            if last:
+                if watch:
+                    self._watchdog.cancel(watch[0])
+                if not first_error:
+                    try:
+                        _read_fetched(retvals)
+                    except errors.OpError as exc:
+                        first_error.append(exc)
+                if first_error:
+                    done(first_error[0], None)
+                else:
+                    done(None, (retvals, stats))
+
+        steps = []
+        for device_name, executor in registered.executors.items():
+            device = executor.plan.device
+            device_args = {i: device.from_host(v) for i, v in args.items()
+                           if registered.args.get(i) == device_name}
+            step = StepContext(step_id, rendezvous, device_args, retvals,
+                               [] if collect_stats else None, self.copy_tensor)
+            stats[device_name] = step.stats if step.stats is not None else []
+            steps.append((executor, step))
+        if not steps:
+            done(None, (retvals, stats))
+            return
+        if not registered.straight_line:  # a straight-line step cannot wait on anything
+
+            def expire() -> None:
+                rendezvous.start_abort(errors.DeadlineExceededError(
+                    None, None, f"Step {step_id} on task {self.task.name} exceeded its deadline "
+                    f"of {timeout:.3f}s"))
+
+            watch.append(self._watchdog.add(timeout, expire))
+        for executor, step in steps:
+            executor.run_async(step, partition_done)
+
+    def _source_device(self, key: str) -> Device:
+        parsed = parse_key(key)
+        device = self.device_by_name.get(parsed.src_device)
+        if device is None:
+            raise errors.InvalidArgumentError(
+                None, None, f"Rendezvous key {key} names source device {parsed.src_device}, "
+                f"which is not a device of task {self.task.name}")
+        return device
+
+    def recv_tensor(self, step_id: int, key: str, timeout: float | None = None) -> Any:
+        """The host value a partition of this task sent under `key` in step `step_id` (the
+        worker service's RecvTensor): waits for it up to `timeout` seconds."""
+        device = self._source_device(key)
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        rendezvous = self._begin(step_id, timeout)
+        return device.to_host(rendezvous.recv(key, timeout))
+
+    def recv_tensor_async(self, step_id: int, key: str, timeout: float | None,
+                          done: Callable[[BaseException | None, Any], None]) -> None:
+        """`recv_tensor` without blocking: ``done(error, host value)`` runs exactly once (on
+        the producer's thread when the value comes later). A bad key or a cleaned-up step
+        raises here instead."""
+        device = self._source_device(key)
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        rendezvous = self._begin(step_id, timeout)
+        watch: list[int] = []
+        state = {"delivered": False}
+
+        def on_value(error: BaseException | None, value: Any) -> None:
+            state["delivered"] = True
+            if watch:
+                self._watchdog.cancel(watch[0])
+            if error is None:
+                try:
+                    value = device.to_host(value)
+                except Exception as exc:  # noqa: BLE001 - reported to the receiver
+                    error, value = errors.InternalError(
+                        None, None, f"copy of {key} to the host failed: {exc!r}"), None
+            done(error, value)
+
+        def expire() -> None:
+            if rendezvous.cancel_recv(key, on_value):
+                done(errors.DeadlineExceededError(
+                    None, None, f"Timed out after {timeout}s waiting for rendezvous key {key}"),
+                    None)
+
+        rendezvous.recv_async(key, on_value)
+        if not state["delivered"]:
+            watch.append(self._watchdog.add(timeout, expire))
+
+    def abort_step(self, step_id: int, error: BaseException) -> None:
+        with self._lock:
+            if step_id in self._cleaned:
+                return
+        self.rendezvous_mgr.abort(step_id, error)
+
+    def cleanup_step(self, step_id: int) -> None:
+        with self._lock:
+            self._deadlines.pop(step_id, None)
+            if self._remembered_steps and step_id not in self._cleaned:
+                self._cleaned.add(step_id)
+                self._cleaned_order.append(step_id)
+                if len(self._cleaned_order) > self._remembered_steps:
+                    self._cleaned.discard(self._cleaned_order.popleft())
+        self.rendezvous_mgr.cleanup(step_id)
+
+    def abort_all_steps(self, error: BaseException) -> None:
+        """Abort every step in flight (the server is stopping)."""
+        with self._lock:
+            live = list(self._deadlines)
+        for step_id in live:
+            self.rendezvous_mgr.abort(step_id, error)
+
+    def reap_stale_steps(self, grace: float) -> list[int]:
+        """Clean up steps more than `grace` seconds past their deadline; returns their ids."""
+        now = time.monotonic()
+        with self._lock:
+            stale = [s for s, until in self._deadlines.items() if until + grace < now]
+        for step_id in stale:
+            self.cleanup_step(step_id)
+        return stale
+
+    def close(self) -> None:
+        self._watchdog.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _read_fetched(retvals: dict[int, Any]) -> None:
+    """Replace each `FetchedRef` of `retvals` by its value; an error names the fetching node."""
+    for index, value in retvals.items():
+        if type(value) is FetchedRef:
+            try:
+                retvals[index] = value.read()
+            except errors.OpError as exc:
+                raise node_error(exc, value.node, "_Retval", value.device.name) from None

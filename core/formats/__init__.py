@@ -1,0 +1,1 @@
+"""TF's file formats and codecs; they use engine types only."""

@@ -1,0 +1,1 @@
+"""The ``tf.*`` namespace modules (``tf.nn``, ``tf.math``, ...), over `tensorweave.api`."""
