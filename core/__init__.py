@@ -156,7 +156,7 @@ def __getattr__(name: str) -> object:
     import importlib
 
     if name in _LAZY_MODULES:
-        return importlib.import_module(_PUBLIC_MODULES.get(name, f"tensorweave.{name}"))
+        return importlib.import_module(f"tensorweave.{name}")
     if name in _LAZY_ATTRS:
         value = getattr(importlib.import_module(_LAZY_ATTRS[name]), name)
         globals()[name] = value

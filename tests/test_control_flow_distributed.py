@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.distributed import messages
 from tensorweave.engine.graph.func_graph import FunctionDef
-from tensorweave.plugins.grpc import codec, wire
+from tensorweave.plugins.grpc import wire
 from tensorweave.train.local_cluster import LocalCluster
 
 WORKER = "/job:worker/replica:0/task:0/device:CPU:0"
@@ -34,10 +35,10 @@ def test_function_attrs_round_trip_as_nested_node_lists() -> None:
     out = tf.cond(p, lambda: tf.while_loop(lambda i: i < n, lambda i: i + 2, [0]),
                   lambda: tf.constant(-1), name="outer")
     graph_def = tf.get_default_graph().as_graph_def()
-    encoded = codec.graph_to_wire(graph_def.node)
+    encoded = messages.graph_to_wire(graph_def.node)
     node = next(v for v in encoded if v[1] == out.op.type)
     assert isinstance(node[4]["then_branch"], wire.WireFunction)
-    nodes = codec.graph_from_wire(over_the_wire(encoded), "RegisterGraphRequest")
+    nodes = messages.graph_from_wire(over_the_wire(encoded), "RegisterGraphRequest")
     decoded = next(v for v in nodes if v.name == out.op.name)
     then_fn = decoded.attr["then_branch"]
     original = out.op.get_attr("then_branch")
@@ -71,7 +72,7 @@ def _arg(index: object) -> list[object]:
 ])
 def test_malformed_functions_are_refused(attr: dict[str, object], message: str) -> None:
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
-        codec.graph_from_wire(over_the_wire([_wire_node(attr)]), "RegisterGraphRequest")
+        messages.graph_from_wire(over_the_wire([_wire_node(attr)]), "RegisterGraphRequest")
 
 
 def test_a_function_tag_with_a_bad_body_is_malformed() -> None:

@@ -13,7 +13,8 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
-from tensorweave.plugins.grpc import codec, wire
+from tensorweave.engine.distributed import messages
+from tensorweave.plugins.grpc import wire
 from tensorweave.plugins.kernels.dataset import check_description
 
 
@@ -243,8 +244,8 @@ def test_a_sparse_pipeline_description_travels_over_the_wire() -> None:
     init = dataset.make_initializable_iterator().initializer
     node = init.node_def
     known = {t.op.name: t.op.node_def for t in init.inputs}
-    (back,) = codec.graph_from_wire(wire.decode(wire.encode(
-        codec.graph_to_wire([node])).frame()).body, "test", known=known)
+    (back,) = messages.graph_from_wire(wire.decode(wire.encode(
+        messages.graph_to_wire([node])).frame()).body, "test", known=known)
     assert back.attr["dataset"] == node.attr["dataset"]
     assert node.attr["dataset"]["input"]["sparse"] == [0]
     assert node.attr["dataset"]["input"]["input"]["sparse"] == [0]

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.distributed.transport import WORKER
 from tensorweave.plugins.grpc import lane, wire
-from tensorweave.plugins.grpc.rpc import TRANSFER, WORKER, Peer, Security
+from tensorweave.plugins.grpc.rpc import TRANSFER, Peer, Security
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.server_lib import ServerOptions
 from tests.callbacks import Inbox

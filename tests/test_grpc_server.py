@@ -12,9 +12,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.distributed.transport import MASTER, WORKER
 from tensorweave.plugins.grpc import wire
 from tensorweave.plugins.grpc.outbox import Outbox
-from tensorweave.plugins.grpc.rpc import MASTER, WORKER, Peer, Security
+from tensorweave.plugins.grpc.rpc import Peer, Security
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.server_lib import ServerOptions
 

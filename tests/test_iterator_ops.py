@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.plugins.grpc import codec, wire
+from tensorweave.engine.distributed import messages
+from tensorweave.plugins.grpc import wire
 
 
 @pytest.fixture(autouse=True)
@@ -192,8 +193,8 @@ def test_the_pipeline_travels_as_plain_data():
         lambda v: tf.equal(v % 2, 0)).shuffle(4, seed=1).batch(2)
     init = ds.make_initializable_iterator().initializer
     node = init.node_def
-    (back,) = codec.graph_from_wire(wire.decode(wire.encode(
-        codec.graph_to_wire([node])).frame()).body, "test", known=_inputs_of(init))
+    (back,) = messages.graph_from_wire(wire.decode(wire.encode(
+        messages.graph_to_wire([node])).frame()).body, "test", known=_inputs_of(init))
     assert back.attr["dataset"] == node.attr["dataset"]
     assert back.attr["f_0"].name == node.attr["f_0"].name
     assert [n.op for n in back.attr["f_1"].nodes] == [n.op for n in node.attr["f_1"].nodes]

@@ -1,9 +1,9 @@
 """The ``grpc`` plugin: the transport of ``grpc://`` targets and of cluster servers.
 
-It provides the master service (sessions), the worker service (graphs, steps, tensors) and the
-remote rendezvous over gRPC, with the versioned binary wire format of `wire` (SCHEMA.md): no
-protobuf code generation and no pickle. gRPC itself is imported only when a server starts or a
-``grpc://`` session connects.
+It carries the engine's master and worker services (`tensorweave.engine.distributed`) over gRPC:
+channels (`rpc.Peer`), the versioned binary wire format of `wire` (SCHEMA.md; no pickle), the
+call and bulk lanes, and the server that wires the services to a port. gRPC itself is imported
+only when a server starts or a ``grpc://`` session connects.
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ class GrpcTransport:
 
     def connect_master(self, target: str, config: Any) -> Any:
         """A session on the master at `target`; see `master_client.RemoteMaster`."""
-        from tensorweave.plugins.grpc.master_client import RemoteMaster
+        from tensorweave.engine.distributed.master_client import RemoteMaster
+        from tensorweave.plugins.grpc.rpc import Peer, Security, split_address
 
-        return RemoteMaster(target, config)
+        address = target.split("://", 1)[1] if "://" in target else target
+        split_address(address)
+        return RemoteMaster(target, config, Peer(target, address, Security.resolve()))
 
     def create_server(self, cluster: Any, job_name: str, task_index: int, config: Any,
                       options: Any) -> Any:

@@ -34,11 +34,10 @@ import attrs
 import grpc
 
 from tensorweave.engine import errors
+from tensorweave.engine.distributed.transport import AsyncMethod, Method
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 
-MASTER = "tensorweave.Master"
-WORKER = "tensorweave.Worker"
 TRANSFER = "tensorweave.Transfer"
 STREAM_SUFFIX = "Stream"
 AUTH_KEY = "tw-auth-token"
@@ -414,9 +413,6 @@ class Peer:
 # -- server side --------------------------------------------------------------------------------
 
 
-Method = Callable[[Any], Any]
-# ``fn(body, reply)``: starts the work without blocking; ``reply(error, reply body)`` once
-AsyncMethod = Callable[[Any, Callable[[BaseException | None, Any], None]], None]
 
 
 def _as_op_error(exc: BaseException) -> errors.OpError:

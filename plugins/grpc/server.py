@@ -21,26 +21,25 @@ from typing import Any
 import grpc
 
 from tensorweave.engine import errors
+from tensorweave.engine.distributed.master_service import MasterService
+from tensorweave.engine.distributed.remote_rendezvous import RemoteRendezvous
+from tensorweave.engine.distributed.transport import MASTER, WORKER
+from tensorweave.engine.distributed.worker_service import WorkerService, WorkerStub
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager
 from tensorweave.engine.runtime.worker import Worker
 from tensorweave.plugins.grpc import lane
 from tensorweave.plugins.grpc.bulk import BulkServer
-from tensorweave.plugins.grpc.master_service import MasterService
 from tensorweave.plugins.grpc.outbox import Outbox
-from tensorweave.plugins.grpc.remote_rendezvous import RemoteRendezvous
 from tensorweave.plugins.grpc.rpc import (
-    MASTER,
     SERVER_OPTIONS,
-    WORKER,
     Peer,
     Security,
     ServiceHandlers,
     split_address,
     transfer_handler,
 )
-from tensorweave.plugins.grpc.worker_service import WorkerService, WorkerStub
 
 # A step not cleaned up this long after its deadline belongs to a master that is gone.
 STEP_REAP_GRACE_SECONDS = 30.0

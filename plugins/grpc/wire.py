@@ -52,6 +52,7 @@ import attrs
 import numpy as np
 
 from tensorweave.engine import dtypes, errors
+from tensorweave.engine.distributed.messages import WireFunction
 from tensorweave.engine.tensor_shape import TensorShape
 
 VERSION = 1
@@ -87,15 +88,6 @@ _NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYP
 _OBJECT = np.dtype(object)
 _CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in DTYPE_CODES.items()}
 _PAD = bytes(8)
-
-
-@attrs.frozen
-class WireFunction:
-    """A function attr as the wire carries it: a name and its nodes as wire values (the codec
-    turns it into a `FunctionDef` and back, validating the nodes)."""
-
-    name: str
-    nodes: list[Any]
 
 
 def _malformed(what: str) -> errors.InvalidArgumentError:

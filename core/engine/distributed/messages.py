@@ -32,10 +32,19 @@ from tensorweave.engine.runtime.device import DeviceAttributes
 from tensorweave.engine.runtime.executor import NodeStats
 from tensorweave.engine.runtime.passes import PassRecord
 from tensorweave.engine.tensor_shape import TensorShape
-from tensorweave.plugins.grpc.wire import WireFunction
 
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a bool",
                list: "a list", dict: "a dict", np.ndarray: "a tensor"}
+
+
+
+@attrs.frozen
+class WireFunction:
+    """A function attr as the wire carries it: a name and its nodes as wire values (the codec
+    turns it into a `FunctionDef` and back, validating the nodes)."""
+
+    name: str
+    nodes: list[Any]
 
 
 def bad(message: str, field: str, why: str) -> errors.InvalidArgumentError:

@@ -7,11 +7,12 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine.client.config import GPUOptions
+from tensorweave.engine.distributed import messages
 from tensorweave.engine.graph.graph_def import NodeDef
 from tensorweave.engine.runtime.device import DeviceAttributes
 from tensorweave.engine.runtime.executor import NodeStats
 from tensorweave.engine.runtime.passes import PassRecord
-from tensorweave.plugins.grpc import codec, wire
+from tensorweave.plugins.grpc import wire
 
 
 def over_the_wire(value: object) -> object:
@@ -29,7 +30,7 @@ def graph() -> list[NodeDef]:
 
 
 def test_a_graph_round_trips_with_its_constants_as_tensors() -> None:
-    nodes = codec.graph_from_wire(over_the_wire(codec.graph_to_wire(graph())), "test")
+    nodes = messages.graph_from_wire(over_the_wire(messages.graph_to_wire(graph())), "test")
     assert [(n.name, n.op, n.input, n.device) for n in nodes] == [
         ("c", "Const", [], "/job:a/replica:0/task:0/device:CPU:0"), ("i", "Identity",
                                                                      ["c", "^c"], "")]
@@ -53,12 +54,12 @@ def test_a_graph_round_trips_with_its_constants_as_tensors() -> None:
 ])
 def test_malformed_graphs_are_refused(wire_graph: object, message: str) -> None:
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
-        codec.graph_from_wire(wire_graph, "RegisterGraphRequest")
+        messages.graph_from_wire(wire_graph, "RegisterGraphRequest")
 
 
 def test_extend_may_refer_to_nodes_the_session_already_has() -> None:
     known = {n.name: n for n in graph()}
-    (node,) = codec.graph_from_wire([["j", "Identity", ["i"], "", {}]], "Extend", known)
+    (node,) = messages.graph_from_wire([["j", "Identity", ["i"], "", {}]], "Extend", known)
     assert node.input == ["i"]
 
 
@@ -67,48 +68,50 @@ def test_config_round_trips_and_is_type_checked() -> None:
                             device_count={"CPU": 2},
                             gpu_options=GPUOptions(allow_growth=True,
                                                    per_process_gpu_memory_fraction=0.5))
-    back = codec.config_from_wire(over_the_wire(codec.config_to_wire(config)), "Create")
+    back = messages.config_from_wire(over_the_wire(messages.config_to_wire(config)), "Create")
     assert back == config and back.timeout_seconds == 0.25
-    assert codec.config_from_wire({"future_field": 1}, "Create") == tf.ConfigProto()
+    assert messages.config_from_wire({"future_field": 1}, "Create") == tf.ConfigProto()
     for bad, field in (({"allow_soft_placement": "yes"}, "allow_soft_placement"),
                        ({"device_count": {"CPU": "2"}}, "device_count"),
                        ({"gpu_options": 3}, "config")):
         with pytest.raises(tf.errors.InvalidArgumentError, match=field):
-            codec.config_from_wire(bad, "Create")
+            messages.config_from_wire(bad, "Create")
 
 
 def test_records_round_trip() -> None:
     devices = [DeviceAttributes("/job:a/replica:0/task:0/device:CPU:0", "CPU", 1 << 62)]
     stats = {"d": [NodeStats("n", "Add", 10, 2, 77, "n = Add()")]}
     records = [PassRecord("cse", "pre_placement", 9, 7)]
-    assert codec.devices_from_wire(over_the_wire(codec.devices_to_wire(devices)), "m") == devices
-    assert codec.stats_from_wire(over_the_wire(codec.stats_to_wire(stats)), "m") == stats
-    assert codec.records_from_wire(over_the_wire(codec.records_to_wire(records)), "m") == records
+    wire_devices = over_the_wire(messages.devices_to_wire(devices))
+    assert messages.devices_from_wire(wire_devices, "m") == devices
+    assert messages.stats_from_wire(over_the_wire(messages.stats_to_wire(stats)), "m") == stats
+    wire_records = over_the_wire(messages.records_to_wire(records))
+    assert messages.records_from_wire(wire_records, "m") == records
     with pytest.raises(tf.errors.InvalidArgumentError, match="devices"):
-        codec.devices_from_wire([["d", "CPU", "1"]], "m")
+        messages.devices_from_wire([["d", "CPU", "1"]], "m")
     with pytest.raises(tf.errors.InvalidArgumentError, match="stats"):
-        codec.stats_from_wire({"d": [["n", "Add", 1]]}, "m")
+        messages.stats_from_wire({"d": [["n", "Add", 1]]}, "m")
 
 
 def test_errors_travel_as_code_and_message() -> None:
-    error = codec.error_from_wire(over_the_wire(codec.error_to_wire(
+    error = messages.error_from_wire(over_the_wire(messages.error_to_wire(
         tf.errors.ResourceExhaustedError(None, None, "out of memory on ps"))), "m")
     assert type(error) is tf.errors.ResourceExhaustedError
     assert error.message == "out of memory on ps"
-    internal = codec.error_from_wire(codec.error_to_wire(KeyError("k")), "m")
+    internal = messages.error_from_wire(messages.error_to_wire(KeyError("k")), "m")
     assert type(internal) is tf.errors.InternalError and "KeyError" in internal.message
 
 
 def test_fields_checks_presence_and_types() -> None:
-    assert codec.fields({"a": 1, "b": 2}, "M", a=int, b=float) == [1, 2.0]
+    assert messages.fields({"a": 1, "b": 2}, "M", a=int, b=float) == [1, 2.0]
     with pytest.raises(tf.errors.InvalidArgumentError, match="'a' is missing"):
-        codec.fields({}, "M", a=int)
+        messages.fields({}, "M", a=int)
     with pytest.raises(tf.errors.InvalidArgumentError, match="'a' must be an integer"):
-        codec.fields({"a": True}, "M", a=int)
+        messages.fields({"a": True}, "M", a=int)
     for bad in (-1.0, float("nan"), "1"):
         with pytest.raises(tf.errors.InvalidArgumentError, match="'timeout'"):
-            codec.optional_float({"timeout": bad}, "M", "timeout")
-    assert codec.optional_float({}, "M", "timeout") is None
+            messages.optional_float({"timeout": bad}, "M", "timeout")
+    assert messages.optional_float({}, "M", "timeout") is None
 
 
 def test_wide_unsigned_constants_and_tensors_cross_the_wire_exactly() -> None:
@@ -119,7 +122,7 @@ def test_wide_unsigned_constants_and_tensors_cross_the_wire_exactly() -> None:
         "value": value, "dtype": tf.as_dtype(np_type), "_output_types": [tf.as_dtype(np_type)],
         "_output_shapes": [tf.TensorShape(value.shape)]})
         for i, (np_type, value) in enumerate(values.items())]
-    back = codec.graph_from_wire(over_the_wire(codec.graph_to_wire(nodes)), "test")
+    back = messages.graph_from_wire(over_the_wire(messages.graph_to_wire(nodes)), "test")
     for node, (np_type, value) in zip(back, values.items()):
         assert node.attr["dtype"] == tf.as_dtype(np_type)
         assert node.attr["value"].dtype == np_type

@@ -1,4 +1,4 @@
-"""`RemoteMaster`: a client's session on a master reached over gRPC.
+"""`RemoteMaster`: a client's session on a master in another process, over a `Channel`.
 
 Contract: offers what `MasterSession` offers to `Session`: `devices`, `extend(nodes)`,
 ``run(feeds, fetches, targets, collect_stats, timeout)`` returning (values, stats, compiled)
@@ -16,12 +16,12 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.client.config import ConfigProto
+from tensorweave.engine.distributed import messages
+from tensorweave.engine.distributed.transport import MASTER, Channel
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 from tensorweave.engine.runtime.executor import NodeStats
 from tensorweave.engine.runtime.master import DEADLINE_GRACE_SECONDS
 from tensorweave.engine.runtime.passes import PassRecord
-from tensorweave.plugins.grpc import codec
-from tensorweave.plugins.grpc.rpc import MASTER, Peer, Security, split_address
 
 CLOSE_TIMEOUT_SECONDS = 3.0
 
@@ -49,27 +49,24 @@ class RemoteCompiledStep:
 
 
 class RemoteMaster:
-    """One session on the master at `target` (``grpc://host:port``)."""
+    """One session on the master at `target`, reached through `channel` (which it closes)."""
 
-    def __init__(self, target: str, config: ConfigProto, security: Security | None = None,
-                 ) -> None:
-        address = target.split("://", 1)[1] if "://" in target else target
-        split_address(address)
+    def __init__(self, target: str, config: ConfigProto, channel: Channel) -> None:
         self.target = target
         self._timeout = config.timeout_seconds
         # the master's own calls to its workers take up to a deadline; ours must outlast them
         self._control_timeout = self._timeout + 2 * DEADLINE_GRACE_SECONDS
-        self._peer = Peer(target, address, security or Security.resolve())
+        self._peer = channel
         self._compiled: dict[int, RemoteCompiledStep] = {}
         self.closed = False
         try:
             body = self._peer.call(MASTER, "CreateSession",
-                                   {"config": codec.config_to_wire(config)},
+                                   {"config": messages.config_to_wire(config)},
                                    self._control_timeout)
             message = "CreateSessionResponse"
-            self._handle, task, devices = codec.fields(body, message, session_handle=str,
+            self._handle, task, devices = messages.fields(body, message, session_handle=str,
                                                        task=str, devices=list)
-            self.devices = codec.devices_from_wire(devices, message)
+            self.devices = messages.devices_from_wire(devices, message)
         except BaseException:
             self._peer.close()
             raise
@@ -88,7 +85,7 @@ class RemoteMaster:
             raise
 
     def extend(self, nodes: Sequence[NodeDef]) -> None:
-        self._session_call("ExtendSession", {"nodes": codec.graph_to_wire(nodes)},
+        self._session_call("ExtendSession", {"nodes": messages.graph_to_wire(nodes)},
                            self._control_timeout)
         self._compiled.clear()
 
@@ -104,22 +101,22 @@ class RemoteMaster:
             "fetches": list(fetches), "targets": list(targets),
             "collect_stats": collect_stats, "timeout": timeout,
         }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
-        values, stats, compiled_id = codec.fields(body, message, values=list, stats=dict,
+        values, stats, compiled_id = messages.fields(body, message, values=list, stats=dict,
                                                   compiled_id=int)
         if len(values) != len(fetches) or not all(isinstance(v, np.ndarray) for v in values):
-            raise codec.bad(message, "values", f"must hold {len(fetches)} tensors")
+            raise messages.bad(message, "values", f"must hold {len(fetches)} tensors")
         compiled = self._compiled.get(compiled_id)
         if compiled is None:
             compiled = self._compiled[compiled_id] = RemoteCompiledStep(self, compiled_id)
-        return values, codec.stats_from_wire(stats, message), compiled
+        return values, messages.stats_from_wire(stats, message), compiled
 
     def step_info(self, compiled_id: int) -> tuple[list[GraphDef], list[PassRecord]]:
         message = "GetStepInfoResponse"
         body = self._session_call("GetStepInfo", {"compiled_id": compiled_id},
                                   self._control_timeout)
-        partitions, records = codec.fields(body, message, partitions=list, records=list)
-        return ([GraphDef(node=codec.graph_from_wire(p, message)) for p in partitions],
-                codec.records_from_wire(records, message))
+        partitions, records = messages.fields(body, message, partitions=list, records=list)
+        return ([GraphDef(node=messages.graph_from_wire(p, message)) for p in partitions],
+                messages.records_from_wire(records, message))
 
     def close(self) -> None:
         if self.closed:

@@ -1,8 +1,8 @@
-"""The worker service over gRPC: `WorkerService` serves a task's `Worker`, `WorkerStub` reaches
+"""The worker service: `WorkerService` serves a task's `Worker`, `WorkerStub` reaches
 one from another process with the same methods the master calls in-process.
 
 Contract: the service's methods are those of ``tensorweave.Worker`` in SCHEMA.md; each request
-is validated (`codec`) before the worker sees it. RunGraph and RecvTensor also have an
+is validated (`messages`) before the worker sees it. RunGraph and RecvTensor also have an
 asynchronous form (`async_methods`) that the call lane starts without holding a thread and that
 answers from the worker's callback. The stub's control calls (status, register)
 block with the configured deadline; a step's run waits for the step's own deadline plus a grace
@@ -20,19 +20,19 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import errors
+from tensorweave.engine.distributed import messages
+from tensorweave.engine.distributed.transport import WORKER, AsyncMethod, Channel, Method
 from tensorweave.engine.graph.graph_def import GraphDef
 from tensorweave.engine.runtime.device import DeviceAttributes
 from tensorweave.engine.runtime.executor import NodeStats
 from tensorweave.engine.runtime.master import DEADLINE_GRACE_SECONDS
 from tensorweave.engine.runtime.worker import Registration, Worker
-from tensorweave.plugins.grpc import codec
-from tensorweave.plugins.grpc.rpc import WORKER, AsyncMethod, Method, Peer
 
 
 def _step(body: dict[str, Any], message: str) -> int:
-    (step_id,) = codec.fields(body, message, step_id=int)
+    (step_id,) = messages.fields(body, message, step_id=int)
     if step_id < 0:
-        raise codec.bad(message, "step_id", "must be >= 0")
+        raise messages.bad(message, "step_id", "must be >= 0")
     return step_id
 
 
@@ -52,23 +52,23 @@ class WorkerService:
 
     def get_status(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"task": self.worker.task.name,
-                "devices": codec.devices_to_wire(self.worker.list_devices())}
+                "devices": messages.devices_to_wire(self.worker.list_devices())}
 
     def register_graph(self, body: dict[str, Any]) -> dict[str, Any]:
         message = "RegisterGraphRequest"
-        graph, protected = codec.fields(body, message, graph=list, protected=list)
-        nodes = codec.graph_from_wire(graph, message)
+        graph, protected = messages.fields(body, message, graph=list, protected=list)
+        nodes = messages.graph_from_wire(graph, message)
         registration = self.worker.register_graph(
-            GraphDef(node=nodes), codec.strings(protected, message, "protected"))
+            GraphDef(node=nodes), messages.strings(protected, message, "protected"))
         return {
             "handle": registration.handle,
-            "partitions": {device: codec.graph_to_wire(part.node)
+            "partitions": {device: messages.graph_to_wire(part.node)
                            for device, part in registration.partitions.items()},
-            "records": codec.records_to_wire(registration.records),
+            "records": messages.records_to_wire(registration.records),
         }
 
     def deregister_graph(self, body: dict[str, Any]) -> dict[str, Any]:
-        (handle,) = codec.fields(body, "DeregisterGraphRequest", handle=str)
+        (handle,) = messages.fields(body, "DeregisterGraphRequest", handle=str)
         self.worker.deregister_graph(handle)
         return {}
 
@@ -79,19 +79,19 @@ class WorkerService:
     def _run_request(self, body: dict[str, Any]) -> tuple[str, int, dict[int, Any], bool,
                                                           float | None]:
         message = "RunGraphRequest"
-        handle, args, collect_stats = codec.fields(body, message, handle=str, args=dict,
+        handle, args, collect_stats = messages.fields(body, message, handle=str, args=dict,
                                                    collect_stats=bool)
         step_id = _step(body, message)
         self._cleanup(body.get("cleanup", []), message)
-        timeout = codec.optional_float(body, message, "timeout")
-        return (handle, step_id, codec.tensors_by(int, args, message, "args"), collect_stats,
+        timeout = messages.optional_float(body, message, "timeout")
+        return (handle, step_id, messages.tensors_by(int, args, message, "args"), collect_stats,
                 timeout)
 
     @staticmethod
     def _run_reply(retvals: dict[int, Any], stats: dict[str, list[NodeStats]],
                    collect_stats: bool) -> dict[str, Any]:
         return {"retvals": {i: np.asarray(v) for i, v in retvals.items()},
-                "stats": codec.stats_to_wire(stats) if collect_stats else {}}
+                "stats": messages.stats_to_wire(stats) if collect_stats else {}}
 
     def run_graph(self, body: dict[str, Any]) -> dict[str, Any]:
         handle, step_id, args, collect_stats, timeout = self._run_request(body)
@@ -109,8 +109,8 @@ class WorkerService:
 
     def _recv_request(self, body: dict[str, Any]) -> tuple[int, str, float | None]:
         message = "RecvTensorRequest"
-        (key,) = codec.fields(body, message, key=str)
-        return _step(body, message), key, codec.optional_float(body, message, "timeout")
+        (key,) = messages.fields(body, message, key=str)
+        return _step(body, message), key, messages.optional_float(body, message, "timeout")
 
     def recv_tensor(self, body: dict[str, Any]) -> dict[str, Any]:
         return {"tensor": np.asarray(self.worker.recv_tensor(*self._recv_request(body)))}
@@ -125,28 +125,28 @@ class WorkerService:
     def _cleanup(self, step_ids: Any, message: str) -> None:
         if not isinstance(step_ids, list) or not all(
                 isinstance(s, int) and not isinstance(s, bool) for s in step_ids):
-            raise codec.bad(message, "step_ids", "must be a list of integers")
+            raise messages.bad(message, "step_ids", "must be a list of integers")
         for step_id in step_ids:
             self.worker.cleanup_step(step_id)
 
     def cleanup_step(self, body: dict[str, Any]) -> dict[str, Any]:
         message = "CleanupStepRequest"
-        (step_ids,) = codec.fields(body, message, step_ids=list)
+        (step_ids,) = messages.fields(body, message, step_ids=list)
         self._cleanup(step_ids, message)
         return {}
 
     def abort_step(self, body: dict[str, Any]) -> dict[str, Any]:
         message = "AbortStepRequest"
         step_id = _step(body, message)
-        (error,) = codec.fields(body, message, error=dict)
-        self.worker.abort_step(step_id, codec.error_from_wire(error, message))
+        (error,) = messages.fields(body, message, error=dict)
+        self.worker.abort_step(step_id, messages.error_from_wire(error, message))
         return {}
 
 
 class WorkerStub:
     """A remote task's worker, with the methods of `Worker` that masters and rendezvous use."""
 
-    def __init__(self, peer: Peer, timeout: float) -> None:
+    def __init__(self, peer: Channel, timeout: float) -> None:
         self.peer = peer
         self.task = peer.task
         self.timeout = timeout
@@ -155,23 +155,23 @@ class WorkerStub:
 
     def list_devices(self) -> list[DeviceAttributes]:
         body = self.peer.call(WORKER, "GetStatus", {}, self.timeout)
-        (devices,) = codec.fields(body, "GetStatusResponse", devices=list)
-        return codec.devices_from_wire(devices, "GetStatusResponse")
+        (devices,) = messages.fields(body, "GetStatusResponse", devices=list)
+        return messages.devices_from_wire(devices, "GetStatusResponse")
 
     def register_graph(self, graph_def: GraphDef, protected: Collection[str] = ()) -> Registration:
         message = "RegisterGraphResponse"
         body = self.peer.call(WORKER, "RegisterGraph", {
-            "graph": codec.graph_to_wire(graph_def.node), "protected": sorted(protected)},
+            "graph": messages.graph_to_wire(graph_def.node), "protected": sorted(protected)},
             self.timeout)
-        handle, partitions, records = codec.fields(body, message, handle=str, partitions=dict,
+        handle, partitions, records = messages.fields(body, message, handle=str, partitions=dict,
                                                    records=list)
         if not all(isinstance(device, str) for device in partitions):
-            raise codec.bad(message, "partitions", "must map device names to graphs")
+            raise messages.bad(message, "partitions", "must map device names to graphs")
         return Registration(
             handle,
-            {device: GraphDef(node=codec.graph_from_wire(graph, message))
+            {device: GraphDef(node=messages.graph_from_wire(graph, message))
              for device, graph in partitions.items()},
-            codec.records_from_wire(records, message))
+            messages.records_from_wire(records, message))
 
     def deregister_graph(self, handle: str) -> None:
         self.peer.call_async(WORKER, "DeregisterGraph", {"handle": handle}, self.timeout)
@@ -187,9 +187,9 @@ class WorkerStub:
     @staticmethod
     def _run_reply(body: Any) -> tuple[dict[int, Any], dict[str, list[NodeStats]]]:
         message = "RunGraphResponse"
-        retvals, stats = codec.fields(body, message, retvals=dict, stats=dict)
-        return (codec.tensors_by(int, retvals, message, "retvals"),
-                codec.stats_from_wire(stats, message))
+        retvals, stats = messages.fields(body, message, retvals=dict, stats=dict)
+        return (messages.tensors_by(int, retvals, message, "retvals"),
+                messages.stats_from_wire(stats, message))
 
     def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
                   collect_stats: bool = False, timeout: float | None = None,
@@ -233,7 +233,7 @@ class WorkerStub:
 
     def abort_step(self, step_id: int, error: BaseException) -> None:
         self.peer.call_async(WORKER, "AbortStep", {
-            "step_id": step_id, "error": codec.error_to_wire(error)}, self.timeout)
+            "step_id": step_id, "error": messages.error_to_wire(error)}, self.timeout)
 
     def recv_tensor_async(self, step_id: int, key: str, timeout: float,
                           callback: Callable[[errors.OpError | None, Any], None],
@@ -246,7 +246,7 @@ class WorkerStub:
         def done(error: errors.OpError | None, body: Any) -> None:
             if error is None:
                 try:
-                    (tensor,) = codec.fields(body, "RecvTensorResponse", tensor=np.ndarray)
+                    (tensor,) = messages.fields(body, "RecvTensorResponse", tensor=np.ndarray)
                 except errors.OpError as exc:
                     error = exc
             callback(error, None if error is not None else tensor)

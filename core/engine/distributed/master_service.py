@@ -1,4 +1,4 @@
-"""The master service over gRPC: sessions of remote clients, each a `MasterSession`.
+"""The master service: sessions of remote clients, each a `MasterSession`.
 
 Contract: the methods are those of ``tensorweave.Master`` in SCHEMA.md. `CreateSession` makes a
 `MasterSession` over every task of the server's cluster (this task's worker in-process, the
@@ -24,10 +24,10 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.distributed import messages
+from tensorweave.engine.distributed.transport import AsyncMethod, Method
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
-from tensorweave.plugins.grpc import codec
-from tensorweave.plugins.grpc.rpc import AsyncMethod, Method
 
 
 @attrs.define
@@ -41,19 +41,19 @@ def _step_request(body: dict[str, Any],
                   ) -> tuple[dict[str, Any], list[str], list[str], bool, float | None]:
     """(feeds, fetches, targets, collect_stats, timeout) of a RunStep request."""
     message = "RunStepRequest"
-    feeds, fetches, targets, collect_stats = codec.fields(
+    feeds, fetches, targets, collect_stats = messages.fields(
         body, message, feeds=dict, fetches=list, targets=list, collect_stats=bool)
-    return (codec.tensors_by(str, feeds, message, "feeds"),
-            codec.strings(fetches, message, "fetches"),
-            codec.strings(targets, message, "targets"), collect_stats,
-            codec.optional_float(body, message, "timeout"))
+    return (messages.tensors_by(str, feeds, message, "feeds"),
+            messages.strings(fetches, message, "fetches"),
+            messages.strings(targets, message, "targets"), collect_stats,
+            messages.optional_float(body, message, "timeout"))
 
 
 def _step_reply(result: tuple[list[Any], dict[str, list[Any]], Any],
                 collect_stats: bool) -> dict[str, Any]:
     values, stats, compiled = result
     return {"values": [np.asarray(v) for v in values],
-            "stats": codec.stats_to_wire(stats) if collect_stats else {},
+            "stats": messages.stats_to_wire(stats) if collect_stats else {},
             "compiled_id": compiled.id}
 
 
@@ -88,7 +88,7 @@ class MasterService:
 
     def _call(self, body: dict[str, Any], message: str) -> _Session:
         """The session named by the request, marked busy until `_done`."""
-        (handle,) = codec.fields(body, message, session_handle=str)
+        (handle,) = messages.fields(body, message, session_handle=str)
         with self._lock:
             session = self._sessions.get(handle)
             if session is None:
@@ -104,7 +104,7 @@ class MasterService:
             session.last_used = time.monotonic()
 
     def create_session(self, body: dict[str, Any]) -> dict[str, Any]:
-        config = codec.config_from_wire(body.get("config", {}), "CreateSessionRequest")
+        config = messages.config_from_wire(body.get("config", {}), "CreateSessionRequest")
         default_task = DeviceSpec(job=self.task.job, replica=self.task.replica,
                                   task=self.task.task)
         master = MasterSession(self._workers(), default_task, config, self._registries)
@@ -112,14 +112,14 @@ class MasterService:
         with self._lock:
             self._sessions[handle] = _Session(master, time.monotonic())
         return {"session_handle": handle, "task": self.task.name,
-                "devices": codec.devices_to_wire(master.devices)}
+                "devices": messages.devices_to_wire(master.devices)}
 
     def extend_session(self, body: dict[str, Any]) -> dict[str, Any]:
         message = "ExtendSessionRequest"
         session = self._call(body, message)
         try:
-            (nodes,) = codec.fields(body, message, nodes=list)
-            session.master.extend(codec.graph_from_wire(nodes, message, session.master.nodes))
+            (nodes,) = messages.fields(body, message, nodes=list)
+            session.master.extend(messages.graph_from_wire(nodes, message, session.master.nodes))
         finally:
             self._done(session)
         return {}
@@ -178,15 +178,15 @@ class MasterService:
         message = "GetStepInfoRequest"
         session = self._call(body, message)
         try:
-            (compiled_id,) = codec.fields(body, message, compiled_id=int)
+            (compiled_id,) = messages.fields(body, message, compiled_id=int)
             compiled = session.master.compiled_step(compiled_id)
         finally:
             self._done(session)
-        return {"partitions": [codec.graph_to_wire(p.node) for p in compiled.partitions],
-                "records": codec.records_to_wire(compiled.records)}
+        return {"partitions": [messages.graph_to_wire(p.node) for p in compiled.partitions],
+                "records": messages.records_to_wire(compiled.records)}
 
     def close_session(self, body: dict[str, Any]) -> dict[str, Any]:
-        (handle,) = codec.fields(body, "CloseSessionRequest", session_handle=str)
+        (handle,) = messages.fields(body, "CloseSessionRequest", session_handle=str)
         with self._lock:
             session = self._sessions.pop(handle, None)
         if session is not None:
@@ -200,7 +200,7 @@ class MasterService:
                 devices.extend(worker.list_devices())
             except (errors.UnavailableError, errors.DeadlineExceededError):
                 continue  # a task that is down has no devices to offer
-        return {"devices": codec.devices_to_wire(devices)}
+        return {"devices": messages.devices_to_wire(devices)}
 
     def collect_garbage(self, now: float | None = None) -> list[str]:
         """Close the sessions idle for more than `gc_seconds`; returns their handles."""
