@@ -15,7 +15,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tensorweave.contrib.transfers import transfer_pairs
+from tensorweave.api.transfer_pairs import transfer_pairs
 from tensorweave.engine.graph.graph import Graph
 from tensorweave.engine.graph.graph_def import GraphDef, parse_input
 

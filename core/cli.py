@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 import pluggy
 
@@ -42,26 +43,40 @@ def describe_plugins(registries: Registries) -> list[str]:
             provides.append(f"ops: {len(ops[info.name])}")
         for device_type, n in sorted(kernels.get(info.name, {}).items()):
             provides.append(f"kernels[{device_type}]: {n}")
-        if hasattr(plugin, "tensorweave_devices"):
-            found = plugin.tensorweave_devices(task=TaskSpec(), config=ConfigProto())
+        failures = []
+        found = _ask(plugin, "tensorweave_devices", failures, task=TaskSpec(),
+                     config=ConfigProto())
+        if found is not None:
             names = ", ".join(f"{d.device_type}:{d.index}" for d in found)
             provides.append(f"devices: {names or 'none'}")
         if passes.get(info.name):
             provides.append(f"passes: {', '.join(passes[info.name])}")
         if hasattr(plugin, "tensorweave_partitioner"):
             provides.append("partitioner")
-        if hasattr(plugin, "tensorweave_transports"):
-            provides.append("transports: " + ", ".join(
-                t.scheme for t in plugin.tensorweave_transports()))
+        transports = _ask(plugin, "tensorweave_transports", failures)
+        if transports is not None:
+            provides.append("transports: " + ", ".join(t.scheme for t in transports))
         if hasattr(plugin, "tensorweave_register_gradients"):
             provides.append("gradients")
-        for line in provides:
-            lines.append(f"    {line}")
-        note = plugin.tensorweave_plugin_status() if hasattr(
-            plugin, "tensorweave_plugin_status") else None
+        note = _ask(plugin, "tensorweave_plugin_status", failures)
+        lines.extend(f"    {line}" for line in provides)
         if note:
             lines.append(f"    note: {note}")
+        lines.extend(f"    failed: {failure}" for failure in failures)
     return lines
+
+
+def _ask(plugin: object, hook: str, failures: list[str], **kwargs: object) -> Any:
+    """`plugin`'s answer to `hook` (None if it has none); a hook that raises is recorded in
+    `failures` instead, so one broken plugin never stops the listing."""
+    fn = getattr(plugin, hook, None)
+    if fn is None:
+        return None
+    try:
+        return fn(**kwargs)
+    except Exception as exc:
+        failures.append(f"{hook}: {exc!r}")
+        return None
 
 
 def _plugin_of(pm: pluggy.PluginManager, graph_pass: Pass) -> str:

@@ -14,7 +14,8 @@ LAZY = ["app", "contrib", "data", "estimator", "feature_column", "flags", "keras
         "saved_model", "summary", "train"]
 # where the public ``tensorweave.<name>`` modules above live
 REAL = ["platform.app", "contrib", "namespaces.data", "estimator", "namespaces.feature_column",
-        "platform.flags", "keras", "namespaces.lookup", "saved_model", "namespaces.summary", "train"]
+        "platform.flags", "keras", "namespaces.lookup", "saved_model", "namespaces.summary",
+        "train"]
 
 
 def _fresh(code: str) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train.meta_graph import CollectionDef, MetaGraphDef, ValueList
+from tensorweave.formats.meta_graph_proto import CollectionDef, MetaGraphDef, ValueList
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(64, 3).astype(np.float32)

@@ -158,3 +158,170 @@ class _Recorder:
     def __getattr__(self, name: str):
         self._calls.append(name)
         raise AssertionError(f"hook {name} called during a step")
+
+
+MISSPELLED = '''
+import tensorweave as tw
+
+
+@tw.hookimpl
+def tensorweave_register_op(registry):  # the spec is tensorweave_register_ops
+    pass
+'''
+
+
+def test_a_misspelled_hook_fails_the_plugin_naming_it(tmp_path, monkeypatch):
+    install_plugin(tmp_path, monkeypatch, "tw_typo", MISSPELLED)
+    with pytest.warns(PluginLoadWarning, match="tw_typo.*'tensorweave_register_op'.*no hook spec"):
+        registries = plugin_manager.get_registries()
+    status = {p.name: p.status for p in registries.plugins}
+    assert status["tw_typo"].startswith("failed") and "tensorweave_register_op" in status["tw_typo"]
+    assert "tw_typo" not in dict(registries.manager.list_name_plugin())
+    monkeypatch.setenv("TENSORWEAVE_STRICT_PLUGINS", "1")
+    plugin_manager.reset()
+    with pytest.raises(PluginError, match="tw_typo.*tensorweave_register_op"):
+        plugin_manager.get_registries()
+
+
+RAISING_HOOK = '''
+import tensorweave as tw
+
+
+@tw.hookimpl
+def tensorweave_register_ops(registry):
+    registry.op("HalfRegistered", [], infer=lambda ctx: [])
+    raise ValueError("registration went wrong")  # the plugin's own line
+'''
+
+
+def test_a_plugin_whose_hook_raises_is_left_out(tmp_path, monkeypatch):
+    install_plugin(tmp_path, monkeypatch, "tw_raises", RAISING_HOOK)
+    with pytest.warns(PluginLoadWarning, match="tw_raises.*tensorweave_register_ops.*went wrong"
+                      ) as caught:
+        registries = plugin_manager.get_registries()
+    assert caught[0].filename.endswith("tw_raises.py") and caught[0].lineno == 8
+    status = {p.name: p.status for p in registries.plugins}
+    assert status["tw_raises"].startswith("failed")
+    assert "HalfRegistered" not in registries.ops  # nothing of it stays
+    with tf.Session() as sess:  # the rest serve
+        assert sess.run(tf.constant(2.0) * 3.0) == 6.0
+    monkeypatch.setenv("TENSORWEAVE_STRICT_PLUGINS", "1")
+    plugin_manager.reset()
+    with pytest.raises(PluginError, match="tw_raises"):
+        plugin_manager.get_registries()
+
+
+RAISING_DEVICES = '''
+import tensorweave as tw
+
+
+@tw.hookimpl
+def tensorweave_devices(task, config):
+    raise OSError("no such device")
+'''
+
+
+def test_a_raising_devices_hook_is_reported_and_sessions_still_run(tmp_path, monkeypatch):
+    from tensorweave.cli import describe_plugins
+
+    install_plugin(tmp_path, monkeypatch, "tw_nodev", RAISING_DEVICES)
+    with pytest.warns(PluginLoadWarning, match="tw_nodev.*tensorweave_devices.*no such device"):
+        with tf.Session() as sess:
+            assert sess.run(tf.constant(1.0) + 1.0) == 2.0
+    lines = describe_plugins(plugin_manager.get_registries())
+    i = next(i for i, line in enumerate(lines) if line.startswith("tw_nodev"))
+    assert "failed: tensorweave_devices: OSError('no such device')" in lines[i + 1]
+
+
+REPLACING_PASS = '''
+import tensorweave as tw
+from tensorweave.engine.runtime.passes import Pass
+
+RUNS = []
+
+
+def run(graph_def, ctx):
+    RUNS.append(len(graph_def.node))
+    return graph_def
+
+
+@tw.hookimpl
+def tensorweave_graph_passes():
+    return [Pass("my_cse", "pre_placement", 10, run, replaces=NAME)]
+'''
+
+
+def test_a_pass_that_replaces_a_builtin_runs_instead_of_it(tmp_path, monkeypatch):
+    install_plugin(tmp_path, monkeypatch, "tw_my_cse", REPLACING_PASS.replace("NAME", '"cse"'))
+    registries = plugin_manager.get_registries()
+    names = [p.name for p in registries.passes]
+    assert "my_cse" in names and "cse" not in names
+    import tw_my_cse
+
+    a = tf.constant([1.0, 2.0])
+    with tf.Session() as sess:
+        assert list(sess.run(tf.exp(a) + tf.exp(a))) == pytest.approx(list(2 * np.exp([1, 2])))
+    assert tw_my_cse.RUNS  # it ran in the pipeline
+
+
+def test_two_plugins_replacing_one_pass_conflict_naming_both(tmp_path, monkeypatch):
+    install_plugin(tmp_path, monkeypatch, "tw_cse_a", REPLACING_PASS.replace("NAME", '"cse"'))
+    install_plugin(tmp_path, monkeypatch, "tw_cse_b", REPLACING_PASS.replace("NAME", '"cse"'))
+    with pytest.raises(PluginConflictError, match="'cse'.*tw_cse_a.*tw_cse_b"):
+        plugin_manager.get_registries()
+
+
+COUNTING_COPY = '''
+import tensorweave as tw
+
+CALLS = []
+
+
+@tw.hookimpl
+def tensorweave_copy_tensor(src, dst, value):
+    CALLS.append((src.name, dst.name))
+    return value.copy()
+'''
+
+
+def test_the_copy_hook_is_resolved_once_per_device_pair(tmp_path, monkeypatch):
+    install_plugin(tmp_path, monkeypatch, "tw_copies", COUNTING_COPY)
+    import tw_copies
+
+    registries = plugin_manager.get_registries()
+    from tensorweave.engine.client.config import ConfigProto
+    from tensorweave.engine.runtime.device import TaskSpec
+    from tensorweave.engine.runtime.worker import Worker
+
+    worker = Worker(TaskSpec(), ConfigProto(device_count={"CPU": 2}), registries)
+    cpu0, cpu1 = worker.devices[:2]
+    hook = registries.manager.hook
+    calls = []
+    monkeypatch.setattr(registries.manager, "hook", _Recorder(calls))
+    with pytest.raises(AssertionError):  # the first copy of the pair resolves through the hook
+        worker.copy_tensor(cpu0.name, cpu1, np.ones(3))
+    monkeypatch.setattr(registries.manager, "hook", hook)
+    first = worker.copy_tensor(cpu0.name, cpu1, np.ones(3))
+    monkeypatch.setattr(registries.manager, "hook", _Recorder(calls))
+    for _ in range(3):  # later copies of the pair call the chosen implementation directly
+        assert list(worker.copy_tensor(cpu0.name, cpu1, np.arange(3.0))) == [0.0, 1.0, 2.0]
+    assert list(first) == [1.0, 1.0, 1.0]
+    assert tw_copies.CALLS == [(cpu0.name, cpu1.name)] * 4
+    worker.close()
+
+
+def test_the_engine_runs_a_graph_of_its_own_ops_without_standard_ops(monkeypatch):
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "standard_ops")
+    plugin_manager.reset()
+    registries = plugin_manager.get_registries()
+    assert "AddV2" not in registries.ops
+    assert {"Const", "Placeholder", "Identity", "NoOp", "_Send", "_Recv"} <= set(
+        registries.ops.names())
+    with tf.Graph().as_default():
+        x = tf.placeholder(tf.float32, [2])
+        y = tf.identity(x)
+        with tf.control_dependencies([tf.no_op()]):
+            z = tf.identity(tf.constant(3.0))
+        with tf.Session() as sess:
+            assert sess.run(z) == 3.0
+            assert list(sess.run(y, {x: [1.0, 2.0]})) == [1.0, 2.0]

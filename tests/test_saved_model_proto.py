@@ -7,6 +7,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine.proto import wire as wire
+from tensorweave.formats.meta_graph_proto import MetaInfoDef
 from tensorweave.formats.saved_model_proto import (
     AssetFileDef,
     CooSparse,
@@ -15,7 +16,6 @@ from tensorweave.formats.saved_model_proto import (
     SignatureDef,
     TensorInfo,
 )
-from tensorweave.train.meta_graph import MetaInfoDef
 
 
 def fields(data: bytes) -> list[tuple[int, int, object]]:

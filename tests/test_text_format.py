@@ -13,8 +13,8 @@ from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.graph.graph_def_proto import GraphDef, NodeDef, VersionDef, parse_text
 from tensorweave.engine.proto import text_format
 from tensorweave.engine.proto.message import Field, to_binary
+from tensorweave.formats.meta_graph_proto import MetaGraphDef
 from tensorweave.formats.saved_model_proto import SavedModel
-from tensorweave.train.meta_graph import MetaGraphDef
 
 COLORS = {0: "RED", 1: "GREEN", 7: "BLUE"}
 SCHEMA = {

@@ -27,6 +27,7 @@ from tensorweave.engine.graph.constant_op import (
     constant,
     convert_to_tensor,
     is_tensor_like,
+    register_autopacking,
     to_numpy,
 )
 from tensorweave.engine.graph.graph import Tensor, constant_value
@@ -737,3 +738,6 @@ def meshgrid(*args: Any, **kwargs: Any) -> list[Tensor]:
             outputs.append(reshape(t, dims))
         target = stack([sizes[i] for i in order])
         return [broadcast_to(t, target) for t in outputs]
+
+
+register_autopacking(stack)  # TF's autopacking of lists holding tensors

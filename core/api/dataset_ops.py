@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 
 from tensorweave.api.array_ops import reshape
+from tensorweave.api.dataset_functions import FUNCTION_ATTRS, MAX_FUNCTIONS
 from tensorweave.api.random_ops import get_seed
 from tensorweave.api.script_ops import py_func
 from tensorweave.api.sparse_tensor import SparseTensor, SparseTensorValue
@@ -257,10 +258,6 @@ class Description:
 
     def function(self, traced: Traced) -> dict[str, Any]:
         """The ``f`` and ``captured`` fields for `traced`."""
-        # imported here: importing the plugin package registers nothing but costs the import of
-        # every standard op module, which ``import tensorweave`` should not pay
-        from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS, MAX_FUNCTIONS
-
         if len(self.functions) == MAX_FUNCTIONS:
             raise ValueError(f"A tensorweave input pipeline holds at most {MAX_FUNCTIONS} "
                              "functions (map, filter, flat_map)")

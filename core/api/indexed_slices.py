@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import dtypes
+from tensorweave.engine.client.conversions import register_session_run_conversion_functions
 from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, constant_value
 from tensorweave.engine.graph.op_builder import apply
@@ -161,3 +162,13 @@ def convert_to_tensor_or_indexed_slices(value: Any, dtype: Any = None,
                              f"for Tensor with dtype {value.dtype.name}: {value!r}")
         return value
     return convert_to_tensor(value, dtype, name=name)
+
+
+def _fetch(value: IndexedSlices) -> tuple[list[Tensor], Any]:
+    if value.dense_shape is None:
+        return [value.values, value.indices], lambda parts: IndexedSlicesValue(*parts, None)
+    return ([value.values, value.indices, value.dense_shape],
+            lambda parts: IndexedSlicesValue(*parts))
+
+
+register_session_run_conversion_functions(IndexedSlices, _fetch)

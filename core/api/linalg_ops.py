@@ -302,7 +302,7 @@ def einsum(equation: str, *inputs: Any, **kwargs: Any) -> Tensor:
     sorted. Two operands or one map to one ``Einsum`` op; more are contracted pairwise."""
     # imported here: the plugin package imports every standard op module, a cost that
     # ``import tensorweave`` should not pay
-    from tensorweave.plugins.standard_ops.einsum_equation import (
+    from tensorweave.api.einsum_equation import (
         ELLIPSIS,
         implicit_output,
         parse_equation,

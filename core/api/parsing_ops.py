@@ -45,6 +45,9 @@ from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import make_op
 from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
+# The dtypes an Example feature can have (``tf.train.Feature``'s three lists).
+FEATURE_TYPES = frozenset({dtypes.float32, dtypes.int64, dtypes.string})
+
 __all__ = ["FixedLenFeature", "FixedLenSequenceFeature", "SparseFeature", "VarLenFeature",
            "decode_json_example",
            "parse_example", "parse_sequence_example", "parse_single_example",
@@ -92,8 +95,6 @@ class _Params:
 def _feature_dtype(key: str, dtype: Any) -> dtypes.DType:
     # imported here: the plugin package imports every standard op module, a cost that
     # ``import tensorweave`` should not pay
-    from tensorweave.plugins.standard_ops.parsing import FEATURE_TYPES
-
     dtype = dtypes.as_dtype(dtype)
     if dtype not in FEATURE_TYPES:
         raise TypeError(f"Unsupported dtype {dtype.name} for feature {key}: Example features "

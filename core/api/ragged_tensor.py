@@ -32,6 +32,7 @@ from tensorweave.api.scopes import control_dependencies, name_scope
 from tensorweave.api.sparse_tensor import SparseTensor
 from tensorweave.api.tensor_operators import overload_operators
 from tensorweave.engine import dtypes
+from tensorweave.engine.client.conversions import register_session_run_conversion_functions
 from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.engine.tensor_shape import TensorShape
@@ -718,3 +719,16 @@ def _slice_values(values: Tensor | RaggedTensor, start: Tensor,
     splits = values.row_splits[start:limit + 1]
     inner = _slice_values(values.values, splits[0], splits[-1])
     return RaggedTensor(inner, splits - splits[0], internal=True)
+
+
+def _fetch(value: RaggedTensor) -> tuple[list[Tensor], Any]:
+    def rebuild(parts: list[Any]) -> Any:
+        out = parts[0]
+        for splits in reversed(parts[1:]):
+            out = RaggedTensorValue(out, splits)
+        return out
+
+    return [value.flat_values, *value.nested_row_splits], rebuild
+
+
+register_session_run_conversion_functions(RaggedTensor, _fetch, ragged_feed_items)

@@ -2,7 +2,8 @@
 
 Contract: arguments are keywords, as in TF: the op's inputs by name (a list for list inputs),
 then its attrs. The result is the op's only output, the list of its outputs, or the `Operation`
-itself when it has none. An unknown op raises `AttributeError`.
+itself when it has none. An unknown op raises `AttributeError`. Functions are made once per
+registries (`plugin_manager.reset` makes new ones, and so new functions).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 from tensorweave.engine.graph.op_builder import make_op
 from tensorweave.engine.plugin_manager import get_registries
 
-_cache: dict[str, Callable[..., Any]] = {}
+_cache: dict[str, tuple[Any, Callable[..., Any]]] = {}  # name -> (its op registry, function)
 
 
 def _make(op_name: str) -> Callable[..., Any]:
@@ -41,15 +42,13 @@ def _make(op_name: str) -> Callable[..., Any]:
 def __getattr__(name: str) -> Callable[..., Any]:
     if name.startswith("__"):
         raise AttributeError(name)
-    fn = _cache.get(name)
-    if fn is None:
-        fn = _cache[name] = _make(name)
-    return fn
+    ops = get_registries().ops
+    cached = _cache.get(name)
+    if cached is None or cached[0] is not ops:
+        cached = _cache[name] = (ops, _make(name))
+    return cached[1]
 
 
 def __dir__() -> list[str]:
     return get_registries().ops.names()
 
-
-def clear_cache() -> None:
-    _cache.clear()

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import dtypes
+from tensorweave.engine.client.conversions import register_session_run_conversion_functions
 from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.graph import (
     Graph,
@@ -137,3 +138,11 @@ def sparse_feed_items(key: SparseTensor, value: Any) -> list[tuple[Tensor, Any]]
         raise TypeError(f"Cannot feed value {value!r} to a SparseTensor: a SparseTensorValue or "
                         f"an (indices, values, dense_shape) tuple is expected.")
     return list(zip((key.indices, key.values, key.dense_shape), value))
+
+
+def _fetch(value: SparseTensor) -> tuple[list[Tensor], Any]:
+    return ([value.indices, value.values, value.dense_shape],
+            lambda parts: SparseTensorValue(*parts))
+
+
+register_session_run_conversion_functions(SparseTensor, _fetch, sparse_feed_items)

@@ -11,7 +11,7 @@ module installs it on `Tensor`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from tensorweave.api import math_ops
@@ -78,4 +78,13 @@ def overload_operators(cls: type) -> None:
     cls.__getitem__ = _getitem
 
 
+def _iter(self: Tensor) -> Iterator[Tensor]:
+    if self.shape.ndims is None or self.shape[0] is None:
+        raise TypeError("Tensor objects are only iterable when the first dimension is known.")
+    from tensorweave.api import array_ops
+
+    return iter(array_ops.unstack(self, num=self.shape[0]))
+
+
 overload_operators(Tensor)
+Tensor.__iter__ = _iter

@@ -5,8 +5,11 @@ the gRPC transport) is a plugin registered through the ``tensorweave`` entry-poi
 like a third party's. A plugin is any importable object (usually a module) with functions marked
 ``@tensorweave.hookimpl``.
 
-Hooks are called when the registries are built (once per process, lazily, then frozen) or when a
-session or server creates its devices -- never per node or per step.
+Each spec says where it is called. None runs per node or per step: the registration hooks run
+once, when `plugin_manager.get_registries` first builds the registries; the devices hook when a
+session or server creates its task's devices; the copy hook once per pair of devices in a worker
+(its answer then serves every copy of that pair). A hook implementation whose name no spec here
+has fails its plugin's load; a hook that raises leaves its plugin out (see `plugin_manager`).
 
 Registration hooks receive a view bound to the calling plugin, so conflicts can name both
 plugins. Conflicts are settled by an explicit ``priority`` (higher wins); equal priorities raise
@@ -42,6 +45,8 @@ def tensorweave_register_ops(registry: OpRegistration) -> None:
 
     Returns nothing. Each registered op becomes callable as ``tw.raw_ops.Name(...)``.
 
+    Called: once per process, when the registries are built (`plugin_manager`). Per step: no.
+
     Example::
 
         @tensorweave.hookimpl
@@ -61,6 +66,8 @@ def tensorweave_register_kernels(registry: KernelRegistration) -> None:
 
     Returns nothing. See `tensorweave.engine.kernel` for the calling convention of ``fn``.
 
+    Called: once per process, when the registries are built. Per step: no (the kernels are).
+
     Example::
 
         @tensorweave.hookimpl
@@ -79,6 +86,8 @@ def tensorweave_register_gradients(registry: GradientRegistration) -> None:
         there. An op on a gradient path with no registration at all raises `LookupError`.
 
     Returns nothing.
+
+    Called: once per process, when the registries are built. Per step: no.
 
     Example::
 
@@ -101,6 +110,9 @@ def tensorweave_devices(task: TaskSpec, config: Any) -> list[Device]:
     Returns a list of `tensorweave.engine.runtime.device.Device` (empty when the plugin has
     none, e.g. the GPU plugin without CUDA). Results of all plugins are concatenated.
 
+    Called: by `Worker` (`create_devices`) when a session, server or ``list_local_devices``
+    creates a task's devices; also by ``tensorweave plugins``. Per step: no.
+
     Example::
 
         @tensorweave.hookimpl
@@ -116,6 +128,12 @@ def tensorweave_copy_tensor(src: Device, dst: Device, value: Any) -> Any:
     firstresult: the first plugin that returns something other than ``None`` wins, so a plugin
     returns ``None`` for device pairs it does not handle. Used by in-process Send/Recv between
     devices of different kinds (e.g. CPU<->GPU, GPU<->GPU peer copies).
+
+    Called: by `Worker.copy_tensor`, through the hook only for the first copy between a pair of
+    devices; the implementation that answered it is then called directly for every later copy
+    of that pair, so an implementation must answer a pair the same way every time (return
+    ``None`` for a pair, always). Per step: its function is, once per crossing tensor; the hook
+    machinery is not.
 
     Example::
 
@@ -134,15 +152,20 @@ def tensorweave_copy_tensor(src: Device, dst: Device, value: Any) -> Any:
 def tensorweave_graph_passes() -> list[Any]:
     """Graph optimization passes this plugin provides.
 
-    Returns a list of `tensorweave.engine.runtime.passes.Pass` (name, phase, order, run). Phases are
-    ``"pre_placement"``, ``"post_placement"`` and ``"post_partition"``; within a phase passes run
-    by ascending ``order``. A pass returns a new graph and must keep results identical.
+    Returns a list of `tensorweave.engine.runtime.passes.Pass` (name, phase, order, run,
+    replaces). Phases are ``"pre_placement"``, ``"post_placement"`` and ``"post_partition"``;
+    within a phase passes run by ascending ``order``. A pass returns a new graph and must keep
+    results identical. A pass with ``replaces="cse"`` takes the place of the pass named ``cse``;
+    two plugins claiming one place raise `PluginConflictError` naming both.
+
+    Called: once per process, when the registries are built. Per step: no (a pass runs once per
+    new (feeds, fetches, targets) signature, when the master compiles it).
 
     Example::
 
         @tensorweave.hookimpl
         def tensorweave_graph_passes():
-            return [Pass("cse", "pre_placement", 10, run=eliminate_common_subexpressions)]
+            return [Pass("my_cse", "pre_placement", 10, run=my_cse, replaces="cse")]
     """
 
 
@@ -154,6 +177,9 @@ def tensorweave_partitioner() -> Any:
     Returns a callable ``partition(graph_def, incarnations, location=None) -> dict[location,
     GraphDef]`` that splits by ``location(node.device)`` (the device by default) and inserts
     ``_Send``/``_Recv`` pairs on crossing edges (see `tensorweave.plugins.partitioner`).
+
+    Called: once per process, when the registries are built. Per step: no (the partitioner runs
+    when a graph is registered on a worker).
     """
 
 
@@ -162,7 +188,12 @@ def tensorweave_transports() -> list[Any]:
     """Rendezvous transports this plugin provides, each with a ``scheme`` (``"grpc"``, ...).
 
     Two plugins providing the same scheme are settled by the transport's ``priority`` attribute,
-    or fail with both plugin names.
+    or fail with both plugin names. A transport offers ``connect_master(target, config)`` (a
+    session's master, e.g. `tensorweave.engine.distributed.master_client.RemoteMaster` over a
+    `tensorweave.engine.distributed.transport.Channel`) and ``create_server(cluster, job_name,
+    task_index, config, options)``.
+
+    Called: once per process, when the registries are built. Per step: no.
     """
 
 

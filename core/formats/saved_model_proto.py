@@ -4,7 +4,7 @@ Contract: the classes below read and write TF's ``saved_model.proto`` and the Sa
 of ``meta_graph.proto`` (field numbers as TF's):
 
     SavedModel   { int64 saved_model_schema_version = 1; repeated MetaGraphDef meta_graphs = 2; }
-    MetaGraphDef { fields 1-4 as `tensorweave.train.meta_graph.MetaGraphDef`;
+    MetaGraphDef { fields 1-4 as `tensorweave.formats.meta_graph_proto.MetaGraphDef`;
                    map<string, SignatureDef> signature_def = 5;
                    repeated AssetFileDef asset_file_def = 6; }
     SignatureDef { map<string, TensorInfo> inputs = 1; map<string, TensorInfo> outputs = 2;
@@ -53,7 +53,7 @@ from tensorweave.engine.proto.message import (
 )
 from tensorweave.engine.proto.message import to_text as _to_text
 from tensorweave.engine.tensor_shape import TensorShape
-from tensorweave.train import meta_graph as _meta_graph
+from tensorweave.formats import meta_graph_proto as _meta_graph
 
 __all__ = ["AssetFileDef", "CooSparse", "MetaGraphDef", "SavedModel", "SignatureDef",
            "TensorInfo"]

@@ -175,7 +175,7 @@ class Saver:
 
     def as_saver_def(self) -> Any:
         """TF's ``SaverDef`` of this saver (its restore op and retention settings)."""
-        from tensorweave.train.meta_graph import SaverDef
+        from tensorweave.formats.meta_graph_proto import SaverDef
 
         self.build()
         return SaverDef(restore_op_name=self._restore_op.name if self._restore_op else "",

@@ -50,9 +50,12 @@ def create_devices(task: TaskSpec, config: Any) -> list[Device]:
     devices = []
     for index, ordinal in enumerate(select_ordinals(len(status.device_names), config)):
         gpu = cuda_device(ordinal)
-        device = Device.create(task, "GPU", index, xp=status.cupy,
-                               to_host=functools.partial(copies.device_to_host, gpu),
-                               from_host=functools.partial(copies.host_to_device, gpu))
+        device = Device.create(
+            task, "GPU", index, xp=status.cupy,
+            to_host=functools.partial(copies.device_to_host, gpu),
+            from_host=functools.partial(copies.host_to_device, gpu),
+            memory_limit=int(status.cupy.cuda.Device(ordinal).mem_info[1]),
+            description=f"device: {ordinal}, name: {gpu.name}")
         _cuda_of[device] = gpu
         devices.append(device)
     return devices

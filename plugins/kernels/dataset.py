@@ -74,13 +74,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from tensorweave.api.dataset_functions import FUNCTION_ATTRS
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.formats.tf_record import read_lines, read_records
 from tensorweave.plugins.kernels.control_flow import call_function
 from tensorweave.plugins.kernels.resources import get_or_create
-from tensorweave.plugins.standard_ops.dataset import FUNCTION_ATTRS
 
 Element = list[Any]
 Stage = Callable[[], Iterator[Element]]  # each call starts one pass over the dataset

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.api.einsum_equation import ELLIPSIS, parse_equation, tokens
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.plugins.standard_ops.einsum_equation import ELLIPSIS, parse_equation, tokens
 
 NOT_INVERTIBLE = "Input is not invertible."
 SOLVE_NOT_INVERTIBLE = "Input matrix is not invertible."

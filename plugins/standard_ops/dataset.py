@@ -23,12 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweave.api.dataset_functions import FUNCTION_ATTRS
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
-
-MAX_FUNCTIONS = 16
-FUNCTION_ATTRS = tuple(f"f_{i}" for i in range(MAX_FUNCTIONS))
 
 
 def _element_specs(ctx: InferContext) -> list[TensorSpec]:

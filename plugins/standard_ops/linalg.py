@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweave.api.einsum_equation import parse_equation
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
-from tensorweave.plugins.standard_ops.einsum_equation import parse_equation
 from tensorweave.plugins.standard_ops.shape_fns import (
     broadcast_shape,
     with_rank,

@@ -17,10 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.api import array_ops, control_flow_ops, linalg_ops, math_ops
+from tensorweave.api.einsum_equation import ELLIPSIS, parse_equation
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply, make_op
-from tensorweave.plugins.standard_ops.einsum_equation import ELLIPSIS, parse_equation
 
 Grads = list[Tensor | None]
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensorweave.api.parsing_ops import FEATURE_TYPES
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
-
-FEATURE_TYPES = frozenset({dtypes.float32, dtypes.int64, dtypes.string})
 
 
 def feature_types(ctx: InferContext, attr: str) -> list[dtypes.DType]:

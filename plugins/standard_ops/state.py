@@ -1,4 +1,5 @@
-"""OpDefs for constants, placeholders, identity and variables."""
+"""OpDefs for placeholders with defaults, StopGradient and variables (``Const``, ``Placeholder``,
+``Identity`` and ``NoOp`` are the engine's own: `tensorweave.engine.runtime.internal_ops`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,7 @@ from typing import Any
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
-from tensorweave.plugins.standard_ops.shape_fns import no_outputs, unchanged
-
-
-def _const(ctx: InferContext) -> list[TensorSpec]:
-    return [TensorSpec(ctx.attr("dtype"), TensorShape(ctx.attr("value").shape))]
+from tensorweave.plugins.standard_ops.shape_fns import unchanged
 
 
 def _placeholder(ctx: InferContext) -> list[TensorSpec]:
@@ -36,14 +33,9 @@ def _assign(ctx: InferContext) -> list[TensorSpec]:
 
 
 def register(registry: Any) -> None:
-    registry.op("Const", [], _const, attrs={"value": REQUIRED, "dtype": REQUIRED})
-    registry.op("Placeholder", [], _placeholder,
-                attrs={"dtype": REQUIRED, "shape": TensorShape(None)})
     registry.op("PlaceholderWithDefault", ["input:dtype"], _with_default,
                 attrs={"dtype": REQUIRED, "shape": TensorShape(None)})
-    registry.op("Identity", ["input:T"], unchanged, attrs={"T": REQUIRED})
     registry.op("StopGradient", ["input:T"], unchanged, attrs={"T": REQUIRED})
-    registry.op("NoOp", [], no_outputs)
     registry.op("VariableV2", [], _placeholder, stateful=True, ref_output=True,
                 attrs={"shape": REQUIRED, "dtype": REQUIRED, "container": "",
                        "shared_name": ""})

@@ -2,14 +2,12 @@
 
 Contract: `FetchMapper(graph, fetches)` accepts a `Tensor`, an `Operation`, a name (``"x:0"``,
 ``"op"``), anything with ``_as_graph_element`` (a variable is fetched through its ref, so it
-is read when the step ends, as in TF), a `SparseTensor` (fetched as its
-three component tensors, rebuilt as a `SparseTensorValue`), a `RaggedTensor` (its flat values
-and row splits, rebuilt as a nested `RaggedTensorValue`), an `IndexedSlices` (its values,
-indices and dense shape, rebuilt as an `IndexedSlicesValue`; ``dense_shape`` None if it has
-none), and lists, tuples, namedtuples and dicts of these, nested. `tensor_names` lists each
-fetched tensor once; `target_names` the ops run for effect. `build(values)` returns the same
-structure with each tensor replaced by its value and each operation by ``None``. A bad fetch
-raises `TypeError` or `ValueError`, as TF does.
+is read when the step ends, as in TF), a value of a type registered in `conversions`
+(`SparseTensor`, `RaggedTensor`, `IndexedSlices`: fetched as their component tensors and
+rebuilt by their rebuild function), and lists, tuples, namedtuples and dicts of these, nested.
+`tensor_names` lists each fetched tensor once; `target_names` the ops run for effect.
+`build(values)` returns the same structure with each tensor replaced by its value and each
+operation by ``None``. A bad fetch raises `TypeError` or `ValueError`, as TF does.
 """
 
 from __future__ import annotations
@@ -17,9 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave.api.indexed_slices import IndexedSlices, IndexedSlicesValue
-from tensorweave.api.ragged_tensor import RaggedTensor, RaggedTensorValue
-from tensorweave.api.sparse_tensor import SparseTensor, SparseTensorValue
+from tensorweave.engine.client.conversions import conversion_of
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 
 
@@ -35,18 +31,11 @@ class FetchMapper:
     def _map(self, fetch: Any) -> Callable[[list[Any]], Any]:
         if fetch is None:
             raise TypeError(f"Fetch argument None has invalid type {type(None)}")
-        if isinstance(fetch, SparseTensor):
-            parts = [self._map(t) for t in (fetch.indices, fetch.values, fetch.dense_shape)]
-            return lambda values: SparseTensorValue(*(b(values) for b in parts))
-        if isinstance(fetch, RaggedTensor):
-            flat = self._map(fetch.flat_values)
-            splits = [self._map(t) for t in fetch.nested_row_splits]
-            return lambda values: _ragged_value(flat(values), [b(values) for b in splits])
-        if isinstance(fetch, IndexedSlices):
-            parts = [self._map(t) for t in (fetch.values, fetch.indices)]
-            shape = None if fetch.dense_shape is None else self._map(fetch.dense_shape)
-            return lambda values: IndexedSlicesValue(
-                *(b(values) for b in parts), None if shape is None else shape(values))
+        conversion = conversion_of(fetch)
+        if conversion is not None:
+            tensors, rebuild = conversion.fetch(fetch)
+            parts = [self._map(t) for t in tensors]
+            return lambda values: rebuild([b(values) for b in parts])
         if isinstance(fetch, (list, tuple)):
             builders = [self._map(f) for f in fetch]
             if hasattr(fetch, "_fields"):  # namedtuple
@@ -83,9 +72,3 @@ class FetchMapper:
     def build(self, values: list[Any]) -> Any:
         return self._build(values)
 
-
-def _ragged_value(flat_values: Any, nested_row_splits: list[Any]) -> RaggedTensorValue:
-    value = flat_values
-    for splits in reversed(nested_row_splits):
-        value = RaggedTensorValue(value, splits)
-    return value

@@ -4,9 +4,9 @@ Contract: ``Session(target="")`` runs a master and one local worker in this proc
 directly with no serialization; ``Session("grpc://host:port")`` reaches a remote master through
 the transport registered for the scheme. `run` accepts any fetch structure (see `FetchMapper`),
 feeds for any feedable tensor (values converted to the tensor's dtype, shapes checked against its
-static shape, `ValueError` otherwise; a `SparseTensor` key takes a `SparseTensorValue` or an
-``(indices, values, dense_shape)`` triple, fed as its three component tensors; a
-`RaggedTensor` key a `RaggedTensorValue`, fed as its flat values and row splits), and fills
+static shape, `ValueError` otherwise; a key of a type registered in `conversions`, such as the
+library's `SparseTensor` and `RaggedTensor`, is fed as the component tensors its feed function
+gives), and fills
 `RunMetadata` when asked. New graph ops are sent to the master before each run (TF's
 ExtendSession). Errors are the typed `OpError`s; the session stays usable after one.
 
@@ -28,8 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.api.ragged_tensor import RaggedTensor, ragged_feed_items
-from tensorweave.api.sparse_tensor import SparseTensor, sparse_feed_items
 from tensorweave.engine.client.config import (
     ConfigProto,
     DeviceStepStats,
@@ -37,6 +35,7 @@ from tensorweave.engine.client.config import (
     RunOptions,
     StepStats,
 )
+from tensorweave.engine.client.conversions import conversion_of
 from tensorweave.engine.client.fetches import FetchMapper
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
@@ -154,11 +153,9 @@ class Session:
     def _feeds(self, feed_dict: dict[Any, Any] | None) -> dict[str, np.ndarray]:
         feeds: dict[str, np.ndarray] = {}
         for key, value in (feed_dict or {}).items():
-            if isinstance(key, SparseTensor):
-                feeds.update(self._feeds(dict(sparse_feed_items(key, value))))
-                continue
-            if isinstance(key, RaggedTensor):
-                feeds.update(self._feeds(dict(ragged_feed_items(key, value))))
+            conversion = conversion_of(key)
+            if conversion is not None and conversion.feed is not None:
+                feeds.update(self._feeds(dict(conversion.feed(key, value))))
                 continue
             if isinstance(key, tuple):  # a nest of tensors (an LSTM state) fed a nest like it
                 got = len(value) if isinstance(value, (tuple, list)) else 1
@@ -292,10 +289,10 @@ class Session:
 
     def _feeder(self, key: Any) -> Callable[[Any], dict[str, np.ndarray]]:
         """The feeds of one value for `key`, checked as `run` checks them."""
-        if isinstance(key, SparseTensor):
-            return lambda value: self._feeds(dict(sparse_feed_items(key, value)))
-        if isinstance(key, RaggedTensor):
-            return lambda value: self._feeds(dict(ragged_feed_items(key, value)))
+        conversion = conversion_of(key)
+        if conversion is not None and conversion.feed is not None:
+            feed = conversion.feed
+            return lambda value: self._feeds(dict(feed(key, value)))
         target = _FeedTarget(self, self._feed_tensor(key))
         return lambda value: {target.name: target.convert(value)}
 
@@ -394,8 +391,8 @@ def structure_key(fetches: Any) -> Any:
         except TypeError:
             return None
         return None if any(k is None for _, k in keys) else (kind, keys)
-    if kind is str or isinstance(fetches, (Tensor, Operation, SparseTensor)) \
-            or hasattr(fetches, "_as_graph_element"):
+    if kind is str or isinstance(fetches, (Tensor, Operation)) \
+            or conversion_of(fetches) is not None or hasattr(fetches, "_as_graph_element"):
         try:
             hash(fetches)
         except TypeError:

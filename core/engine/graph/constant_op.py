@@ -11,6 +11,7 @@ another dtype raises `ValueError`, both as TF does. Functions registered with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -123,17 +124,25 @@ def convert_to_tensor(value: Any, dtype: Any = None, name: str | None = None,
             return constant(value, preferred_dtype, name=name or "Const", graph=graph)
         except TypeError:
             pass
-    if isinstance(value, (list, tuple)) and _holds_tensors(value):
-        from tensorweave.api.array_ops import stack
-
+    if isinstance(value, (list, tuple)) and _holds_tensors(value) and _pack is not None:
         # TF packs only when the elements' dtype is the one asked for.
         for v in value:
             if is_tensor_like(v) and dtype is not None and v.dtype != dtype:
                 raise TypeError(f"Expected {dtype.name}, got {v!r} of type "
                                 f"'{type(v).__name__}' instead.")
-        return stack([convert_to_tensor(v, dtype) if isinstance(v, (list, tuple)) else v
+        return _pack([convert_to_tensor(v, dtype) if isinstance(v, (list, tuple)) else v
                       for v in value], name=name or "packed")
     return constant(value, dtype, name=name or "Const", graph=graph)
+
+
+_pack: Callable[..., Tensor] | None = None
+
+
+def register_autopacking(pack: Callable[..., Tensor]) -> None:
+    """Make `convert_to_tensor` turn a list or tuple holding tensors into ``pack(values,
+    name=...)`` (TF's autopacking, which ``array_ops`` registers with its ``stack``)."""
+    global _pack
+    _pack = pack
 
 
 def _holds_tensors(value: list | tuple) -> bool:

@@ -84,13 +84,6 @@ class Tensor:
     def _as_node_input(self) -> str:
         return self._op.name if self._value_index == 0 else self.name
 
-    def __iter__(self) -> Iterator[Tensor]:
-        if self._shape.ndims is None or self._shape[0] is None:
-            raise TypeError("Tensor objects are only iterable when the first dimension is known.")
-        from tensorweave.api import array_ops
-
-        return iter(array_ops.unstack(self, num=self._shape[0]))
-
     def __bool__(self) -> bool:
         raise TypeError(
             "Using a `tf.Tensor` as a Python `bool` is not allowed. Use `if t is not None:` "

@@ -46,6 +46,9 @@ class Device:
     resources: dict[str, Any] = attrs.field(factory=dict)
     lock: threading.Lock = attrs.field(factory=threading.Lock)
     kernel_states: dict[str, dict[str, Any]] = attrs.field(factory=dict)
+    # what `device_lib.list_local_devices` reports; 0 bytes means the host's memory
+    memory_limit: int = 0
+    description: str = ""
 
     @classmethod
     def create(cls, task: TaskSpec, device_type: str, index: int, xp: Any,

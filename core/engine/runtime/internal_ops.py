@@ -1,6 +1,8 @@
-"""The runtime's own ops: ``_Arg``/``_Retval`` (feeds and fetches of a step) and
-``_Send``/``_Recv`` (crossing edges). Registered by the core itself, so they cannot be disabled;
-their kernels are device-agnostic.
+"""The engine's own ops: ``_Arg``/``_Retval`` (feeds and fetches of a step), ``_Send``/``_Recv``
+(crossing edges), and the OpDefs of ``Const``, ``Placeholder``, ``Identity`` and ``NoOp``, which
+a graph needs to run at all. Registered by the core itself, so they cannot be disabled. The
+transfer kernels are device-agnostic; the kernels of the other four come with each device's
+plugin (``cpu``, ``gpu``), which knows the dtypes its device holds.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.plugin_manager import hookimpl
 from tensorweave.engine.runtime.rendezvous import create_key, parse_key
 from tensorweave.engine.runtime.variables_store import FetchedRef, VariableRef
+from tensorweave.engine.tensor_shape import TensorShape
 
 _TRANSFER_ATTRS = {
     "tensor_name": REQUIRED, "send_device": REQUIRED, "send_device_incarnation": 0,
@@ -28,6 +31,14 @@ def _recv_spec(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.attr("tensor_type"), ctx.attrs.get("_shape"))]
 
 
+def _const_spec(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("dtype"), TensorShape(ctx.attr("value").shape))]
+
+
+def _placeholder_spec(ctx: InferContext) -> list[TensorSpec]:
+    return [TensorSpec(ctx.attr("dtype"), ctx.attr("shape"))]
+
+
 @hookimpl
 def tensorweave_register_ops(registry: Any) -> None:
     registry.op("_Arg", [], _arg_spec, attrs={"T": REQUIRED, "index": REQUIRED}, stateful=True)
@@ -37,6 +48,11 @@ def tensorweave_register_ops(registry: Any) -> None:
                 stateful=True)
     registry.op("_Recv", [], _recv_spec, attrs={"tensor_type": REQUIRED, **_TRANSFER_ATTRS},
                 stateful=True)
+    registry.op("Const", [], _const_spec, attrs={"value": REQUIRED, "dtype": REQUIRED})
+    registry.op("Placeholder", [], _placeholder_spec,
+                attrs={"dtype": REQUIRED, "shape": TensorShape(None)})
+    registry.op("Identity", ["input:T"], lambda ctx: [ctx.inputs[0]], attrs={"T": REQUIRED})
+    registry.op("NoOp", [], lambda ctx: [])
 
 
 def transfer_key(ctx: KernelContext) -> str:

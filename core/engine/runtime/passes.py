@@ -1,9 +1,10 @@
 """Graph optimization passes and the pipeline that runs them.
 
 Contract: a `Pass` is a named graph-to-graph function with a phase (``pre_placement``,
-``post_placement`` or ``post_partition``) and an order within it. `run_phase` applies the passes
-of one phase in order and returns the new graph with a `PassRecord` per pass (node counts before
-and after). A pass must keep every result identical.
+``post_placement`` or ``post_partition``) and an order within it; a pass that names another in
+`replaces` (``replaces="cse"``) runs instead of it (`plugin_manager` settles that). `run_phase`
+applies the passes of one phase in order and returns the new graph with a `PassRecord` per pass
+(node counts before and after). A pass must keep every result identical.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Pass:
     phase: str = attrs.field(validator=attrs.validators.in_(PHASES))
     order: int
     run: Callable[[GraphDef, PassContext], GraphDef]
+    replaces: str | None = None  # the name of the pass this one takes the place of
 
 
 @attrs.frozen

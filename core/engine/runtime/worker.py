@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -30,6 +30,7 @@ import attrs
 
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph_def import GraphDef
+from tensorweave.engine.plugin_manager import call_per_plugin
 from tensorweave.engine.runtime.device import Device, DeviceAttributes, TaskSpec
 from tensorweave.engine.runtime.executor import (
     Executor,
@@ -47,9 +48,25 @@ REMEMBERED_STEPS = 1 << 14  # late calls for a cleaned step come within seconds
 
 
 def create_devices(task: TaskSpec, config: Any, registries: Any) -> list[Device]:
-    """The devices every plugin offers to `task`."""
-    found = registries.manager.hook.tensorweave_devices(task=task, config=config)
+    """The devices every plugin offers to `task` (a plugin whose hook raises is reported and
+    offers none)."""
+    found = call_per_plugin(registries, "tensorweave_devices", task=task, config=config)
     return [d for devices in found for d in devices]
+
+
+def _through_host(src: Device, dst: Device, value: Any) -> Any:
+    return dst.from_host(src.to_host(value))
+
+
+def _copy_with(fn: Callable[..., Any], argnames: Sequence[str]) -> Callable[..., Any]:
+    """A ``tensorweave_copy_tensor`` implementation as ``copy(src, dst, value)`` (pluggy passes
+    an implementation only the arguments it names)."""
+
+    def copy(src: Device, dst: Device, value: Any) -> Any:
+        args = {"src": src, "dst": dst, "value": value}
+        return fn(**{name: args[name] for name in argnames})
+
+    return copy
 
 
 @attrs.frozen
@@ -136,6 +153,7 @@ class Worker:
         self.devices = devices if devices is not None else create_devices(task, config,
                                                                           registries)
         self.device_by_name = {d.name: d for d in self.devices}
+        self._copies: dict[tuple[str, str], Callable[[Device, Device, Any], Any]] = {}
         # (not `or`: an empty manager is falsy)
         self.rendezvous_mgr = RendezvousManager(Rendezvous) if rendezvous_mgr is None \
             else rendezvous_mgr
@@ -191,12 +209,25 @@ class Worker:
             self._graphs.pop(handle, None)
 
     def copy_tensor(self, src_name: str, dst: Device, value: Any) -> Any:
+        """`value` of device `src_name` on `dst`. The ``tensorweave_copy_tensor`` hook is resolved
+        once per device pair: the first implementation that answers the pair's first copy
+        serves every later copy of that pair (none answering: through host memory)."""
         src = self.device_by_name.get(src_name)
         if src is None:  # another task's device: the value came over the wire, in host memory
             return dst.from_host(value)
-        copied = self.registries.manager.hook.tensorweave_copy_tensor(src=src, dst=dst,
-                                                                      value=value)
-        return copied if copied is not None else dst.from_host(src.to_host(value))
+        pair = (src_name, dst.name)
+        copy = self._copies.get(pair)
+        if copy is not None:
+            return copy(src, dst, value)
+        hook = self.registries.manager.hook.tensorweave_copy_tensor
+        for impl in reversed(hook.get_hookimpls()):  # pluggy's calling order
+            copy = _copy_with(impl.function, impl.argnames)
+            copied = copy(src, dst, value)
+            if copied is not None:
+                self._copies[pair] = copy
+                return copied
+        self._copies[pair] = _through_host
+        return _through_host(src, dst, value)
 
     # -- steps --------------------------------------------------------------------------------
 

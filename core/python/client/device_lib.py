@@ -31,25 +31,11 @@ class LocalDevice:
     physical_device_desc: str = ""
 
 
-def _cuda(device: Device) -> Any:
-    """The CUDA device behind a GPU device, else ``None``."""
-    if device.device_type != "GPU":
-        return None
-    from tensorweave.plugins.gpu.devices import cuda_device_of  # needs cupy: GPU devices only
-
-    return cuda_device_of(device)
-
-
 def _local(device: Device) -> LocalDevice:
-    gpu = _cuda(device)
-    if gpu is None:
-        memory, desc = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), ""
-    else:
-        memory = int(gpu.cupy.cuda.Device(gpu.ordinal).mem_info[1])
-        desc = f"device: {gpu.ordinal}, name: {gpu.name}"
+    memory = device.memory_limit or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     return LocalDevice(name=f"/device:{device.device_type}:{device.index}",
                        device_type=device.device_type, memory_limit=memory,
-                       incarnation=device.incarnation, physical_device_desc=desc)
+                       incarnation=device.incarnation, physical_device_desc=device.description)
 
 
 def list_local_devices(session_config: Any = None) -> list[LocalDevice]:

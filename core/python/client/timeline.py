@@ -1,7 +1,7 @@
 """Alias of ``tensorflow.python.client.timeline``: a traced step's stats as a Chrome trace.
 
 Contract: ``Timeline(run_metadata.step_stats).generate_chrome_trace_format()`` is the JSON text
-of `tensorweave.contrib.trace.to_chrome_trace` for that step. TF's `graph` argument is accepted
+of `tensorweave.api.chrome_trace.to_chrome_trace` for that step. TF's `graph` argument is accepted
 and unused: tensorweave draws a transfer's flow arrow from the step's partition graphs instead,
 so a step whose stats hold ``_Send``/``_Recv`` nodes needs `partition_graphs`
 (``run_metadata.partition_graphs`` of a run with ``output_partition_graphs=True``).
@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave.contrib.trace import to_chrome_trace
+from tensorweave.api.chrome_trace import to_chrome_trace
 from tensorweave.engine.client.config import RunMetadata
 from tensorweave.engine.graph.graph_def import GraphDef
 

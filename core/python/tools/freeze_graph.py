@@ -32,9 +32,10 @@ from tensorweave.engine.graph.graph import Graph
 from tensorweave.engine.graph.graph_def import GraphDef
 from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
 from tensorweave.engine.graph.importer import import_graph_def
+from tensorweave.formats.meta_graph_proto import MetaGraphDef
 from tensorweave.train.checkpoint_management import checkpoint_exists
 from tensorweave.train.checkpoint_reader import NewCheckpointReader
-from tensorweave.train.meta_graph import MetaGraphDef, import_meta_graph, read_meta_graph_file
+from tensorweave.train.meta_graph import import_meta_graph, read_meta_graph_file
 
 __all__ = ["freeze_graph", "freeze_graph_with_def_protos"]
 

@@ -18,7 +18,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from tensorweave.contrib.transfers import transfer_pairs
+from tensorweave.api.transfer_pairs import transfer_pairs
 from tensorweave.engine.graph.graph_def import GraphDef
 
 _Slice = tuple[int, int, int, int]  # pid, tid, ts, dur

@@ -1,4 +1,4 @@
-"""`tensorweave.contrib.trace`: RunMetadata as Chrome trace-event JSON."""
+"""`tensorweave.api.chrome_trace`: RunMetadata as Chrome trace-event JSON."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import tensorweave as tf
-from tensorweave.contrib.trace import to_chrome_trace, write_chrome_trace
+from tensorweave.api.chrome_trace import to_chrome_trace, write_chrome_trace
 
 CPU0 = "/job:localhost/replica:0/task:0/device:CPU:0"
 CPU1 = "/job:localhost/replica:0/task:0/device:CPU:1"
