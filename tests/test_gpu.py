@@ -17,8 +17,8 @@ from tensorweave.engine import errors, plugin_manager
 from tensorweave.engine.registry import KernelRegistry
 from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.plugins import gpu
-from tensorweave.plugins.cpu import KERNEL_MODULES
 from tensorweave.plugins.gpu import copies, cuda, devices, kernels
+from tensorweave.plugins.kernels import device_kernel_modules
 from tests.plugin_dist import install_plugin
 
 STATUS = cuda.probe()
@@ -103,7 +103,7 @@ def test_plugin_note_matches_what_cuda_offers():
 
 def test_gpu_kernels_mirror_every_cpu_kernel_within_cupy_dtype_limits():
     registry = KernelRegistry()
-    for module in KERNEL_MODULES:
+    for module in device_kernel_modules():
         module.register(registry.bind("cpu"), "CPU")
     kernels.register_kernels(registry.bind("gpu"))
     registry.freeze()

@@ -1,12 +1,12 @@
 """The standard kernels bound to ``GPU``: the CPU plugin's kernel modules, run on cupy.
 
 Contract: `register_kernels(registry)` hands every module of
-`tensorweave.plugins.cpu.KERNEL_MODULES` (so a new module is picked up with no change here) a
-registration view that registers each kernel for ``"GPU"`` wrapped so that it runs with its
-device's CUDA ordinal current: cupy allocates and launches on the current device, and the
-executor's threads serve every device of the task. Ops in `GPU_DTYPES` get a GPU kernel only for
-the dtypes cupy can run them in, and no GPU kernel takes `string` (object arrays live in host
-memory only); placement puts the other dtypes on the CPU (docs/gpu.md).
+`tensorweave.plugins.kernels.device_kernel_modules()` (so a new module is picked up with no
+change here) a registration view that registers each kernel for ``"GPU"`` wrapped so that it
+runs with its device's CUDA ordinal current: cupy allocates and launches on the current device,
+and the executor's threads serve every device of the task. Ops in `GPU_DTYPES` get a GPU kernel
+only for the dtypes cupy can run them in, and no GPU kernel takes `string` (object arrays live
+in host memory only); placement puts the other dtypes on the CPU (docs/gpu.md).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import attrs
 
 from tensorweave.engine import dtypes
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.plugins.cpu import KERNEL_MODULES
 from tensorweave.plugins.gpu.cuda import active
 from tensorweave.plugins.gpu.devices import cuda_device_of
+from tensorweave.plugins.kernels import device_kernel_modules
 
 # cupy's ufunc.at is built on CUDA atomics, which exist for these dtypes only.
 _ATOMIC_ADD = frozenset({dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32})
@@ -90,5 +90,5 @@ class GpuKernelRegistration:
 def register_kernels(registry: Any) -> None:
     """Register the standard kernels for device type ``"GPU"``."""
     view = GpuKernelRegistration(registry)
-    for module in KERNEL_MODULES:
+    for module in device_kernel_modules():
         module.register(view, "GPU")

@@ -371,6 +371,9 @@ def set_global_step(ctx: KernelContext, handle: Any, new_global_step: Any) -> No
     accumulator.set_global_step(_scalar(ctx, new_global_step, "new_global_step"))
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # TF keeps accumulators in host memory only
         return

@@ -233,6 +233,9 @@ def accidental_hits(ctx: KernelContext, true_classes: Any,
             ctx.device.from_host(weights))
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     """Register this module's kernels for `device_type`."""
     for op in _FACTORIES:

@@ -129,5 +129,8 @@ def decode_csv(ctx: KernelContext, records: Any, *defaults: Any) -> Any:
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("DecodeCSV", device_type, decode_csv)

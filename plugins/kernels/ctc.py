@@ -423,6 +423,9 @@ def ctc_beam_search_decoder(ctx: KernelContext, inputs: Any, sequence_length: An
             log_prob)
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     """Register this module's kernels for `device_type`."""
     registry.add("CTCLoss", device_type, ctc_loss)

@@ -513,6 +513,9 @@ def count_up_to(ctx: KernelContext, ref: Any) -> Any:
     return old
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # TF keeps queues in host memory only
         return

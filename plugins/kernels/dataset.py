@@ -887,6 +887,9 @@ def deserialize_iterator(ctx: KernelContext, step: Any, serialized: Any,
         resource.produced = state["produced"]
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # TF runs input pipelines on the host only
         return

@@ -152,5 +152,8 @@ def decode_json_example(ctx: KernelContext, json_examples: Any) -> np.ndarray:
     return out
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("DecodeJSONExample", device_type, decode_json_example)

@@ -312,6 +312,9 @@ def encode_jpeg_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
     return _string(data)
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("ReadFile", device_type, read_file)
     registry.add("WriteFile", device_type, write_file)

@@ -6,7 +6,7 @@ left out; floats in the shortest of 6/9 (float32, float16) or 15/17 (float64) si
 that round-trips, bools as 1/0, strings as their text. ``Assert`` raises `InvalidArgumentError`
 ``assertion failed: [item] [item] ...`` when its (scalar) condition is false; ``Print`` writes
 ``message[item][item]`` to stderr, for its first ``first_n`` runs when ``first_n >= 0``, and
-forwards its input. Both kernels are host-only (the CPU plugin's ``HOST_KERNEL_MODULES``), as
+forwards its input. Both kernels are host-only (``HOST_ONLY``), as
 TF's."""
 
 from __future__ import annotations
@@ -93,6 +93,9 @@ def print_(ctx: KernelContext, x: Any, *data: Any) -> Any:
     items = "".join(f"[{item}]" for item in _items(ctx, data))
     sys.stderr.write(f"{ctx.attrs['message']}{items}\n")
     return x
+
+
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
 
 
 def register(registry: Any, device_type: str) -> None:

@@ -356,6 +356,9 @@ def initialize_from_text_file(ctx: KernelContext, handle: Any, filename: Any) ->
     _initialize(ctx, table, _text_file_pairs(ctx, table, name), from_file=True)
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # TF keeps lookup tables in host memory only
         return

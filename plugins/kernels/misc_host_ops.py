@@ -86,6 +86,9 @@ def decode_compressed(ctx: KernelContext, data: Any) -> np.ndarray:
     return out
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("SerializeTensor", device_type, serialize_tensor)
     registry.add("ParseTensor", device_type, parse_tensor_kernel)

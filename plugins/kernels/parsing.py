@@ -1,5 +1,5 @@
 """Kernels of ``ParseExample``, ``ParseSingleExample``, ``ParseSequenceExample`` and
-``ParseSingleSequenceExample``, host-only as in TF (the CPU plugin's ``HOST_KERNEL_MODULES``).
+``ParseSingleSequenceExample``, host-only as in TF (``HOST_ONLY``).
 
 Contract, as TF's fast parsers (``example_proto_fast_parsing.cc``): each serialized proto is
 read straight from its bytes (`example_features`, `feature_lists`: a later entry of a key
@@ -406,6 +406,9 @@ def results(outputs: list[np.ndarray]) -> Any:
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
 
 
 def register(registry: Any, device_type: str) -> None:

@@ -278,6 +278,9 @@ def decode_raw(ctx: KernelContext, data: np.ndarray) -> np.ndarray:
     return decoded.astype(ctx.out_np).reshape(*data.shape, size // dtype.itemsize)
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     for op in READER_OPS:
         registry.add(op, device_type, reader_op)

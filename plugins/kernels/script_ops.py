@@ -18,7 +18,7 @@ An exception from the callable fails the step with TF's mapping: ValueError/Type
 this process (the op ran in another process, e.g. on a ``tensorweave server`` task, or its graph
 is gone) is `InvalidArgumentError` ``callback <token> is not found``.
 
-The kernel is host-only (the CPU plugin's ``HOST_KERNEL_MODULES``), and step-bound so that host
+The kernel is host-only (``HOST_ONLY``), and step-bound so that host
 evaluation (constant folding, graph-construction constant values) never calls user code: TF
 never folds a ``PyFunc``.
 """
@@ -119,6 +119,9 @@ def py_func(ctx: KernelContext, _step: Any, *inputs: Any) -> Any:
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
 
 
 def register(registry: Any, device_type: str) -> None:

@@ -186,5 +186,8 @@ def sparse_cross(ctx: KernelContext, *inputs: np.ndarray) -> tuple[np.ndarray, .
     return out_indices, out, shape
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("SparseCross", device_type, sparse_cross)

@@ -181,6 +181,9 @@ def edit_distance(ctx: KernelContext, h_indices: Any, h_values: Any, h_shape: An
     return ctx.device.from_host(out.reshape(outer))
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("SerializeSparse", device_type, serialize_sparse)
     registry.add("SerializeManySparse", device_type, serialize_many_sparse)

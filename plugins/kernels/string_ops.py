@@ -1,5 +1,5 @@
 """Kernels of the dense string ops, host-only as in TF (the CPU plugin's
-``HOST_KERNEL_MODULES``).
+``HOST_ONLY``).
 
 Contract: string tensors are object arrays of `bytes` (see ``string_array``); every kernel
 returns a new array of the node's dtype and shape and never touches its inputs. Runtime errors
@@ -602,6 +602,9 @@ def string_format(ctx: KernelContext, *inputs: Any) -> np.ndarray:
     for value, piece in zip(inputs, pieces[1:]):
         out += [summarize_v2(np.asarray(value), ctx.attrs["summarize"]), piece]
     return np.array(b"".join(out), dtype=object)
+
+
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
 
 
 def register(registry: Any, device_type: str) -> None:

@@ -170,6 +170,9 @@ def merge_summary(ctx: KernelContext, *inputs: np.ndarray) -> np.ndarray:
     return _serialized(b"".join(out))
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     if device_type != "CPU":  # strings live in host memory
         return

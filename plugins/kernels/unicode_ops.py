@@ -121,6 +121,9 @@ def unicode_transcode(ctx: KernelContext, strings: Any) -> np.ndarray:
     return out
 
 
+HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
+
+
 def register(registry: Any, device_type: str) -> None:
     registry.add("UnicodeDecode", device_type, unicode_decode)
     registry.add("UnicodeDecodeWithOffsets", device_type, unicode_decode_with_offsets)

@@ -92,7 +92,7 @@ def _roll_grad(op: Operation, grad: Tensor) -> Grads:
     return [extra.roll(grad, math_ops.negative(shift), axis), None, None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in NOT_DIFFERENTIABLE:
         registry.add(name, None)
     for name, fn in {

@@ -263,7 +263,7 @@ def _top_k_grad(op: Operation, grad: Tensor, _indices_grad: Tensor | None) -> Gr
     return [array_ops.reshape(dense, x_shape), None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in NOT_DIFFERENTIABLE:
         registry.add(name, None)
     for name, fn in {

@@ -25,6 +25,6 @@ def _mirror_pad_grad_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("MirrorPad", [grad, op.inputs[1]], {"mode": op.get_attr("mode")}), None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("StridedSliceGrad", _strided_slice_grad_grad)
     registry.add("MirrorPadGrad", _mirror_pad_grad_grad)

@@ -8,6 +8,6 @@ from typing import Any
 from tensorweave.plugins.standard_ops.bitwise import BINARY
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in (*BINARY, "Invert", "PopulationCount"):
         registry.add(name, None)

@@ -65,7 +65,7 @@ def _conjugate_transpose_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("ConjugateTranspose", [grad, inverse]), None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name, fn in {
         "Complex": _complex_grad, "Real": _real_grad, "Imag": _imag_grad, "Conj": _conj_grad,
         "ComplexAbs": _complex_abs_grad, "Angle": _angle_grad,

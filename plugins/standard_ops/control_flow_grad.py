@@ -82,7 +82,7 @@ def _if_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     return out
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("If", _if_grad)
     registry.add("StatelessIf", _if_grad)
 

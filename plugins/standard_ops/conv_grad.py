@@ -76,7 +76,7 @@ def max_pool_backprop_grads(backprop: str, backprop_grad: str,
     return {backprop: through(backprop_grad), backprop_grad: through(backprop)}
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     depthwise = convolution_grads("DepthwiseConv2dNative", "DepthwiseConv2dNativeBackpropInput",
                                   "DepthwiseConv2dNativeBackpropFilter", DEPTHWISE_ATTRS)
     conv2d = convolution_grads("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter",

@@ -27,7 +27,7 @@ def _ctc_loss_grad(op: Operation, grad_loss: Tensor,
     return [array_ops.expand_dims(grad_loss, -1) * op.outputs[1], None, None, None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("CTCLoss", _ctc_loss_grad)
     registry.add("CTCGreedyDecoder", None)
     registry.add("CTCBeamSearchDecoder", None)

@@ -33,6 +33,6 @@ def _resize_nearest_neighbor_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("ResizeNearestNeighborGrad", [grad, size], _attrs(op)), None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("ResizeBilinear", _resize_bilinear_grad)
     registry.add("ResizeNearestNeighbor", _resize_nearest_neighbor_grad)

@@ -33,6 +33,6 @@ def _extract_image_patches_grad(op: Operation, grad: Tensor) -> list[Tensor | No
     return [array_ops.transpose(summed, [2, 0, 1, 3])]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("ExtractImagePatches", _extract_image_patches_grad)
 

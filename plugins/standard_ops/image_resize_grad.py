@@ -40,6 +40,6 @@ def _crop_and_resize_grad(op: Operation, grad: Tensor) -> Grads:
     return [image_grad, boxes_grad, None, None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("ResizeBicubic", _resize_bicubic_grad)
     registry.add("CropAndResize", _crop_and_resize_grad)

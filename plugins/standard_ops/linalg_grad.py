@@ -380,7 +380,7 @@ def _einsum_grad(op: Operation, grad: Tensor) -> Grads:
             _unbroadcast_einsum(grad_y, y_shape, ry, y_start)]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name, fn in {
         "MatrixInverse": _inverse_grad, "MatrixDeterminant": _determinant_grad,
         "LogMatrixDeterminant": _log_determinant_grad, "Cholesky": _cholesky_grad,

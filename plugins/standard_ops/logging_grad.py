@@ -12,6 +12,6 @@ def _print_grad(op: Operation, grad: Tensor) -> list[Tensor | None]:
     return [grad] + [None] * (len(op.inputs) - 1)
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("Print", _print_grad)
     registry.add("Assert", None)

@@ -314,7 +314,7 @@ def _sum_batch(grad: Tensor, target: Tensor) -> Tensor:
     return array_ops.reshape(math_ops.reduce_sum(grad, rx), shape(target))
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in NOT_DIFFERENTIABLE:
         registry.add(name, None)
     for name, local in BINARY.items():

@@ -45,7 +45,7 @@ def _reciprocal_grad_grad(op: Operation, grad: Tensor) -> Grads:
     return [-2.0 * grad * dy * y, apply("ReciprocalGrad", [y, grad])]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("SigmoidGrad", _sigmoid_grad_grad)
     registry.add("TanhGrad", _tanh_grad_grad)
     registry.add("SqrtGrad", _sqrt_grad_grad)

@@ -33,7 +33,7 @@ def _set_diag_grad(op: Operation, grad: Tensor) -> Grads:
     return [cleared, part, None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("MatrixDiagV2", _diag_grad)
     registry.add("MatrixDiagPartV2", _diag_part_grad)
     registry.add("MatrixSetDiagV2", _set_diag_grad)

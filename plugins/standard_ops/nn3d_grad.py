@@ -41,7 +41,7 @@ def _max_pool3d_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("MaxPool3DGrad", [image, output, grad], op_attrs(op, POOL3D_ATTRS))]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name, fn in {
         **_CONV3D_GRADS, "AvgPool3D": _avg_pool3d_grad, "AvgPool3DGrad": _avg_pool3d_grad_grad,
         "MaxPool3D": _max_pool3d_grad,

@@ -43,7 +43,7 @@ def _dilation2d_grad(op: Operation, grad: Tensor) -> Grads:
             apply("Dilation2DBackpropFilter", [image, kernel, grad], attrs)]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("MaxPoolWithArgmax", _max_pool_with_argmax_grad)
     registry.add("MaxPoolGradWithArgmax", _argmax_grad_op("MaxPoolGradGradWithArgmax"))
     registry.add("MaxPoolGradGradWithArgmax", _argmax_grad_op("MaxPoolGradWithArgmax"))

@@ -100,7 +100,7 @@ def _lrn_grad(op: Operation, grad: Tensor) -> list[Tensor]:
     return [apply("LRNGrad", [grad, op.inputs[0], op.outputs[0]], attrs)]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("InTopKV2", None)
     for name, (grad_op, source) in ACTIVATIONS.items():
         registry.add(name, _activation(grad_op, source))

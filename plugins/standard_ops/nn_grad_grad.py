@@ -68,7 +68,7 @@ def _avg_pool_grad_grad(op: Operation, grad: Tensor) -> Grads:
     return [None, apply("AvgPool", [grad], op_attrs(op, POOL_ATTRS))]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in ("ReluGrad", "Relu6Grad", "LeakyReluGrad"):
         registry.add(name, _linear_in_gradients)
     for name in ("EluGrad", "SeluGrad"):

@@ -33,6 +33,6 @@ NOT_DIFFERENTIABLE = (
 )
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in NOT_DIFFERENTIABLE:
         registry.add(name, None)

@@ -29,5 +29,5 @@ def _random_gamma_grad(op: Operation, grad: Tensor) -> Grads:
     return [None, math_ops.reduce_sum(grad * partial, array_ops.range(leading))]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("RandomGamma", _random_gamma_grad)

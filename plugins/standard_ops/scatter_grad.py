@@ -24,7 +24,7 @@ def _tensor_scatter_grad(op: Operation, grad: Tensor) -> list[Tensor | None]:
     return [grad, None, gathered]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in ALL_OPS:
         registry.add(name, None)
     for name in ("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"):

@@ -6,6 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("PyFunc", None)
     registry.add("PyFuncStateless", None)

@@ -61,7 +61,7 @@ def _unsorted_segment_prod_grad(op: Operation, grad: Tensor) -> Grads:
     return [_gather_drop_negatives(grad, ids)[0] * partial, None, None]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name, fn in {
         "SegmentSum": _segment_sum_grad, "SegmentMean": _segment_mean_grad,
         "SegmentMax": _segment_min_or_max_grad, "SegmentMin": _segment_min_or_max_grad,

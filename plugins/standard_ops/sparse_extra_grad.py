@@ -81,7 +81,7 @@ def _sparse_matmul_grad(op: Operation, grad: Tensor) -> Grads:
     return [product(b, grad, True, True), product(grad, a, True, True)]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name in ("SparseConcat", "EditDistance"):
         registry.add(name, None)
     registry.add("SparseSlice", _sparse_slice_grad)

@@ -89,7 +89,7 @@ def _fill_empty_rows_grad(op: Operation, *grads: Tensor) -> Grads:
     return [None, d_values, None, d_default]
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("SparseReshape", None)
     for name, fn in {
         "SparseToDense": _sparse_to_dense_grad, "SparseReorder": _sparse_reorder_grad,

@@ -85,6 +85,6 @@ GRADIENTS: dict[str, Any] = {
 }
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for name, fn in GRADIENTS.items():
         registry.add(name, fn)

@@ -99,7 +99,7 @@ def _irfft_grad(suffix: str, rank: int) -> Any:
     return grad_fn
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     for suffix, rank in RANKS.items():
         registry.add(f"FFT{suffix}", _complex_grad(suffix, rank, inverse=False))
         registry.add(f"IFFT{suffix}", _complex_grad(suffix, rank, inverse=True))

@@ -303,6 +303,6 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     return out
 
 
-def register(registry: Any) -> None:
+def register_gradients(registry: Any) -> None:
     registry.add("While", _while_grad)
     registry.add("StatelessWhile", _while_grad)
