@@ -22,7 +22,8 @@ A body value is a tag byte followed by its data:
     9 dict (u32 count, count x (key value, value); keys are str or int)
     10 DType (u8 code)   11 TensorShape (i32 rank, -1 unknown; rank x i64 dim, -1 unknown)
     12 tensor (u32 index into the tensor table)   13 numpy scalar (u8 code, itemsize bytes)
-    14 function (a str name value, then a list value: the function's nodes, see `codec`)
+    14 function (a str name value, then a list value: the function's nodes; see
+       `tensorweave.engine.distributed.messages`)
 
 Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
 int16 5, int8 6, string 7, int64 9, bool 10, float16 19, uint16 17, uint32 22, uint64 23,

@@ -1,8 +1,8 @@
 """Runtime objects <-> wire values, with the validation every incoming message goes through.
 
-Contract: each ``*_to_wire`` gives a value the wire format can carry (see `wire`), and each
-``*_from_wire`` checks the value's structure and types before building the object, raising
-`InvalidArgumentError` that names the message and field otherwise. Layouts (all lists are
+Contract: each ``*_to_wire`` gives a wire value (see `transport`; the grpc plugin's `wire` codes
+them), and each ``*_from_wire`` checks the value's structure and types before building the
+object, raising `InvalidArgumentError` that names the message and field otherwise. Layouts (all lists are
 positional, documented in SCHEMA.md):
 
 - NodeDef: ``[name, op, inputs, device, attrs]``; a GraphDef is a list of NodeDefs. Attr values
@@ -40,7 +40,7 @@ _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "a b
 
 @attrs.frozen
 class WireFunction:
-    """A function attr as the wire carries it: a name and its nodes as wire values (the codec
+    """A function attr as the wire carries it: a name and its nodes as wire values (this module
     turns it into a `FunctionDef` and back, validating the nodes)."""
 
     name: str
