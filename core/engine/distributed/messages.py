@@ -2,8 +2,8 @@
 
 Contract: each ``*_to_wire`` gives a wire value (see `transport`; the grpc plugin's `wire` codes
 them), and each ``*_from_wire`` checks the value's structure and types before building the
-object, raising `InvalidArgumentError` that names the message and field otherwise. Layouts (all lists are
-positional, documented in SCHEMA.md):
+object, raising `InvalidArgumentError` that names the message and field otherwise. Layouts (all
+lists are positional, documented in SCHEMA.md):
 
 - NodeDef: ``[name, op, inputs, device, attrs]``; a GraphDef is a list of NodeDefs. Attr values
   are wire values; a Const's value is a tensor, so constants travel as raw bytes. A function attr
