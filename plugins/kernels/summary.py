@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from tensorweave import errors
+from tensorweave.formats import png
 from tensorweave.kernel import KernelContext
-from tensorweave.png import encode_png
 from tensorweave.proto_wire import bytes_field, fields
 from tensorweave.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
 
@@ -144,7 +144,7 @@ def image_summary(ctx: KernelContext, tag: np.ndarray, tensor: np.ndarray) -> np
     for i in range(min(int(ctx.attrs["max_images"]), batch)):
         image = tensor[i] if tensor.dtype == np.uint8 else _to_uint8(tensor[i], bad_color)
         encoded = SummaryImage(height=height, width=width, colorspace=depth,
-                               encoded_image_string=encode_png(image))
+                               encoded_image_string=png.encode(image))
         values.append(SummaryValue(f"{base}/image/{i}" if many else f"{base}/image",
                                    image=encoded))
     return _serialized(Summary(tuple(values)).SerializeToString())
