@@ -56,6 +56,8 @@ def decode(data: bytes, channels: int = 0, bits: int = 8) -> np.ndarray:
     if channels == 0:
         channels = raw.shape[-1] if color == _PALETTE else _SAMPLES.get(color, raw.shape[-1])
     wide = raw.dtype == np.uint16
+    if channels == raw.shape[-1] and wide == (bits == 16):
+        return raw  # libpng's own output is the answer: nothing to convert
     pixels = raw.astype(np.int64)
     colour_count = 1 if raw.shape[-1] < 3 else 3
     colour, alpha = pixels[..., :colour_count], pixels[..., colour_count:]
