@@ -4,6 +4,7 @@ construction errors."""
 from __future__ import annotations
 
 import collections
+import time
 
 import numpy as np
 import pytest
@@ -227,3 +228,33 @@ def test_repr_names_the_transformation():
 def test_slices_of_a_string_vector_are_string_scalars():
     ds = tf.data.Dataset.from_tensor_slices(tf.constant([b"a", b"bc"]))
     assert elements(ds) == [b"a", b"bc"]
+
+
+@pytest.mark.parametrize("parallel", [2, 3, tf.data.experimental.AUTOTUNE])
+def test_parallel_map_keeps_the_order(parallel):
+    ds = tf.data.Dataset.range(7).map(lambda v: v * v, num_parallel_calls=parallel)
+    assert elements(ds) == [v * v for v in range(7)]
+
+
+def test_parallel_map_runs_its_calls_at_once():
+    def slow(v):
+        time.sleep(0.2)
+        return v
+
+    ds = tf.data.Dataset.range(4).map(lambda v: tf.py_func(slow, [v], tf.int64),
+                                      num_parallel_calls=4)
+    start = time.perf_counter()
+    assert elements(ds) == [0, 1, 2, 3]
+    assert time.perf_counter() - start < 0.6  # one after another: 0.8 s
+
+
+def test_parallel_map_raises_an_error_at_its_element():
+    ds = tf.data.Dataset.from_tensor_slices(np.array([1.0, 2.0, 4.0, 0.0, 8.0], np.float32))
+    ds = ds.map(lambda v: tf.check_numerics(1.0 / v, "inverse"), num_parallel_calls=3)
+    nxt = ds.make_one_shot_iterator().get_next()
+    with tf.Session() as s:
+        assert [float(s.run(nxt)) for _ in range(3)] == [1.0, 0.5, 0.25]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="inverse"):
+            s.run(nxt)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="greater than zero"):
+        elements(tf.data.Dataset.range(3).map(lambda v: v, num_parallel_calls=0))

@@ -12,7 +12,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
-from tensorweave.formats.png_encode import encode_png
+from tensorweave.formats.png import encode as encode_png
 from tests.datasets import elements, fresh_graph  # noqa: F401 - the fixture
 from tests.image_files import bmp, gif, gif_frame, png
 

@@ -10,6 +10,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
+from tensorweave.formats import png
 from tensorweave.formats.summary_proto import Summary
 from tensorweave.plugins.kernels.summary import DEFAULT_BUCKET_LIMITS, make_histogram
 
@@ -155,15 +156,10 @@ def test_summaries_run_on_the_host_even_under_a_gpu_scope() -> None:
 
 
 def _png_pixels(value: object) -> np.ndarray:
-    """The pixels of an image summary value (PNG with filter type 0, as the kernel writes)."""
-    import struct
-    import zlib
-
-    data = value.image.encoded_image_string
-    (length,) = struct.unpack(">I", data[33:37])  # the IDAT chunk follows the 25-byte IHDR
-    raw = np.frombuffer(zlib.decompress(data[41:41 + length]), np.uint8)
-    h, w, c = value.image.height, value.image.width, value.image.colorspace
-    return raw.reshape(h, 1 + w * c)[:, 1:].reshape(h, w, c)
+    """The pixels of an image summary value, checked against its stated size."""
+    image = png.decode(value.image.encoded_image_string)
+    assert image.shape == (value.image.height, value.image.width, value.image.colorspace)
+    return image
 
 
 def test_image_summary_tags_sizes_and_uint8_pixels() -> None:

@@ -428,8 +428,8 @@ class Dataset:
         return _Concatenate(self, dataset, pack_as(self._structure, specs))
 
     def map(self, map_func: Callable[..., Any], num_parallel_calls: Any = None) -> Dataset:
-        """`map_func` applied to each element (``num_parallel_calls`` is accepted; elements are
-        computed in order on demand)."""
+        """`map_func` applied to each element, in order; with ``num_parallel_calls`` (an int64
+        scalar, AUTOTUNE for one per CPU) that many elements are computed at once."""
         def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
             if result is None:
                 raise ValueError("map_func must return a value (a tensor or a nest of them)")
@@ -447,7 +447,9 @@ class Dataset:
             else:
                 specs.append(TensorSpec(*next(returned)))
         structure = pack_as(result, specs)
-        return _Functional("map", self, traced, structure, _sparse_field(structure))
+        sizes = {} if num_parallel_calls is None else {
+            "num_parallel_calls": _scalar(num_parallel_calls, dtypes.int64, "num_parallel_calls")}
+        return _Functional("map", self, traced, structure, _sparse_field(structure), sizes)
 
     def filter(self, predicate: Callable[..., Any]) -> Dataset:
         """The elements for which `predicate` gives a true scalar bool tensor."""
@@ -722,14 +724,16 @@ class _PaddedBatch(Dataset):
 
 class _Functional(Dataset):
     def __init__(self, kind: str, source: Dataset, traced: Traced, structure: Any,
-                 plain: dict[str, Any] | None = None) -> None:
+                 plain: dict[str, Any] | None = None, sizes: dict[str, Tensor] | None = None
+                 ) -> None:
         super().__init__(structure)
         self._kind, self._source, self._traced = kind, source, traced
-        self._plain = plain or {}
+        self._plain, self._sizes = plain or {}, sizes or {}
 
     def _describe(self, d: Description) -> dict[str, Any]:
         return {"kind": self._kind, "input": self._source._describe(d),
-                **d.function(self._traced), **self._plain}
+                **d.function(self._traced), **self._plain,
+                **{k: d.tensor(t) for k, t in self._sizes.items()}}
 
 
 class _FlatMap(Dataset):

@@ -8,8 +8,8 @@ Contract: each function builds one op (``reduce_join`` with ``axis=None`` adds t
 strings convert to ``string`` tensors; a non-string tensor where a string is expected raises
 `TypeError` at construction, as does an ``out_type``/dtype outside TF's list. ``regex_replace``
 and ``regex_full_match`` build TF's ``StaticRegex*`` ops when the pattern (and rewrite) are
-Python strings, as TF does. Regexes run on Python's `re`, not RE2: see
-``tensorweave.plugins.kernels.string_ops`` for the differences. ``string_split`` and
+Python strings, as TF does; their regexes are RE2's, as TF's (a pattern RE2 rejects raises
+`InvalidArgumentError` when run). ``string_split`` and
 ``strings_split`` (``tw.strings.split``) return a `SparseTensor` of the tokens of a vector of
 strings (a source of another rank raises `ValueError` at construction), or with
 ``result_type="RaggedTensor"`` a `RaggedTensor` with one row per string; ``strings_split`` then

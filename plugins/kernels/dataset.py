@@ -25,7 +25,10 @@ their tensors group into components; without it all are dense. Kinds and fields:
 - ``generator`` (``start``, ``next``: each a function field pair ``f``/``captured``): ``start``
   gives an id for the pass, ``next(id)`` gives ``[done, *element]`` until ``done``.
 - ``map`` / ``filter`` / ``flat_map`` (``input``, ``f``, ``captured``): ``f`` takes an element's
-  tensors then the captured tensors; ``map`` gives its results, ``filter`` keeps the elements
+  tensors then the captured tensors; ``map`` gives its results (with ``num_parallel_calls``,
+  an optional index, N > 1, or -1 for one per CPU: the step that needs the next element runs
+  the function on the next N elements at once on N threads, and the following steps take the rest in order, so
+  GIL-free kernels such as the image codecs scale with cores), ``filter`` keeps the elements
   for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
   component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
   ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
@@ -70,6 +73,7 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -124,7 +128,7 @@ _SIZES = {"range": ("args", 3), "concatenate": ("inputs", 2)}
 _OPTIONAL: dict[str, dict[str, str]] = {
     "tensor_slices": {"sparse": "positions"},
     "tensors": {"sparse": "positions"},
-    "map": {"sparse": "positions"},
+    "map": {"sparse": "positions", "num_parallel_calls": "index"},
 }
 
 
@@ -425,7 +429,30 @@ class _Builder:
 
     def _map(self, desc: dict[str, Any]) -> Stage:
         source, captured = self.build(desc["input"]), self._captured(desc)
-        return lambda: (self.group(self.call(desc, e, captured), desc) for e in source())
+        parallel = self.int_of(desc["num_parallel_calls"]) if "num_parallel_calls" in desc else 1
+        parallel = (os.cpu_count() or 1) if parallel == -1 else parallel  # AUTOTUNE
+        if parallel <= 0:
+            raise self.error(f"num_parallel_calls must be greater than zero, got {parallel}")
+        if parallel == 1:
+            return lambda: (self.group(self.call(desc, e, captured), desc) for e in source())
+
+        def run() -> Iterator[Element]:
+            inputs = source()
+            with ThreadPoolExecutor(parallel, thread_name_prefix="tf_data_map") as pool:
+                while True:
+                    group, failure = _take(inputs, parallel)
+                    futures = [pool.submit(self.call, desc, e, captured) for e in group]
+                    # every call of the group ends inside this step (the one pulling the
+                    # first of them), so no function outlives the step it runs in
+                    wait(futures)
+                    for future in futures:
+                        yield self.group(future.result(), desc)
+                    if failure is not None:
+                        raise failure
+                    if len(group) < parallel:
+                        return
+
+        return run
 
     def _filter(self, desc: dict[str, Any]) -> Stage:
         source, captured = self.build(desc["input"]), self._captured(desc)
@@ -788,6 +815,21 @@ def iterator_get_next_from_string_handle(ctx: KernelContext, step: Any, handle: 
             ctx.node_name, ctx.op, f"{value.tolist()!r} is not a string handle of an iterator "
                                    f"on {ctx.device.name}")
     return _next_element(ctx, step, get_or_create(ctx, resource_key(name), IteratorResource))
+
+
+def _take(inputs: Iterator[Element], count: int) -> tuple[list[Element], Exception | None]:
+    """Up to `count` elements of `inputs`, and the error that stopped it early, if any (raised
+    after the elements before it, in order)."""
+    group: list[Element] = []
+    try:
+        for _ in range(count):
+            element = next(inputs, None)
+            if element is None:
+                break
+            group.append(element)
+    except Exception as exc:  # noqa: BLE001 - re-raised at its place in the order
+        return group, exc
+    return group, None
 
 
 def _next_element(ctx: KernelContext, step: Any, resource: IteratorResource) -> Any:

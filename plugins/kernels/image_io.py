@@ -13,17 +13,14 @@ their 16-bit decode, as TF); a uint16 ``dtype`` gives a PNG's 16-bit decode and 
 times 256 (``convert_image_dtype``'s widening). ``DecodePng`` with ``dtype`` uint16 gives 16-bit
 samples (8-bit files as ``v * 257``) and refuses GIF data; ``EncodePng`` writes a 16-bit PNG for
 a uint16 image. Failures are `InvalidArgumentError` in TF's wording, the codec's reason
-appended. JPEG (`tensorweave.formats.jpeg_decode`) decodes as TF's libjpeg-turbo: ``DecodeJpeg`` and
-``DecodeAndCropJpeg`` honour their attrs (``dct_method`` "" and "INTEGER_FAST" are TF's
-JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` 2, 4 and 8 raise `UnimplementedError`);
-the other ops decode JPEG bytes with TF's defaults (IFAST, fancy upsampling). Truncated data is
-an error unless ``try_recover_truncated`` (then the missing bits decode as zeros, so every row
-is read and ``acceptable_fraction`` never rejects); ``channels`` 4 is refused; a crop window
-must lie inside the image; JPEGs tensorweave does not decode (CMYK, arithmetic coding, ...)
-raise `UnimplementedError`. ``DecodeAndCropJpeg`` crops the full decode. ``ExtractJpegShape``
-reads the headers only. ``EncodeJpeg`` writes libjpeg-turbo's bytes
-(`tensorweave.formats.jpeg_encode`, every attr honoured); libjpeg's refusals (a side over
-65500, 2**29 pixels or more, an empty image) are TF's `InternalError`.
+appended. The codecs are `tensorweave.formats` (libjpeg-turbo, libpng): ``DecodeJpeg`` and
+``DecodeAndCropJpeg`` honour every attr (``dct_method`` "" and "INTEGER_FAST" are TF's
+JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` is libjpeg's DCT scaling); the other ops
+decode JPEG bytes with TF's defaults. Truncated JPEG data is an error unless
+``try_recover_truncated``; ``channels`` 4 is refused; a crop window must lie inside the image
+(``DecodeAndCropJpeg`` crops the full decode). ``ExtractJpegShape`` reads the headers only.
+``EncodeJpeg`` writes TF's bytes, every attr honoured; libjpeg's refusals (a side over 65500,
+an empty image, an XMP packet too long for a marker) are TF's `InternalError`.
 """
 
 from __future__ import annotations
@@ -35,17 +32,9 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats import jpeg, png
 from tensorweave.formats.bmp import BmpError, decode_bmp
 from tensorweave.formats.gif import GifError, decode_gif
-from tensorweave.formats.jpeg_decode import (
-    JpegError,
-    JpegUnsupportedError,
-    decode_jpeg,
-    read_jpeg_header,
-)
-from tensorweave.formats.jpeg_encode import encode_jpeg
-from tensorweave.formats.png_decode import PngError, decode_png
-from tensorweave.formats.png_encode import encode_png
 from tensorweave.platform import gfile
 
 _JPEG, _PNG, _GIF = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8"
@@ -68,11 +57,6 @@ def _string(data: bytes) -> np.ndarray:
 
 def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
-
-
-def _unimplemented(ctx: KernelContext, what: str) -> errors.UnimplementedError:
-    return errors.UnimplementedError(ctx.node_name, ctx.op,
-                                     f"{ctx.op}: {what} is not implemented in tensorweave")
 
 
 def _check_channels(ctx: KernelContext, channels: int, allowed: tuple[int, ...],
@@ -114,10 +98,9 @@ def _format_name(data: bytes) -> str:
 
 def _png(ctx: KernelContext, data: bytes, channels: int, bits: int = 8) -> np.ndarray:
     try:
-        return decode_png(data, channels, bits)
-    except PngError as exc:
-        what = "header, data size" if exc.in_header else "data, size"
-        raise _invalid(ctx, f"Invalid PNG {what} {len(data)}: {exc}") from None
+        return png.decode(data, channels, bits)
+    except errors.InvalidArgumentError as exc:
+        raise _invalid(ctx, exc.message) from None
 
 
 def _gif(ctx: KernelContext, data: bytes) -> np.ndarray:
@@ -134,34 +117,31 @@ def _bmp(ctx: KernelContext, data: bytes, channels: int) -> np.ndarray:
         raise _invalid(ctx, str(exc)) from None
 
 
-def _jpeg_options(ctx: KernelContext) -> tuple[bool, bool, bool]:
-    """(fast IDCT, fancy upsampling, recover truncated data) from the op's attrs, as TF's
-    DecodeJpeg kernel reads them; ops without JPEG attrs get TF's defaults."""
+def _jpeg_options(ctx: KernelContext) -> dict[str, Any]:
+    """`tensorweave.formats.jpeg.decode`'s options from the op's attrs, as TF's DecodeJpeg
+    kernel reads them; ops without JPEG attrs get TF's defaults."""
     attrs = ctx.attrs
     if "dct_method" not in attrs:
-        return True, True, False
+        return {}
     ratio, dct = attrs["ratio"], attrs["dct_method"]
     if ratio not in (1, 2, 4, 8):
         raise _invalid(ctx, f"ratio must be 1, 2, 4, or 8, got {ratio}")
     if dct not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
         raise _invalid(ctx, "dct_method must be one of {'', 'INTEGER_FAST', 'INTEGER_ACCURATE'}")
-    if ratio != 1:
-        raise _unimplemented(ctx, f"JPEG decoding at ratio {ratio}")
-    return dct != "INTEGER_ACCURATE", attrs["fancy_upscaling"], attrs["try_recover_truncated"]
+    return {"fast_idct": dct != "INTEGER_ACCURATE", "fancy_upsampling": attrs["fancy_upscaling"],
+            "ratio": ratio, "recover_truncated": attrs["try_recover_truncated"]}
 
 
 def _jpeg(ctx: KernelContext, data: bytes, channels: int,
           crop: tuple[int, int, int, int] | None = None) -> np.ndarray:
-    fast, fancy, recover = _jpeg_options(ctx)
+    options = _jpeg_options(ctx)
     failed = f"Invalid JPEG data or crop window, data size {len(data)}"
     if channels not in (0, 1, 3):
         raise _invalid(ctx, f"{failed}: JPEG images decode to 1 or 3 channels, not {channels}")
     try:
-        image = decode_jpeg(data, channels, fancy, recover, fast)
-    except JpegUnsupportedError as exc:
-        raise _unimplemented(ctx, f"decoding this JPEG ({exc})") from None
-    except JpegError as exc:
-        raise _invalid(ctx, f"{failed}: {exc}") from None
+        image = jpeg.decode(data, channels, **options)
+    except errors.InvalidArgumentError as exc:
+        raise _invalid(ctx, f"{failed}: {exc.message}") from None
     if crop is None:
         return image
     y, x, height, width = crop
@@ -189,9 +169,9 @@ def decode_and_crop_jpeg(ctx: KernelContext, contents: Any, crop_window: Any) ->
 def extract_jpeg_shape(ctx: KernelContext, contents: Any) -> np.ndarray:
     data = _scalar(ctx, contents, "contents")
     try:
-        header = read_jpeg_header(data)
-    except JpegError as exc:
-        raise _invalid(ctx, f"Invalid JPEG data, size {len(data)}: {exc}") from None
+        header = jpeg.read_header(data)
+    except errors.InvalidArgumentError as exc:
+        raise _invalid(ctx, f"Invalid JPEG data, size {len(data)}: {exc.message}") from None
     return np.array([header.height, header.width, header.components], ctx.out_np)
 
 
@@ -277,7 +257,10 @@ def encode_png_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
         raise _invalid(ctx, f"image must have 1, 2, 3, or 4 channels, got {image.shape[2]}")
     if image.shape[0] == 0 or image.shape[1] == 0:
         raise errors.InternalError(ctx.node_name, ctx.op, "PNG encoding failed")
-    return _string(encode_png(image, compression))
+    try:
+        return _string(png.encode(image, compression))
+    except errors.InternalError as exc:
+        raise errors.InternalError(ctx.node_name, ctx.op, exc.message) from None
 
 
 def _xmp(value: str | bytes) -> bytes:
@@ -304,11 +287,13 @@ def encode_jpeg_kernel(ctx: KernelContext, image: Any) -> np.ndarray:
     elif image.shape[2] not in (1, 3):
         raise _invalid(ctx, f"image must have 1 or 3 channels, got {list(image.shape)}")
     try:
-        data = encode_jpeg(image, quality, attrs["progressive"], attrs["optimize_size"],
-                           attrs["chroma_downsampling"], 1 if unit == "in" else 2,
-                           attrs["x_density"], attrs["y_density"], _xmp(attrs["xmp_metadata"]))
-    except JpegError:
-        raise errors.InternalError(ctx.node_name, ctx.op, "JPEG encoding failed") from None
+        data = jpeg.encode(image, quality, progressive=attrs["progressive"],
+                           optimize=attrs["optimize_size"],
+                           chroma_downsampling=attrs["chroma_downsampling"],
+                           density_unit=1 if unit == "in" else 2, x_density=attrs["x_density"],
+                           y_density=attrs["y_density"], xmp=_xmp(attrs["xmp_metadata"]))
+    except errors.InternalError as exc:
+        raise errors.InternalError(ctx.node_name, ctx.op, exc.message) from None
     return _string(data)
 
 

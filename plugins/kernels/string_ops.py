@@ -1,5 +1,5 @@
 """Kernels of the dense string ops, host-only as in TF (the CPU plugin's
-``HOST_ONLY``).
+``HOST_KERNEL_MODULES``).
 
 Contract: string tensors are object arrays of `bytes` (see ``string_array``); every kernel
 returns a new array of the node's dtype and shape and never touches its inputs. Runtime errors
@@ -18,13 +18,8 @@ print_v2=true)`` of each input: per dimension the first and last `summarize` ent
 ``...``, rows on new lines, strings quoted and C-escaped (UTF-8 kept), other values as
 ``Print`` shows them (bools as 1/0).
 
-Regexes: TF uses RE2; these kernels use Python's `re` on the UTF-8 text (undecodable bytes kept
-as surrogate escapes, so they round-trip), compiled with ``re.ASCII`` because RE2's ``\\d``,
-``\\w``, ``\\s`` and ``\\b`` are ASCII-only. The replacement loop and the rewrite syntax
-(``\\0``-``\\9``, ``\\\\``) are RE2's, including how an empty match after a match is skipped.
-Known differences: Python accepts look-arounds and backreferences that RE2 rejects, its ``$``
-also matches before a final newline (RE2's only at the end), case-insensitive matching folds
-ASCII only, and error messages for bad patterns are Python's.
+Regexes are RE2's, as TF's (``re2_regex``): matched on the raw bytes, TF's error for a pattern
+RE2 rejects, RE2's replacement loop and rewrite syntax (``\\0``-``\\9``, ``\\\\``).
 """
 
 from __future__ import annotations
@@ -40,6 +35,7 @@ import numpy as np
 
 from tensorweave.engine import dtypes, errors
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.plugins.kernels import re2_regex
 from tensorweave.plugins.kernels.array import _fail, _fmt, _segment_rows
 from tensorweave.plugins.kernels.logging_ops import _element
 from tensorweave.plugins.kernels.string_hash import fingerprint64, hash64, siphash24
@@ -261,15 +257,16 @@ def substr(ctx: KernelContext, x: Any, pos: Any, length: Any) -> np.ndarray:
 
 # --- regexes ---------------------------------------------------------------------------------
 
-def _compile(ctx: KernelContext, pattern: bytes) -> re.Pattern[str]:
+def _compile(ctx: KernelContext, pattern: bytes) -> Any:
     cache = ctx.state.setdefault("regex", {})
     if pattern not in cache:
         try:
-            cache.clear()  # one pattern per node in practice, as TF's kernel keeps the last
-            cache[pattern] = re.compile(pattern.decode("utf-8"), re.ASCII)
-        except (re.error, UnicodeDecodeError) as exc:
+            regex = re2_regex.compile_pattern(pattern)
+        except ValueError as exc:
             raise _fail(ctx, f"Invalid pattern: {pattern.decode('utf-8', 'replace')}, error: "
                              f"{exc}") from None
+        cache.clear()  # one pattern per node in practice, as TF's kernel keeps the last
+        cache[pattern] = regex
     return cache[pattern]
 
 
@@ -280,68 +277,10 @@ def _scalar_string(ctx: KernelContext, value: Any, what: str) -> bytes:
     return arr[()]
 
 
-def _parse_rewrite(rewrite: str) -> tuple[list[str | int], bool]:
-    """RE2's rewrite string as literal pieces and group numbers, and whether it is valid (RE2
-    stops at an invalid escape)."""
-    pieces: list[str | int] = []
-    i = 0
-    while i < len(rewrite):
-        char = rewrite[i]
-        if char != "\\":
-            pieces.append(char)
-        elif i + 1 < len(rewrite) and rewrite[i + 1] in "0123456789":
-            pieces.append(int(rewrite[i + 1]))
-            i += 1
-        elif i + 1 < len(rewrite) and rewrite[i + 1] == "\\":
-            pieces.append("\\")
-            i += 1
-        else:
-            return pieces, False
-        i += 1
-    return pieces, True
-
-
-def _rewritten(match: re.Match[str], pieces: list[str | int]) -> str:
-    return "".join(p if isinstance(p, str) else match.group(p) or "" for p in pieces)
-
-
-def _replace(regex: re.Pattern[str], text: str, pieces: list[str | int], valid: bool,
-             replace_global: bool) -> str:
-    """RE2's ``Replace`` (first match) or ``GlobalReplace`` of `regex` in `text`."""
-    groups = [p for p in pieces if isinstance(p, int)]
-    if groups and max(groups) > regex.groups:
-        return text  # RE2 refuses a rewrite naming a group the pattern lacks
-    if not replace_global:
-        match = regex.search(text)
-        if match is None or not valid:
-            return text
-        return text[:match.start()] + _rewritten(match, pieces) + text[match.end():]
-    out: list[str] = []
-    pos, last_end, count = 0, -1, 0
-    while pos <= len(text):
-        match = regex.search(text, pos)
-        if match is None:
-            break
-        out.append(text[pos:match.start()])
-        if match.start() == last_end and match.start() == match.end():
-            # an empty match right after the previous match: RE2 skips one character
-            out.append(text[pos:pos + 1])
-            pos += 1
-            continue
-        out.append(_rewritten(match, pieces))
-        pos = last_end = match.end()
-        count += 1
-    if count == 0:
-        return text
-    out.append(text[pos:])
-    return "".join(out)
-
-
 def _regex_replace(ctx: KernelContext, x: Any, pattern: bytes, rewrite: bytes) -> np.ndarray:
     regex = _compile(ctx, pattern)
-    pieces, valid = _parse_rewrite(_text(rewrite))
     replace_global = ctx.attrs["replace_global"]
-    return _map(x, lambda s: _bytes(_replace(regex, _text(s), pieces, valid, replace_global)))
+    return _map(x, lambda s: re2_regex.replace(regex, s, rewrite, replace_global))
 
 
 def regex_replace(ctx: KernelContext, x: Any, pattern: Any, rewrite: Any) -> np.ndarray:
@@ -357,7 +296,7 @@ def static_regex_replace(ctx: KernelContext, x: Any) -> np.ndarray:
 
 def _full_match(ctx: KernelContext, x: Any, pattern: bytes) -> np.ndarray:
     regex = _compile(ctx, pattern)
-    return _map(x, lambda s: regex.fullmatch(_text(s)) is not None, np.bool_)
+    return _map(x, lambda s: re2_regex.full_match(regex, s), np.bool_)
 
 
 def regex_full_match(ctx: KernelContext, x: Any, pattern: Any) -> np.ndarray:

@@ -22,7 +22,7 @@ import numpy as np
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.proto.wire import bytes_field, fields
-from tensorweave.formats.png_encode import encode_png
+from tensorweave.formats import png
 from tensorweave.formats.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
 
 _DBL_MAX = sys.float_info.max
@@ -144,7 +144,7 @@ def image_summary(ctx: KernelContext, tag: np.ndarray, tensor: np.ndarray) -> np
     for i in range(min(int(ctx.attrs["max_images"]), batch)):
         image = tensor[i] if tensor.dtype == np.uint8 else _to_uint8(tensor[i], bad_color)
         encoded = SummaryImage(height=height, width=width, colorspace=depth,
-                               encoded_image_string=encode_png(image))
+                               encoded_image_string=png.encode(image))
         values.append(SummaryValue(f"{base}/image/{i}" if many else f"{base}/image",
                                    image=encoded))
     return _serialized(Summary(tuple(values)).SerializeToString())

@@ -1,8 +1,6 @@
-"""JPEG encoding (``tensorweave.formats.jpeg_encode``, ``jpeg_huffman``, ``jpeg_progressive`` and
-the ``EncodeJpeg`` op): byte equality with libjpeg-turbo's files in ``tests/data/jpeg/encode`` (made
-by Pillow with TF's settings, see the README; baseline, optimised and progressive, including
-libjpeg's longest EOBRUN and its correction-bit buffer limit), round trips through the decoder
-to libjpeg's pixels, the markers TF's attrs write, and TF's errors."""
+"""JPEG encoding (``tensorweave.formats.jpeg.encode`` and the ``EncodeJpeg`` op) against
+libjpeg-turbo's files for the same pixels and settings, written by Pillow (``data/jpeg/encode``,
+see its README); TF's own bytes are checked in ``test_formats_jpeg.py``."""
 
 from __future__ import annotations
 
@@ -14,9 +12,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
-from tensorweave.formats.jpeg_decode import JpegError, decode_jpeg
-from tensorweave.formats.jpeg_encode import _quant_table, encode_jpeg
-from tensorweave.formats.jpeg_huffman import optimal_table
+from tensorweave.formats import jpeg
 
 DATA = Path(__file__).parent / "data" / "jpeg" / "encode"
 NAMES = sorted(p.stem for p in DATA.glob("*.jpg"))
@@ -76,8 +72,8 @@ def test_op_writes_libjpeg_turbo_bytes(name: str) -> None:
 # the flat image's decode only costs time: its bytes are checked above
 @pytest.mark.parametrize("name", [n for n in NAMES if "flat" not in n])
 def test_round_trip_gives_libjpeg_pixels(name: str) -> None:
-    data = encode_jpeg(image(name), **tf_attrs(name) | {"xmp_metadata": b""})
-    decoded = decode_jpeg(data)
+    data = run(tw.image.encode_jpeg(image(name), **tf_attrs(name) | {"xmp_metadata": ""}))
+    decoded = jpeg.decode(data, fast_idct=False)
     expected = ARRAYS[name + "_decoded"]
     np.testing.assert_array_equal(decoded, expected[..., None] if expected.ndim == 2 else expected)
 
@@ -91,11 +87,11 @@ def test_defaults_are_tfs_and_io_alias() -> None:
 
 
 def test_header_layout() -> None:
-    parts = segments(encode_jpeg(image("c420_q95_37x53")))
+    parts = segments(jpeg.encode(image("c420_q95_37x53")))
     assert [m for m, _ in parts] == [0xE0, 0xDB, 0xDB, 0xC0, 0xC4, 0xC4, 0xC4, 0xC4, 0xDA, 0]
     sof = dict(parts)[0xC0]
     assert sof == bytes([8, 0, 37, 0, 53, 3, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1])
-    grey = segments(encode_jpeg(image("grey_q95_23x37")))
+    grey = segments(jpeg.encode(image("grey_q95_23x37")))
     assert [m for m, _ in grey] == [0xE0, 0xDB, 0xC0, 0xC4, 0xC4, 0xDA, 0]
     assert grey[-1][1].endswith(b"\xff\xd9")
 
@@ -103,9 +99,9 @@ def test_header_layout() -> None:
 def test_progressive_scan_script() -> None:
     """libjpeg's simple progression: 10 scans for YCbCr, 6 for grey; each scan's tables come
     right before it (none for DC refinement), the SOS naming only the class it uses."""
-    data = encode_jpeg(image("c420_q90_prog_37x53"), progressive=True)
+    data = jpeg.encode(image("c420_q90_prog_37x53"), progressive=True)
     assert data.count(b"\xff\xc2") == 1 and data.count(b"\xff\xda") == 10
-    assert encode_jpeg(image("grey_q60_prog_23x37"), progressive=True).count(b"\xff\xda") == 6
+    assert jpeg.encode(image("grey_q60_prog_23x37"), progressive=True).count(b"\xff\xda") == 6
     first = data.index(b"\xff\xda")
     parts = segments(data[:first] + data[first:first + 2 + 14] + b"\xff\xd9")
     assert [m for m, _ in parts] == [0xE0, 0xDB, 0xDB, 0xC2, 0xC4, 0xC4, 0xDA, 0]
@@ -129,42 +125,13 @@ def test_density_and_xmp_attrs() -> None:
     assert parts[2:] == segments(run(tw.image.encode_jpeg(pixels)))[1:]
 
 
-def test_quality_scaling() -> None:
-    base = _quant_table(np.arange(1, 65), 50)
-    np.testing.assert_array_equal(base, np.arange(1, 65))
-    np.testing.assert_array_equal(_quant_table(np.array([16, 99, 3]), 95), [2, 10, 1])
-    np.testing.assert_array_equal(_quant_table(np.array([16, 99]), 10), [80, 255])
-    pixels = image("c420_q1_1x1")
-    # libjpeg reads quality 0 as 1
-    assert encode_jpeg(pixels, quality=0) == reference("c420_q1_1x1")
-
-
-def test_optimal_tables_are_complete_prefix_codes_within_16_bits() -> None:
-    rng = np.random.default_rng(3)
-    for counts in (rng.integers(0, 1000, 256), rng.geometric(0.01, 256) ** 3,
-                   np.r_[7, np.zeros(255, np.int64)]):
-        table = optimal_table(counts)
-        assert sorted(table.symbols) == list(np.flatnonzero(counts))
-        kraft = sum(n / 2 ** (i + 1) for i, n in enumerate(table.bits))
-        assert kraft < 1  # one code (all ones) stays reserved
-        _, lengths = table.codes()
-        used = lengths[np.flatnonzero(counts)]
-        assert used.max() <= 16
-        if used.max() < 16:  # no length limiting: more frequent symbols get no longer codes
-            order = np.lexsort((used, -counts[np.flatnonzero(counts)]))
-            assert np.all(np.diff(used[order]) >= 0)
-    with pytest.raises(JpegError, match="overflow"):
-        optimal_table(np.ones(256, np.int64) << np.arange(256) % 40)
-
-
 @pytest.mark.parametrize("shape", [(5, 4, 3), (16, 16, 1), (33, 18, 3)])
 def test_flat_images_round_trip_exactly(shape: tuple[int, int, int]) -> None:
     pixels = np.full(shape, 77, np.uint8)
     for downsample in (True, False):
         for optimize in (True, False):
-            data = encode_jpeg(pixels, quality=90, optimize_size=optimize,
-                               chroma_downsampling=downsample)
-            out = decode_jpeg(data)
+            data = jpeg.encode(pixels, 90, optimize=optimize, chroma_downsampling=downsample)
+            out = jpeg.decode(data, fast_idct=False)
             assert out.shape == shape
             if shape[2] == 1:  # grey is lossless on a flat image
                 np.testing.assert_array_equal(out, pixels)

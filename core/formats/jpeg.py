@@ -1,0 +1,144 @@
+"""JPEG on libjpeg-turbo, as TF's ``jpeg_mem``: decoding through `simplejpeg` (TurboJPEG),
+encoding through Pillow's libjpeg encoder.
+
+Why two packages: TF's default decode is libjpeg's JDCT_IFAST IDCT *with* fancy upsampling,
+which Pillow cannot ask for (its fast "draft" mode also turns fancy upsampling off); simplejpeg
+exposes both switches and DCT scaling, and its pixels equal TF 2.21's for every fixture
+(``tests/data/jpeg``). For encoding, Pillow exposes every setting of TF's ``encode_jpeg``
+(quality, progressive, optimize, 4:2:0/4:4:4, density, XMP) and its bytes equal TF's; simplejpeg
+has no progressive, optimize or marker options. Both release the GIL while they code.
+
+Contract: `read_header` and `decode` raise `InvalidArgumentError` (no node; the kernel adds it)
+for data libjpeg refuses, with TurboJPEG's reason. `decode` gives uint8 ``[h, w, c]``:
+``channels`` 0 keeps the file's (1 for grey, 3 for colour and CMYK), 1 and 3 convert as libjpeg
+does; a CMYK/YCCK file decodes to RGB as TF's (``r = c * k // 255`` on libjpeg's Adobe-inverted
+output) and refuses ``channels=1`` as libjpeg does. ``ratio`` 2, 4, 8 is libjpeg's DCT scaling
+(``ceil(side / ratio)``). Truncated data is an error unless ``recover_truncated``: then libjpeg
+reads a fake end-of-image and the rest decodes as it gives (every row is produced, so TF's
+``acceptable_fraction`` never rejects). Data libjpeg only warns about (extraneous bytes, a
+corrupt segment) decodes, as in TF.
+
+Known differences from TF: TurboJPEG's header reader refuses sampling layouts outside its list
+(4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1, grey) that libjpeg itself decodes; for an image so
+small that several ratios give the same size (sides of 1-4 pixels) TurboJPEG may pick a
+different scale than ``ratio``; and a truncated file recovered with ``recover_truncated`` has
+TF's shape but not TF's pixels (TurboJPEG's recovery differs from TF's source manager's; on
+the fixtures, 1 of 13 recovered files is pixel-equal).
+"""
+
+from __future__ import annotations
+
+import io
+
+import attrs
+import numpy as np
+import simplejpeg
+from PIL import Image
+
+from tensorweave.engine import errors
+
+__all__ = ["JpegHeader", "decode", "encode", "read_header"]
+
+_COMPONENTS = {"Gray": 1, "CMYK": 4, "YCCK": 4}
+# libjpeg reports a file that ends before its end-of-image marker as this warning; TF's source
+# manager instead suspends there, which fails the decode unless recovering.
+_TRUNCATED = "Premature end of JPEG file"
+# libjpeg's warnings (as opposed to its errors) that TF decodes through
+_WARNINGS = (_TRUNCATED, "Corrupt JPEG data", "Invalid SOS parameters for sequential JPEG",
+             "Inconsistent progression sequence", "Unsupported marker type",
+             "Warning: unknown JFIF revision number")
+
+
+@attrs.frozen
+class JpegHeader:
+    """The frame header: sides in pixels and the number of colour components (1, 3 or 4)."""
+
+    height: int
+    width: int
+    components: int
+
+
+def _invalid(reason: object) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, str(reason))
+
+
+def read_header(data: bytes) -> JpegHeader:
+    """The header of JPEG `data` (TF's ``GetImageInfo``), reading no scan data."""
+    try:
+        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+    except ValueError as exc:
+        raise _invalid(exc) from None
+    return JpegHeader(height, width, _COMPONENTS.get(colorspace, 3))
+
+
+def _decode(data: bytes, colorspace: str, fast_idct: bool, fancy_upsampling: bool,
+            min_side: tuple[int, int], ratio: int, recover_truncated: bool) -> np.ndarray:
+    def run(strict: bool) -> np.ndarray:
+        return simplejpeg.decode_jpeg(data, colorspace=colorspace, fastdct=fast_idct,
+                                      fastupsample=not fancy_upsampling, min_height=min_side[0],
+                                      min_width=min_side[1], min_factor=ratio, strict=strict)
+
+    try:
+        return run(strict=True)
+    except ValueError as exc:
+        reason = str(exc)
+        if not reason.startswith(_WARNINGS) or (reason.startswith(_TRUNCATED)
+                                                 and not recover_truncated):
+            raise _invalid(exc) from None
+    # a warning stopped the strict run: decode again as libjpeg does, warnings ignored
+    try:
+        return run(strict=False)
+    except ValueError as exc:
+        raise _invalid(exc) from None
+
+
+def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
+           fancy_upsampling: bool = True, ratio: int = 1,
+           recover_truncated: bool = False) -> np.ndarray:
+    """JPEG `data` decoded as TF's ``DecodeJpeg`` with these attrs (`fast_idct` is
+    ``dct_method`` "" or "INTEGER_FAST", False "INTEGER_ACCURATE"); see the module docstring."""
+    header = read_header(data)
+    if header.components == 4:
+        colorspace = "CMYK"
+        if channels == 1:
+            raise _invalid("Unsupported color conversion request")
+    elif channels == 0:
+        colorspace = "GRAY" if header.components == 1 else "RGB"
+    else:
+        colorspace = "GRAY" if channels == 1 else "RGB"
+    min_side = (-(-header.height // ratio), -(-header.width // ratio))
+    image = _decode(data, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
+                    recover_truncated)
+    if colorspace == "CMYK":
+        cmyk = image.astype(np.uint16)
+        image = (cmyk[..., :3] * cmyk[..., 3:] // 255).astype(np.uint8)
+    return image
+
+
+def encode(image: np.ndarray, quality: int = 95, *, progressive: bool = False,
+           optimize: bool = False, chroma_downsampling: bool = True, density_unit: int = 1,
+           x_density: int = 300, y_density: int = 300, xmp: bytes = b"") -> bytes:
+    """uint8 `image` ``[h, w, 1 or 3]`` as TF's ``EncodeJpeg`` writes it: JFIF with
+    `density_unit` (1 inches, 2 cm), `quality` with baseline tables, 4:2:0 when
+    `chroma_downsampling` else 4:4:4 (grey: 1x1), Huffman tables optimized if asked (libjpeg
+    always optimizes progressive files), an XMP APP1 packet if `xmp`. Raises `InternalError`
+    where libjpeg refuses (an empty image, a side over 65500)."""
+    grey = image.shape[2] == 1
+    picture = Image.fromarray(np.ascontiguousarray(image[..., 0] if grey else image),
+                              "L" if grey else "RGB")
+    options: dict = {"quality": quality, "progressive": progressive, "optimize": optimize,
+                     "subsampling": 2 if chroma_downsampling and not grey else 0,
+                     "dpi": (x_density, y_density)}
+    if xmp:
+        options["xmp"] = xmp
+    out = io.BytesIO()
+    try:
+        picture.save(out, "JPEG", **options)
+    except (OSError, ValueError, SystemError):
+        raise errors.InternalError(None, None, "JPEG encoding failed") from None
+    data = out.getvalue()
+    if density_unit != 1:
+        # Pillow writes dots per inch only; the unit is one byte of the JFIF APP0 segment
+        # (SOI, APP0 marker and length, "JFIF\0", version, then the unit at offset 13)
+        data = data[:13] + bytes([density_unit]) + data[14:]
+    return data
