@@ -147,6 +147,24 @@ def test_pad_modes(mode: str) -> None:
     check(t, expected, feed)
 
 
+def test_pad_strings_and_uint8_like_tf() -> None:
+    # pad_op_test.testString: the padding of a string tensor is the empty string.
+    words = np.array([[b"Hello", b"World"]], dtype=object)
+    t = tf.pad(words, [[1, 1], [0, 1]])
+    assert t.dtype == tf.string and t.shape.as_list() == [3, 3]
+    expected = np.array([[b""] * 3, [b"Hello", b"World", b""], [b""] * 3], dtype=object)
+    np.testing.assert_array_equal(run(t), expected)
+    p, feed = unknown(words)
+    np.testing.assert_array_equal(run(tf.pad(p, [[0, 0], [1, 0]]), feed),
+                                  [[b"", b"Hello", b"World"]])
+    np.testing.assert_array_equal(run(tf.pad(words, [[0, 0], [1, 1]], "SYMMETRIC")),
+                                  [[b"Hello", b"Hello", b"World", b"World"]])
+    small = np.array([[1, 2]], np.uint8)
+    check(tf.pad(small, [[1, 0], [0, 1]]), np.pad(small, [[1, 0], [0, 1]]))
+    check(tf.pad(small, [[0, 0], [1, 1]], constant_values=9),
+          np.pad(small, [[0, 0], [1, 1]], constant_values=9))
+
+
 def test_pad_constant_values_and_errors() -> None:
     ints = np.arange(6, dtype=np.int32).reshape(2, 3)
     t = tf.pad(ints, [[1, 1], [2, 0]], constant_values=-7)
