@@ -451,6 +451,20 @@ def test_one_hot(axis: int | None) -> None:
     check(tf.one_hot(indices, 3, axis=axis), expected)
 
 
+def test_one_hot_of_uint8_indices_and_string_values() -> None:
+    # one_hot_op_test.testIndicesTypes: as uint8, -1 is 255, outside the depth like -1.
+    indices = tf.constant([[0, 2, -1, 1], [1, 0, 1, -1]], dtype=tf.uint8)
+    t = tf.one_hot(indices, 3, on_value=np.float32(1), off_value=np.float32(-1), axis=1)
+    expected = np.where(np.arange(3)[None, :, None] == np.array(
+        [[0, 2, 255, 1], [1, 0, 1, 255]])[:, None, :], 1, -1).astype(np.float32)
+    check(t, expected)
+    large = tf.constant(np.random.default_rng(0).random(256) * 10, tf.uint8, shape=[256])
+    assert run(tf.one_hot(large, depth=10, axis=0)).shape == (10, 256)
+    words = tf.one_hot([0, 1, 2], 3, on_value=tf.constant(b"1.0"), off_value=b"0.0",
+                       dtype=tf.string)
+    np.testing.assert_array_equal(run(words), np.where(np.eye(3, dtype=bool), b"1.0", b"0.0"))
+
+
 def test_one_hot_values_and_dtypes() -> None:
     check(tf.one_hot([1, 0], 2, on_value=5, off_value=-1),
           np.array([[-1, 5], [5, -1]], np.int32))
