@@ -820,3 +820,24 @@ def test_integer_division_with_an_empty_result_ignores_a_zero_divisor() -> None:
     with tw.Session() as sess:
         sess.run(w.initializer)
         check(sess.run(grad, {x: 2.0}), np.float32(2 * 3.0 * 2.0 ** 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nextafter_steps_to_the_next_representable_value(dtype):
+    # math_ops_test.NextAfterTest
+    one, zero = np.array([1.0, 0.0], dtype), np.array([2.0, -1.0], dtype)
+    t = tw.math.nextafter(one, zero)
+    assert t.dtype == tw.as_dtype(dtype)
+    check(run(t), np.nextafter(one, zero))
+    x = tw.constant(np.array([1.0, 2.0], dtype))
+    grads = tw.gradients(tw.math.nextafter(x, tw.constant(dtype(0))), x)
+    check(run(grads[0]), np.ones(2, dtype))
+    with pytest.raises(TypeError):
+        tw.math.nextafter(tw.constant([1], tw.int32), tw.constant([2], tw.int32))
+
+
+def test_reciprocal_no_nan_is_zero_at_zero():
+    t = tw.math.reciprocal_no_nan(tw.constant([0.0, 2.0, -4.0, np.inf]))
+    assert t.op.type == "DivNoNan"
+    check(run(t), np.array([0.0, 0.5, -0.25, 0.0], np.float32))
+    check(run(tw.math.reciprocal_no_nan(np.array([0j, 2j]))), np.array([0j, -0.5j]))

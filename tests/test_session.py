@@ -296,3 +296,22 @@ def test_gc_pause_nests_and_keeps_a_disabled_collector_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_graph_def_property_is_the_graphs():
+    tf.constant(1.0, name="c")
+    with tf.Session() as sess:
+        assert [n.name for n in sess.graph_def.node] == ["c"]
+
+
+def test_graph_options_are_accepted_with_tfs_fields():
+    # session_test.testOptimizerOptions / config_pb2.GraphOptions
+    from tensorweave.core.protobuf import config_pb2
+
+    options = config_pb2.GraphOptions(optimizer_options=config_pb2.OptimizerOptions(
+        opt_level=config_pb2.OptimizerOptions.L0), build_cost_model=1)
+    config = tf.ConfigProto(graph_options=options)
+    assert config_pb2.ConfigProto is tf.ConfigProto and tf.GraphOptions is config_pb2.GraphOptions
+    assert config.graph_options.optimizer_options.opt_level == -1
+    with tf.Session(config=config) as sess:
+        assert sess.run(tf.constant(2.0) * 3.0) == 6.0

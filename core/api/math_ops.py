@@ -105,6 +105,15 @@ xlogy = _binary("Xlogy", "xlogy")
 xdivy = _binary("Xdivy", "xdivy")
 div_no_nan = divide_no_nan = _binary("DivNoNan", "div_no_nan", "div_no_nan")
 multiply_no_nan = _binary("MulNoNan", "multiply_no_nan")
+nextafter = _binary("NextAfter", "nextafter")
+
+
+def reciprocal_no_nan(x: Any, name: str | None = None) -> Tensor:
+    """``1 / x``, with 0 where `x` is 0 (TF's ``div_no_nan(1, x)``)."""
+    with name_scope(name, "reciprocal_no_nan", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        one = constant(np.ones((), x.dtype.np_type), name="one")
+        return apply("DivNoNan", [one, x], name=scope)
 
 # int8/int16/uint8/uint16 divide in float32 and int32/int64 in float64, as TF's table says.
 _TRUEDIV_FLOAT = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32,

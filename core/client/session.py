@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave import errors
 from tensorweave.client.config import (
     ConfigProto,
     DeviceStepStats,
@@ -36,6 +37,7 @@ from tensorweave.client.config import (
     StepStats,
 )
 from tensorweave.client.fetches import FetchMapper
+from tensorweave.client.partial_run import PartialRun
 from tensorweave.device_spec import DeviceSpec
 from tensorweave.framework.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.framework.ragged_tensor import RaggedTensor, ragged_feed_items
@@ -131,10 +133,16 @@ class Session:
         self._mappers: dict[Any, FetchMapper] = {}
         self._feed_targets: dict[Any, _FeedTarget] = {}
         self._compiled: set[tuple[Any, ...]] = set()  # signatures run since the last extend
+        self._partial_runs: dict[str, PartialRun] = {}
 
     @property
     def graph(self) -> Graph:
         return self._graph
+
+    @property
+    def graph_def(self) -> Any:
+        """The session's graph as a `GraphDef` (TF's ``Session.graph_def``)."""
+        return self._graph.as_graph_def()
 
     @property
     def sess_str(self) -> str:
@@ -270,6 +278,38 @@ class Session:
                 run_metadata.partition_graphs = list(compiled.partitions)
             run_metadata.pass_records = list(compiled.records)
         return mapper.build([_as_fetched(v) for v in values])
+
+    def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:
+        """Declare the fetches and feeds of a partial run; its handle (see `PartialRun`)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        mapper = FetchMapper(self._graph, fetches)
+        feed_names = frozenset(self._feed_tensor(key).name for key in feeds or ())
+        handle = f"{id(self):x};{len(self._partial_runs)}"
+        self._partial_runs[handle] = PartialRun(
+            frozenset(mapper.tensor_names) | frozenset(mapper.target_names), feed_names)
+        return handle
+
+    def partial_run(self, handle: str, fetches: Any,
+                    feed_dict: dict[Any, Any] | None = None) -> Any:
+        """Run more of the partial run `handle`: feed some of its feeds, fetch some of its
+        fetches (see `PartialRun`)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        state = self._partial_runs.get(handle)
+        if state is None:
+            raise errors.InvalidArgumentError(
+                None, None, "Must run 'setup' before performing partial runs!")
+        mapper = self._mapper(fetches)
+        feeds = self._feeds(feed_dict)
+        names = [*mapper.tensor_names, *mapper.target_names]
+        state.check(feeds, names)
+        # The step fetches the tensors plainly, so their values can be fed to later calls.
+        flat = self._mapper([self._graph.as_graph_element(n) for n in names])
+        values = self._run(flat, {**state.values, **feeds}, None, None)
+        state.record(feeds, names, {name: np.asarray(value) for name, value in
+                                    zip(mapper.tensor_names, values)})
+        return mapper.build(values[:len(mapper.tensor_names)])
 
     def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None,
                       accept_options: bool = False) -> Callable[..., Any]:
