@@ -163,6 +163,35 @@ def test_interactive_session():
     assert tf.get_default_session() is None
 
 
+def test_interactive_session_over_the_global_graph_is_no_graph_context():
+    # As TF 1.15: an open InteractiveSession leaves reset_default_graph usable.
+    first = tf.InteractiveSession()
+    second = tf.InteractiveSession()
+    try:
+        assert tf.constant(2.0).eval() == 2.0
+        old = tf.get_default_graph()
+        tf.reset_default_graph()
+        assert tf.get_default_graph() is not old
+        first.close()  # interactive sessions close in any order
+        assert tf.get_default_session() is second
+    finally:
+        second.close()
+    assert tf.get_default_session() is None
+
+
+def test_interactive_session_of_an_explicit_graph_is_its_graph_context():
+    graph = tf.Graph()
+    s = tf.InteractiveSession(graph=graph)
+    try:
+        assert tf.get_default_graph() is graph
+        with pytest.raises(AssertionError, match="to clear nested graphs"):
+            tf.reset_default_graph()
+    finally:
+        s.close()
+    assert tf.get_default_graph() is not graph
+    tf.reset_default_graph()
+
+
 def test_closed_session_refuses_to_run():
     s = tf.Session()
     c = tf.constant(1.0)

@@ -379,20 +379,28 @@ class Session:
 
 
 class InteractiveSession(Session):
-    """A `Session` that installs itself as the default session on creation."""
+    """A `Session` that installs itself as the default session on creation, until closed.
+    As TF 1.15's, it makes its graph the default graph only when one is given explicitly:
+    over the global default graph it is no graph context, so `reset_default_graph` still
+    works while it is open."""
 
     def __init__(self, target: str = "", graph: Graph | None = None,
                  config: ConfigProto | None = None) -> None:
         super().__init__(target, graph, config)
-        self._context = self.as_default()
-        self._context.__enter__()
+        _session_stack().append(self)
+        self._graph_context = graph.as_default() if graph is not None else None
+        if self._graph_context is not None:
+            self._graph_context.__enter__()
 
     def close(self) -> None:
-        if not self._closed and hasattr(self, "_context"):
-            try:
-                self._context.__exit__(None, None, None)
-            except ValueError:
-                pass
+        if not self._closed:
+            # Interactive sessions need not nest: each leaves the stacks wherever it is.
+            stack = _session_stack()
+            if self in stack:
+                stack.remove(self)
+            if getattr(self, "_graph_context", None) is not None:
+                with contextlib.suppress(ValueError):
+                    self._graph_context.__exit__(None, None, None)
         super().close()
 
 
