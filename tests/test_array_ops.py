@@ -60,10 +60,15 @@ def test_reshape_shape_from_tensors_and_unknown_input() -> None:
 def test_reshape_errors() -> None:
     with pytest.raises(ValueError, match="Cannot reshape a tensor with 24 elements"):
         tf.reshape(X, [5, 5])
-    with pytest.raises(ValueError, match="Only one input size may be -1"):
-        tf.reshape(X, [-1, -1])
-    with pytest.raises(ValueError):
+    # reshape_op_test.testErrors: TF's shape function words a -1 that cannot be inferred so
+    with pytest.raises(ValueError, match="Dimension size must be evenly divisible by 7 but is 24"):
         tf.reshape(X, [7, -1])
+    # two -1s are two unknown dims when built; the kernel refuses them
+    twice = tf.reshape(X, [-1, -1])
+    assert twice.shape.as_list() == [None, None]
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="Only one input size may be -1, not both 0 and 1"):
+        run(twice)
     with pytest.raises(TypeError):
         tf.reshape(X, [2.0, 12.0])
     p, feed = unknown(X)
@@ -145,6 +150,17 @@ def test_pad_modes(mode: str) -> None:
     t = tf.pad(p, tf.constant(paddings, tf.int64), mode=mode)
     assert t.shape.as_list() == [None] * 3  # the rank comes from the paddings' shape
     check(t, expected, feed)
+
+
+def test_split_errors_word_tf() -> None:
+    # split_op_test.testShapeFunctionEdgeCases and the SplitV shape function
+    with pytest.raises(ValueError, match="should evenly divide"):
+        tf.split([0, 1, 2, 3], 3, axis=0)
+    with pytest.raises(ValueError, match="size_splits can only have one -1"):
+        tf.split(X, [1, -1, -1], axis=1)
+    with pytest.raises(ValueError, match="Attr 'num_split' of 'Split' Op passed 0 less than "
+                                         "minimum 1."):
+        tf.split(X, 0)
 
 
 def test_pad_strings_and_uint8_like_tf() -> None:
