@@ -22,6 +22,7 @@ from tensorweave.api.csv_ops import *  # noqa: F403
 from tensorweave.api.custom_gradient import *  # noqa: F403
 from tensorweave.api.data_flow_ops import *  # noqa: F403
 from tensorweave.api.functional_ops import *  # noqa: F403
+from tensorweave.api.gradient_tape import *  # noqa: F403
 from tensorweave.api.gradients import *  # noqa: F403
 from tensorweave.api.hessians import *  # noqa: F403
 from tensorweave.api.image_io_ops import read_file, write_file
@@ -55,7 +56,14 @@ from tensorweave.api.tensor_array import *  # noqa: F403
 from tensorweave.api.variable_scope import *  # noqa: F403
 from tensorweave.api.variables import *  # noqa: F403
 from tensorweave.engine import dtypes, errors  # noqa: E402
-from tensorweave.engine.client.config import ConfigProto, GPUOptions, RunMetadata, RunOptions
+from tensorweave.engine.client.config import (
+    ConfigProto,
+    GPUOptions,
+    GraphOptions,
+    OptimizerOptions,
+    RunMetadata,
+    RunOptions,
+)
 from tensorweave.engine.client.session import InteractiveSession, Session, get_default_session
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.dtypes import (

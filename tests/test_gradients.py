@@ -174,3 +174,20 @@ def test_gradient_with_wrong_arity_is_rejected(cube_plugin) -> None:
     x = tf.constant([1.0])
     with pytest.raises(ValueError, match="Num gradients 2 generated for op"):
         tf.gradients(tf.raw_ops.BadGrad(x=x), x)
+
+
+def test_unconnected_gradients_none_or_zero() -> None:
+    # gradients_test.testUnconnectedGradients*
+    x = tf.constant([1.0, 2.0])
+    y = tf.constant(2.0) * 3.0
+    v = tf.Variable([[1.0, 2.0]])
+    assert tf.gradients(y, x) == [None]
+    assert tf.gradients(y, x, unconnected_gradients="none") == [None]
+    zeros = tf.gradients(y, [x, v], unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    got = run(zeros)
+    np.testing.assert_array_equal(got[0], [0.0, 0.0])
+    np.testing.assert_array_equal(got[1], [[0.0, 0.0]])
+    connected = tf.gradients(x * 2.0, x, unconnected_gradients="zero")
+    np.testing.assert_array_equal(run(connected)[0], [2.0, 2.0])
+    with pytest.raises(ValueError, match="Unknown value for unconnected_gradients: 'nonsense'"):
+        tf.gradients(y, x, unconnected_gradients="nonsense")

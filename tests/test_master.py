@@ -212,3 +212,30 @@ def test_a_task_that_never_answers_fails_the_step_at_its_deadline(
     assert "no answer from ['/job:silent/replica:0/task:0']" in error.message
     assert 0.14 <= time.monotonic() - start < 2.0
     assert len(silent.aborted) == 1 and silent.cleaned == silent.aborted
+
+
+def test_device_filters_keep_a_session_to_the_tasks_they_name() -> None:
+    # A between-graph worker filters to the ps and itself (TF's usual device_filters).
+    from tensorweave.train.local_cluster import free_ports
+
+    ports = free_ports(3)
+    cluster = {"ps": [f"localhost:{ports[0]}"],
+               "worker": [f"localhost:{ports[1]}", f"localhost:{ports[2]}"]}
+    servers = [tf.train.Server(cluster, job, task) for job, task in
+               (("ps", 0), ("worker", 0), ("worker", 1))]
+    try:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(1.0)
+        with tf.device("/job:worker/task:0"):
+            y = v * 2.0
+        config = tf.ConfigProto(device_filters=["/job:ps", "/job:worker/task:0"])
+        with tf.Session(servers[1].target, config=config) as sess:
+            tasks = {d.name.rsplit("/device:", 1)[0] for d in sess.list_devices()}
+            assert tasks == {"/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"}
+            sess.run(v.initializer)
+            assert sess.run(y) == 2.0
+        with tf.Session(servers[1].target) as sess:
+            assert len({d.name.rsplit("/device:", 1)[0] for d in sess.list_devices()}) == 3
+    finally:
+        for server in servers:
+            server.stop()

@@ -162,6 +162,15 @@ def test_div_uses_python2_semantics():
     check(floats, np.array([-3.5, 3.5], np.float32))
 
 
+def test_div_of_complex_is_real_division():
+    # math_ops_test.testComplexDiv
+    foo = tw.constant([1.0 + 3.0j])
+    t = tw.div(foo, 2.0)
+    assert t.op.type == "RealDiv"
+    check(run(t), np.array([0.5 + 1.5j]))
+    check(run(tw.divide(foo, 1.0)), np.array([1.0 + 3.0j]))
+
+
 @pytest.mark.parametrize(("dtype", "expected"), [
     (np.int8, np.float32), (np.int16, np.float32), (np.uint8, np.float32),
     (np.int32, np.float64), (np.int64, np.float64), (np.float16, np.float16),
@@ -477,6 +486,30 @@ def test_count_nonzero():
     check(results[2], np.array([1], np.int64))
 
 
+def test_count_nonzero_of_strings_counts_non_empty_ones():
+    words = tw.constant([["", "a"], ["b", "cc"]])
+    results = run([tw.count_nonzero(words), tw.count_nonzero(words, axis=1),
+                   tw.count_nonzero(words, axis=0, keepdims=True, dtype=tw.int32)])
+    check(results[0], np.int64(3))
+    check(results[1], np.array([1, 2], np.int64))
+    check(results[2], np.array([[1, 2]], np.int32))
+
+
+@pytest.mark.parametrize("reduce", ["reduce_all", "reduce_any"])
+def test_all_and_any_of_empty_python_input(reduce):
+    # reduction_ops_test (All/Any).testEmpty: an empty list converts as bool.
+    fn, identity = getattr(tw, reduce), reduce == "reduce_all"
+    results = run([fn([], [0]), fn([], [0], keepdims=True), fn([]),
+                   fn(np.zeros((2, 0), bool), -1), fn(np.zeros((0, 0), bool), [0, 1])])
+    check(results[0], np.bool_(identity))
+    check(results[1], np.array([identity]))
+    check(results[2], np.bool_(identity))
+    check(results[3], np.array([identity, identity]))
+    check(results[4], np.bool_(identity))
+    with pytest.raises(TypeError):
+        fn(tw.constant([1.0]))
+
+
 @pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.uint8, np.bool_])
 def test_argmax_argmin(dtype):
     x = np.array([[1, 5, 2], [7, 0, 7]]).astype(dtype)
@@ -787,3 +820,24 @@ def test_integer_division_with_an_empty_result_ignores_a_zero_divisor() -> None:
     with tw.Session() as sess:
         sess.run(w.initializer)
         check(sess.run(grad, {x: 2.0}), np.float32(2 * 3.0 * 2.0 ** 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nextafter_steps_to_the_next_representable_value(dtype):
+    # math_ops_test.NextAfterTest
+    one, zero = np.array([1.0, 0.0], dtype), np.array([2.0, -1.0], dtype)
+    t = tw.math.nextafter(one, zero)
+    assert t.dtype == tw.as_dtype(dtype)
+    check(run(t), np.nextafter(one, zero))
+    x = tw.constant(np.array([1.0, 2.0], dtype))
+    grads = tw.gradients(tw.math.nextafter(x, tw.constant(dtype(0))), x)
+    check(run(grads[0]), np.ones(2, dtype))
+    with pytest.raises(TypeError):
+        tw.math.nextafter(tw.constant([1], tw.int32), tw.constant([2], tw.int32))
+
+
+def test_reciprocal_no_nan_is_zero_at_zero():
+    t = tw.math.reciprocal_no_nan(tw.constant([0.0, 2.0, -4.0, np.inf]))
+    assert t.op.type == "DivNoNan"
+    check(run(t), np.array([0.0, 0.5, -0.25, 0.0], np.float32))
+    check(run(tw.math.reciprocal_no_nan(np.array([0j, 2j]))), np.array([0j, -0.5j]))

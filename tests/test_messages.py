@@ -67,13 +67,16 @@ def test_config_round_trips_and_is_type_checked() -> None:
     config = tf.ConfigProto(allow_soft_placement=True, operation_timeout_in_ms=250,
                             device_count={"CPU": 2},
                             gpu_options=GPUOptions(allow_growth=True,
-                                                   per_process_gpu_memory_fraction=0.5))
+                                                   per_process_gpu_memory_fraction=0.5),
+                            device_filters=["/job:ps", "/job:worker/task:1"],
+                            graph_options=tf.GraphOptions(build_cost_model=3))
     back = messages.config_from_wire(over_the_wire(messages.config_to_wire(config)), "Create")
     assert back == config and back.timeout_seconds == 0.25
     assert messages.config_from_wire({"future_field": 1}, "Create") == tf.ConfigProto()
     for bad, field in (({"allow_soft_placement": "yes"}, "allow_soft_placement"),
                        ({"device_count": {"CPU": "2"}}, "device_count"),
-                       ({"gpu_options": 3}, "config")):
+                       ({"gpu_options": 3}, "config"),
+                       ({"device_filters": ["/job:ps", 3]}, "device_filters")):
         with pytest.raises(tf.errors.InvalidArgumentError, match=field):
             messages.config_from_wire(bad, "Create")
 

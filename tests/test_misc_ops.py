@@ -138,3 +138,7 @@ def test_scopes_and_eager_switches() -> None:
     tf.disable_eager_execution()
     with pytest.raises(ValueError, match="graphs in sessions only"):
         tf.enable_eager_execution()
+    assert tf.disable_v2_behavior() is None  # TF1 behavior is the only one
+    assert tf.compat.v1.disable_v2_behavior is tf.disable_v2_behavior
+    with pytest.raises(ValueError, match="TF2 behavior"):
+        tf.enable_v2_behavior()

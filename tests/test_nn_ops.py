@@ -105,6 +105,21 @@ def test_softmax_on_another_axis_and_half_precision():
     np.testing.assert_allclose(half, np.exp(np_log_softmax(x)), atol=1e-3)
 
 
+def test_softmax_axis_may_be_a_tensor():
+    x = randn(1, 2, 3, 4)
+    t = tw.nn.softmax(x, dim=tw.constant(1))  # a constant tensor is read as its value
+    assert t.shape == tw.TensorShape([1, 2, 3, 4])
+    np.testing.assert_allclose(run(t), np.exp(np_log_softmax(x, axis=1)), rtol=1e-5)
+    axis = tw.placeholder_with_default(-3, [])
+    t = tw.nn.log_softmax(x, axis=axis)
+    assert t.shape == tw.TensorShape([1, 2, 3, 4])
+    np.testing.assert_allclose(run(t), np_log_softmax(x, axis=1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(run(t, {axis: 2}), np_log_softmax(x, axis=2), rtol=1e-5,
+                               atol=1e-6)
+    with pytest.raises(errors.InvalidArgumentError, match=r"Dimension \(7\) must be in"):
+        tw.nn.softmax(x, axis=tw.constant(7))
+
+
 def test_softmax_argument_errors():
     with pytest.raises(ValueError, match="at least rank 1"):
         tw.nn.softmax(np.float32(1.0))
@@ -167,10 +182,43 @@ def test_softmax_cross_entropy_argument_errors():
         tw.nn.softmax_cross_entropy_with_logits(logits, logits)
     with pytest.raises(ValueError, match="Both labels and logits"):
         tw.nn.softmax_cross_entropy_with_logits(logits=logits)
-    with pytest.raises(ValueError, match="same shape"):
+    with pytest.raises(ValueError, match="Dimensions must be equal, but are 3 and 4"):
         tw.nn.softmax_cross_entropy_with_logits_v2(labels=randn(2, 4), logits=logits)
     with pytest.raises(ValueError, match="Dimensions must be equal"):
         tw.raw_ops.SoftmaxCrossEntropyWithLogits(features=logits, labels=randn(2, 4))
+
+
+def test_softmax_cross_entropy_broadcasts_labels_like_tf():
+    # xent_op_test.testShapeBroadcast: one row of labels serves every row of logits.
+    logits = np.array([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], np.float32)
+    labels = np.array([[0.0, 1.0, 0.0]], np.float32)
+    full = np.broadcast_to(labels, logits.shape)
+    loss, backprop = tw.raw_ops.SoftmaxCrossEntropyWithLogits(features=logits, labels=labels)
+    assert loss.shape == tw.TensorShape([2]) and backprop.shape == tw.TensorShape([2, 3])
+    a, b = run([loss, backprop])
+    np.testing.assert_allclose(a, -(full * np_log_softmax(logits)).sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(b, np.exp(np_log_softmax(logits)) - full, atol=1e-6)
+    logits_t, labels_t = tw.constant(logits), tw.constant(labels)
+    v2 = tw.nn.softmax_cross_entropy_with_logits_v2(labels=labels_t, logits=logits_t)
+    np.testing.assert_allclose(run(v2), a, rtol=1e-6)
+    # Each operand's gradient is summed back to its own shape.
+    g_logits, g_labels = tw.gradients(v2, [logits_t, labels_t])
+    assert g_labels.shape == tw.TensorShape([1, 3])
+    gl, gy = run([g_logits, g_labels])
+    np.testing.assert_allclose(gl, b, atol=1e-6)
+    np.testing.assert_allclose(gy, -np_log_softmax(logits).sum(0, keepdims=True), rtol=1e-5)
+
+
+def test_softmax_cross_entropy_rank_errors_word_tf():
+    xent = tw.raw_ops.SoftmaxCrossEntropyWithLogits
+    with pytest.raises(ValueError, match="broadcasted with rank 2, but is rank 3"):
+        xent(features=randn(2, 1, 4), labels=randn(2, 1, 4))
+    with pytest.raises(ValueError, match="broadcasted with rank 2, but is rank 1"):
+        xent(features=randn(4), labels=randn(4))
+    a, b = tw.placeholder(tw.float32), tw.placeholder(tw.float32)
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"must be broadcastable: logits_size=\[2, 3\] labels_size=\[3, 3\]"):
+        run(xent(features=a, labels=b)[0], {a: randn(2, 3), b: randn(3, 3)})
 
 
 @pytest.mark.parametrize("label_dtype", [np.int32, np.int64])
@@ -417,13 +465,66 @@ def test_max_pool_integers_and_errors():
     with pytest.raises(ValueError, match="NHWC"):
         tw.nn.max_pool(randn(1, 4, 4, 1), 2, 2, "SAME", data_format="NCHW")
     with pytest.raises(ValueError, match="depth"):
-        tw.nn.max_pool(randn(1, 4, 4, 2), [1, 2, 2, 2], [1, 2, 2, 2], "SAME")
+        tw.nn.avg_pool(randn(1, 4, 4, 2), [1, 1, 1, 2], [1, 1, 1, 2], "SAME")
     with pytest.raises(ValueError, match="ksize cannot be zero"):
         tw.nn.avg_pool(randn(1, 4, 4, 1), 0, 1, "SAME")
     with pytest.raises(ValueError, match="Negative dimension size"):
         tw.nn.avg_pool(randn(1, 2, 2, 1), 3, 1, "VALID")
     with pytest.raises(TypeError):
         tw.nn.avg_pool(x, 2, 2, "SAME")
+
+
+def test_max_pool_over_depth():
+    # pooling_ops_test.testDepthwiseMaxPool*: disjoint channel windows on CPU.
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 2, 6)
+    t = tw.nn.max_pool(x, [1, 1, 1, 2], [1, 1, 1, 2], "VALID")
+    assert t.shape == tw.TensorShape([1, 2, 2, 3])
+    np.testing.assert_array_equal(run(t), x.reshape(1, 2, 2, 3, 2).max(-1))
+    t = tw.nn.max_pool(x, [1, 1, 1, 3], [1, 1, 1, 3], "SAME")
+    np.testing.assert_array_equal(run(t), x.reshape(1, 2, 2, 2, 3).max(-1))
+
+
+@pytest.mark.parametrize(("ksize", "strides", "message"), [
+    ([1, 1, 1, 4], [1, 1, 1, 4], "evenly divide the input depth"),
+    ([1, 1, 1, 2], [1, 1, 1, 1], "depth window to equal the depth stride"),
+    ([1, 2, 2, 2], [1, 1, 1, 2], "exactly one of pooling across depth"),
+])
+def test_max_pool_over_depth_errors(ksize, strides, message):
+    t = tw.nn.max_pool(np.zeros((1, 2, 2, 6), np.float32), ksize, strides, "VALID")
+    with pytest.raises(errors.UnimplementedError, match=message):
+        run(t)
+
+
+def test_max_pool_over_depth_has_no_gradient_kernel():
+    x = tw.constant(np.zeros((1, 2, 2, 4), np.float32))
+    grad = tw.gradients(tw.nn.max_pool(x, [1, 1, 1, 2], [1, 1, 1, 2], "VALID"), x)[0]
+    with pytest.raises(errors.UnimplementedError, match="not yet supported on the depth"):
+        run(grad)
+
+
+def test_max_pool_v2_reads_ksize_and_strides_when_run():
+    x = randn(1, 4, 4, 2)
+    ksize, strides = tw.placeholder(tw.int32, [4]), tw.placeholder(tw.int32, [4])
+    t = tw.raw_ops.MaxPoolV2(input=x, ksize=ksize, strides=strides, padding="SAME")
+    assert t.shape.ndims is None  # unknown until the window is fed
+    feed = {ksize: [1, 3, 3, 1], strides: [1, 2, 2, 1]}
+    np.testing.assert_array_equal(run(t, feed), naive_pool(x, (3, 3), (2, 2), "SAME", np.max))
+    # nn.max_pool with a tensor ksize builds the same op; constants give the static shape.
+    t = tw.nn.max_pool(x, ksize=tw.constant([1, 2, 2, 1]), strides=[1, 2, 2, 1],
+                       padding="VALID")
+    assert t.op.type == "MaxPoolV2" and t.shape == tw.TensorShape([1, 2, 2, 2])
+    np.testing.assert_array_equal(run(t), naive_pool(x, (2, 2), (2, 2), "VALID", np.max))
+
+
+def test_max_pool_v2_gradient_matches_max_pool():
+    x = tw.constant(randn(1, 4, 4, 2))
+    ksize = tw.placeholder_with_default(np.array([1, 2, 2, 1], np.int32), [4])
+    v2 = tw.raw_ops.MaxPoolV2(input=x, ksize=ksize, strides=[1, 1, 1, 1], padding="VALID")
+    v1 = tw.nn.max_pool(x, [1, 2, 2, 1], [1, 1, 1, 1], "VALID")
+    g2, g1 = tw.gradients(v2, x)[0], tw.gradients(v1, x)[0]
+    assert g2.op.type == "MaxPoolGradV2"
+    a, b = run([g2, g1])
+    np.testing.assert_array_equal(a, b)
 
 
 # -- top-k ---------------------------------------------------------------------------------------

@@ -163,6 +163,35 @@ def test_interactive_session():
     assert tf.get_default_session() is None
 
 
+def test_interactive_session_over_the_global_graph_is_no_graph_context():
+    # As TF 1.15: an open InteractiveSession leaves reset_default_graph usable.
+    first = tf.InteractiveSession()
+    second = tf.InteractiveSession()
+    try:
+        assert tf.constant(2.0).eval() == 2.0
+        old = tf.get_default_graph()
+        tf.reset_default_graph()
+        assert tf.get_default_graph() is not old
+        first.close()  # interactive sessions close in any order
+        assert tf.get_default_session() is second
+    finally:
+        second.close()
+    assert tf.get_default_session() is None
+
+
+def test_interactive_session_of_an_explicit_graph_is_its_graph_context():
+    graph = tf.Graph()
+    s = tf.InteractiveSession(graph=graph)
+    try:
+        assert tf.get_default_graph() is graph
+        with pytest.raises(AssertionError, match="to clear nested graphs"):
+            tf.reset_default_graph()
+    finally:
+        s.close()
+    assert tf.get_default_graph() is not graph
+    tf.reset_default_graph()
+
+
 def test_closed_session_refuses_to_run():
     s = tf.Session()
     c = tf.constant(1.0)
@@ -296,3 +325,22 @@ def test_gc_pause_nests_and_keeps_a_disabled_collector_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_graph_def_property_is_the_graphs():
+    tf.constant(1.0, name="c")
+    with tf.Session() as sess:
+        assert [n.name for n in sess.graph_def.node] == ["c"]
+
+
+def test_graph_options_are_accepted_with_tfs_fields():
+    # session_test.testOptimizerOptions / config_pb2.GraphOptions
+    from tensorweave.core.protobuf import config_pb2
+
+    options = config_pb2.GraphOptions(optimizer_options=config_pb2.OptimizerOptions(
+        opt_level=config_pb2.OptimizerOptions.L0), build_cost_model=1)
+    config = tf.ConfigProto(graph_options=options)
+    assert config_pb2.ConfigProto is tf.ConfigProto and tf.GraphOptions is config_pb2.GraphOptions
+    assert config.graph_options.optimizer_options.opt_level == -1
+    with tf.Session(config=config) as sess:
+        assert sess.run(tf.constant(2.0) * 3.0) == 6.0

@@ -126,3 +126,68 @@ def test_tables_initializer_groups_the_table_initializers():
             sess.run(v.initializer)
             sess.run(init)
             assert sess.run(v) == 5
+
+
+def test_assert_variables_initialized_fails_until_they_are():
+    # variables_test.testAssertVariablesInitialized
+    v = tf.Variable([1, 2], name="v")
+    w = tf.Variable(3.0, name="w")
+    check = tf.assert_variables_initialized()
+    one = tf.assert_variables_initialized([w])
+    with tf.Session() as sess:
+        with pytest.raises(errors.FailedPreconditionError, match="uninitialized"):
+            sess.run(check)
+        sess.run(w.initializer)
+        assert sess.run(one) == 0
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(check), [1, 0])
+    with tf.Graph().as_default():
+        assert tf.assert_variables_initialized() is None
+
+
+def test_count_up_to_method():
+    # variables_test.testCountUpTo
+    v = tf.Variable(0, dtype=tf.int32)
+    c = v.count_up_to(3)
+    assert c.op.type == "CountUpTo" and c.dtype == tf.int32
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert [sess.run(c) for _ in range(3)] == [0, 1, 2]
+        with pytest.raises(errors.OutOfRangeError, match="Reached limit of 3"):
+            sess.run(c)
+
+
+def test_to_proto_and_from_proto():
+    with tf.name_scope("outer"):
+        v = tf.Variable(1.0, name="v")
+    proto = v.to_proto()
+    assert (proto.variable_name, proto.initializer_name, proto.snapshot_name) == (
+        "outer/v:0", "outer/v/Assign", "outer/v/read:0")
+    assert proto.trainable
+    back = tf.Variable.from_proto(type(proto).FromString(proto.SerializeToString()))
+    assert back.name == "outer/v:0" and back.initializer is v.initializer
+    scoped = v.to_proto(export_scope="outer")
+    assert scoped.variable_name == "v:0"
+    assert tf.Variable.from_proto(scoped, import_scope="outer").op is v.op
+    assert v.to_proto(export_scope="elsewhere") is None
+
+
+def test_synchronization_and_aggregation_are_checked_and_kept():
+    v = tf.Variable(1.0, synchronization=tf.VariableSynchronization.ON_WRITE,
+                    aggregation=tf.VariableAggregation.MEAN)
+    assert v.synchronization is tf.VariableSynchronization.ON_WRITE
+    assert v.aggregation is tf.VariableAggregation.MEAN
+    plain = tf.Variable(1.0)
+    assert plain.synchronization is tf.VariableSynchronization.AUTO
+    assert plain.aggregation is tf.VariableAggregation.NONE
+    assert tf.VariableAggregation.ONLY_FIRST_TOWER is tf.VariableAggregation.ONLY_FIRST_REPLICA
+    with pytest.raises(ValueError, match="Invalid variable aggregation mode"):
+        tf.Variable(1.0, aggregation="bogus")
+
+
+def test_constraint_must_be_callable():
+    # variables_test.testConstraintArg
+    with pytest.raises(ValueError, match="The `constraint` argument must be a callable."):
+        tf.Variable(1.0, constraint="not callable")
+    clip = tf.Variable(1.0, constraint=lambda x: x)
+    assert callable(clip.constraint)

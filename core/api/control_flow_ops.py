@@ -32,7 +32,7 @@ from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
-__all__ = ["case", "cond", "group", "identity", "no_op", "tuple", "while_loop"]
+__all__ = ["case", "cond", "group", "identity", "no_op", "switch_case", "tuple", "while_loop"]
 
 _tuple = tuple
 
@@ -320,6 +320,50 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
             return result
         with graph.control_dependencies(checks):
             return _pack_as(result, [identity(t) for t in _flatten(result)])
+
+
+def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
+                name: str = "switch_case") -> Any:
+    """The result of the branch whose key is `branch_index` (an int scalar tensor), else of
+    `default`, else of the highest-keyed branch. `branch_fns` is a dict of int keys, a list of
+    ``(int, fn)`` pairs, or a list of fns keyed by position; the keys must be ``0..n-1``. Only
+    the chosen branch runs: the branches are nested `cond`s on ``branch_index == key``
+    (TF builds one ``Case`` op)."""
+    if not isinstance(branch_index, Tensor):
+        raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
+    if not branch_index.dtype.is_integer:
+        raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype}")
+    if not branch_fns:
+        raise ValueError("Must provide at least one item in 'branch_fns'")
+    if not isinstance(branch_fns, (list, _tuple, dict)):
+        raise TypeError("'branch_fns' must be a list, tuple, or dict")
+    pairs = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(fn) for fn in pairs):
+        pairs = list(enumerate(pairs))
+    for pair in pairs:
+        if not isinstance(pair, _tuple) or len(pair) != 2:
+            raise TypeError(f"Each entry in 'branch_fns' must be a 2-tuple. Received {pair}.")
+        key, fn = pair
+        if not isinstance(key, int):
+            raise TypeError(f"key must be a Python `int`, got {type(key)}")
+        if not callable(fn):
+            raise TypeError(f"fn for key {key} must be callable.")
+    keys = sorted(key for key, _ in pairs)
+    if keys != list(range(len(keys))):
+        raise ValueError(f"branch indices (keys) must form contiguous range of [0 to "
+                         f"{len(keys)}) but found {{{','.join(map(str, keys))}}}")
+    actions = [fn for _, fn in sorted(pairs, key=lambda p: p[0])]
+    if default is not None:
+        if not callable(default):
+            raise TypeError("default must be callable.")
+        actions.append(default)
+    graph = _scope_graph([branch_index])
+    with graph.as_default(), graph.name_scope(name):
+        # Out-of-range indices take the last action (the default), as TF's Case does.
+        fn = actions[-1]
+        for key in reversed(range(len(actions) - 1)):
+            fn = functools.partial(cond, math_ops.equal(branch_index, key), actions[key], fn)
+        return fn()
 
 
 def _stack(preds: list[Tensor]) -> Tensor:

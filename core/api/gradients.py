@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import enum
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -36,7 +37,14 @@ from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply
 
-__all__ = ["AggregationMethod", "gradients", "stop_gradient"]
+__all__ = ["AggregationMethod", "UnconnectedGradients", "gradients", "stop_gradient"]
+
+
+class UnconnectedGradients(enum.Enum):
+    """What `gradients` gives for an x that no y depends on: None, or zeros shaped as x."""
+
+    NONE = "none"
+    ZERO = "zero"
 
 
 class AggregationMethod:
@@ -160,12 +168,19 @@ def _concat_slices(grads: list[IndexedSlices]) -> IndexedSlices:
 
 def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
               colocate_gradients_with_ops: bool = False, gate_gradients: bool = False,
-              aggregation_method: int | None = None,
-              stop_gradients: Any = None) -> list[Gradient | None]:
+              aggregation_method: int | None = None, stop_gradients: Any = None,
+              unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+              ) -> list[Gradient | None]:
     """Symbolic derivatives of ``sum(ys)`` with respect to each of `xs`; see the module
-    docstring."""
+    docstring. An x that no y depends on gets None, or with `unconnected_gradients` ``ZERO``
+    (or ``"zero"``) zeros of its shape."""
     if aggregation_method is not None and aggregation_method not in _METHODS:
         raise ValueError(f"Invalid aggregation_method specified {aggregation_method}.")
+    try:
+        unconnected = UnconnectedGradients(unconnected_gradients)
+    except ValueError:
+        raise ValueError(f"Unknown value for unconnected_gradients: "
+                         f"{unconnected_gradients!r}") from None
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
     xs = [_as_x(x) for x in _as_list(xs)]
     grad_ys = [None] * len(ys) if grad_ys is None else _as_list(grad_ys)
@@ -174,8 +189,11 @@ def gradients(ys: Any, xs: Any, grad_ys: Any = None, name: str = "gradients",
     stops = {convert_to_tensor(t).op for t in _as_list(stop_gradients or [])}
     graph = ys[0].graph
     with graph.as_default(), graph.name_scope(name):
-        return _Backprop(graph, xs, stops, colocate_gradients_with_ops,
-                         gate_gradients).run(ys, grad_ys)
+        grads = _Backprop(graph, xs, stops, colocate_gradients_with_ops,
+                          gate_gradients).run(ys, grad_ys)
+        if unconnected is UnconnectedGradients.ZERO:
+            grads = [array_ops.zeros_like(x) if g is None else g for x, g in zip(xs, grads)]
+        return grads
 
 
 class _Backprop:

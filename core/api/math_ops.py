@@ -105,6 +105,15 @@ xlogy = _binary("Xlogy", "xlogy")
 xdivy = _binary("Xdivy", "xdivy")
 div_no_nan = divide_no_nan = _binary("DivNoNan", "div_no_nan", "div_no_nan")
 multiply_no_nan = _binary("MulNoNan", "multiply_no_nan")
+nextafter = _binary("NextAfter", "nextafter")
+
+
+def reciprocal_no_nan(x: Any, name: str | None = None) -> Tensor:
+    """``1 / x``, with 0 where `x` is 0 (TF's ``div_no_nan(1, x)``)."""
+    with name_scope(name, "reciprocal_no_nan", [x]) as scope:
+        x = convert_to_tensor(x, name="x")
+        one = constant(np.ones((), x.dtype.np_type), name="one")
+        return apply("DivNoNan", [one, x], name=scope)
 
 # int8/int16/uint8/uint16 divide in float32 and int32/int64 in float64, as TF's table says.
 _TRUEDIV_FLOAT = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32,
@@ -137,11 +146,13 @@ def divide(x: Any, y: Any, name: str | None = None) -> Tensor:
 
 
 def div(x: Any, y: Any, name: str | None = None) -> Tensor:
-    """Python 2 division: floor division for integers, real division for floats."""
+    """Python 2 division: floor division for integers, real division for floats and complex
+    numbers."""
     with name_scope(name, "div", [x, y]) as scope:
         a, b = binary_inputs(x, y)
         _same_dtype(a, b)
-        return apply("RealDiv" if a.dtype.is_floating else "FloorDiv", [a, b], name=scope)
+        real = a.dtype.is_floating or a.dtype.is_complex
+        return apply("RealDiv" if real else "FloorDiv", [a, b], name=scope)
 
 
 def scalar_mul(scalar: Any, x: Any, name: str | None = None) -> Tensor:
@@ -323,7 +334,10 @@ def _index_value(axis: Any) -> Any:
 def _reduce(op: str, input_tensor: Any, axis: Any, keepdims: Any, name: str | None,
             reduction_indices: Any, keep_dims: Any) -> Tensor:
     axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
-    x = convert_to_tensor(input_tensor)
+    # All/Any take bool only, so a Python value (an empty list too) converts as bool, as TF's
+    # op-def conversion does.
+    logical = op in ("All", "Any") and not is_tensor_like(input_tensor)
+    x = convert_to_tensor(input_tensor, dtype=dtypes.bool_ if logical else None)
     axes = _all_axes(x) if axis is None else _index_value(axis)
     out = apply(op, [x, axes], {"keep_dims": keepdims}, name=name or op)
     if axis is None and not keepdims:
@@ -402,7 +416,8 @@ def count_nonzero(input_tensor: Any = None, axis: Any = None, keepdims: bool | N
     axis, keepdims = _reduction_args(axis, reduction_indices, keepdims, keep_dims)
     with name_scope(name, "count_nonzero", [input_tensor]) as scope:
         x = convert_to_tensor(input_tensor)
-        zero = constant(np.zeros((), x.dtype.np_type))
+        # TF's zero of a string tensor is the empty string.
+        zero = constant(b"" if x.dtype == dtypes.string else np.zeros((), x.dtype.np_type))
         nonzero = cast(not_equal(x, zero), dtypes.int64)
         return cast(reduce_sum(nonzero, axis, keepdims=keepdims), dtype, name=scope)
 

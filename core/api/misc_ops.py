@@ -28,7 +28,8 @@ from tensorweave.engine.graph.tensor_proto import TensorProto, make_ndarray, mak
 
 __all__ = [
     "TensorProto", "accumulate_n", "clip_by_average_norm", "count_up_to", "decode_compressed",
-    "disable_eager_execution", "enable_eager_execution", "executing_eagerly", "guarantee_const",
+    "disable_eager_execution", "disable_v2_behavior", "enable_eager_execution",
+    "enable_v2_behavior", "executing_eagerly", "guarantee_const",
     "init_scope", "make_ndarray", "make_tensor_proto", "matching_files", "op_scope",
     "parse_tensor", "serialize_tensor", "timestamp", "variable_op_scope",
 ]
@@ -148,3 +149,14 @@ def enable_eager_execution(config: Any = None, device_policy: Any = None,
 
 def disable_eager_execution() -> None:
     """Graph mode is the only mode, so there is nothing to disable."""
+
+
+def disable_v2_behavior() -> None:
+    """TF1's behavior (graphs, sessions, ref variables, TF1 shapes) is tensorweave's only
+    one, so there is nothing to switch off."""
+
+
+def enable_v2_behavior() -> None:
+    """Not available: TF2 behavior means eager execution, which tensorweave lacks."""
+    raise ValueError("tensorweave runs TF1 graphs in sessions only: TF2 behavior (eager "
+                     "execution) cannot be enabled")

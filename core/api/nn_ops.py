@@ -108,31 +108,53 @@ def _transpose(x: Tensor, perm: Sequence[int], name: str | None = None) -> Tenso
     return apply("Transpose", [x, np.asarray(perm, dtype=np.int32)], name=name)
 
 
-def _softmax(logits: Any, op: str, axis: int, name: str | None) -> Tensor:
+def _softmax_axis(axis: Any, dim: Any) -> int | Tensor:
+    """The softmax axis: an int, or a tensor whose value is only known when run (TF takes a
+    constant tensor as its value)."""
+    chosen = deprecated_argument_lookup("axis", axis, "dim", dim)
+    if chosen is None:
+        return -1
+    if not is_tensor_like(chosen):
+        return int(chosen)
+    chosen = convert_to_tensor(chosen, dtype=dtypes.int32)
+    value = constant_value(chosen)
+    return chosen if value is None else int(value)
+
+
+def _softmax(logits: Any, op: str, axis: int | Tensor, name: str | None) -> Tensor:
     logits = convert_to_tensor(logits)
     rank = logits.shape.ndims
-    if axis == -1 or (rank is not None and axis == rank - 1):
+    if isinstance(axis, int) and (axis == -1 or (rank is not None and axis == rank - 1)):
         return apply(op, [logits], name=name)
     rank = _known_rank(logits, op)
-    axis = _check_axis(axis, rank)
     # TF swaps the axis with the last one, applies the op and swaps back.
-    perm = list(range(rank))
-    perm[axis], perm[-1] = perm[-1], perm[axis]
-    out = _transpose(apply(op, [_transpose(logits, perm)]), perm, name=name)
+    if isinstance(axis, int):
+        axis = _check_axis(axis, rank)
+        order = list(range(rank))
+        order[axis], order[-1] = order[-1], order[axis]
+        perm: Any = np.asarray(order, dtype=np.int32)
+    else:
+        # As TF: a run-time axis is taken modulo the rank.
+        axis = _math.floormod(axis, rank)
+        dims = np.arange(rank, dtype=np.int32)
+        perm = _array.where(_math.equal(dims, axis), np.full(rank, rank - 1, np.int32),
+                            _array.where(_math.equal(dims, rank - 1),
+                                         _array.fill([rank], axis), dims))
+    swapped = apply(op, [apply("Transpose", [logits, perm])])
+    out = apply("Transpose", [swapped, perm], name=name)
     out.set_shape(logits.shape)
     return out
 
 
-def softmax(logits: Any, axis: int | None = None, name: str | None = None,
-            dim: int | None = None) -> Tensor:
-    """``exp(logits) / reduce_sum(exp(logits), axis)``."""
-    return _softmax(logits, "Softmax", _axis_arg(axis, dim), name)
+def softmax(logits: Any, axis: Any = None, name: str | None = None, dim: Any = None) -> Tensor:
+    """``exp(logits) / reduce_sum(exp(logits), axis)``; `axis` may be a scalar tensor."""
+    return _softmax(logits, "Softmax", _softmax_axis(axis, dim), name)
 
 
-def log_softmax(logits: Any, axis: int | None = None, name: str | None = None,
-                dim: int | None = None) -> Tensor:
-    """``logits - log(reduce_sum(exp(logits), axis))``."""
-    return _softmax(logits, "LogSoftmax", _axis_arg(axis, dim), name)
+def log_softmax(logits: Any, axis: Any = None, name: str | None = None,
+                dim: Any = None) -> Tensor:
+    """``logits - log(reduce_sum(exp(logits), axis))``; `axis` may be a scalar tensor."""
+    return _softmax(logits, "LogSoftmax", _softmax_axis(axis, dim), name)
 
 
 def _ensure_xent_args(name: str, sentinel: Any, labels: Any, logits: Any) -> None:
@@ -188,7 +210,6 @@ def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | N
     with name_scope(name, "softmax_cross_entropy_with_logits", [logits, labels]) as scope:
         logits = convert_to_tensor(logits, name="logits")
         labels = _as_dtype_of(labels, logits, "labels")
-        _same_shape(logits, labels)
         rank = logits.shape.ndims
         if rank is None:
             raise ValueError("softmax_cross_entropy_with_logits needs logits of known rank")
@@ -383,9 +404,17 @@ def _pool(op: str, value: Any, ksize: Any, strides: Any, padding: str | None,
 
 def max_pool(value: Any = None, ksize: Any = None, strides: Any = None, padding: str | None = None,
              data_format: str = "NHWC", name: str | None = None, input: Any = None) -> Tensor:  # noqa: A002
-    """The maximum over each `ksize` window of an NHWC `value`."""
-    return _pool("MaxPool", input if input is not None else value, ksize, strides, padding,
-                 data_format, name)
+    """The maximum over each `ksize` window of an NHWC `value`. A `ksize` or `strides` given
+    as a tensor makes a ``MaxPoolV2``, which reads them when it runs."""
+    value = input if input is not None else value
+    if is_tensor_like(ksize) or is_tensor_like(strides):
+        if value is None or padding is None:
+            raise ValueError("MaxPoolV2 needs value, ksize, strides and padding")
+        with name_scope(name, "MaxPool", [value]) as scope:
+            return apply("MaxPoolV2", [convert_to_tensor(value, name="input"), ksize, strides],
+                         {"padding": padding, "data_format": data_format or "NHWC"},
+                         name=scope)
+    return _pool("MaxPool", value, ksize, strides, padding, data_format, name)
 
 
 def avg_pool(value: Any = None, ksize: Any = None, strides: Any = None, padding: str | None = None,

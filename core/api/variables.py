@@ -10,6 +10,7 @@ ref. Reading an uninitialized variable raises `FailedPreconditionError` at run t
 
 from __future__ import annotations
 
+import enum
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -26,17 +27,49 @@ from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = [
-    "Variable", "all_variables", "global_variables", "global_variables_initializer",
+    "Variable", "VariableAggregation", "VariableSynchronization", "all_variables",
+    "assert_variables_initialized", "global_variables", "global_variables_initializer",
     "initialize_all_tables", "initialize_all_variables", "local_variables",
     "local_variables_initializer", "moving_average_variables", "report_uninitialized_variables",
     "tables_initializer", "trainable_variables", "variables_initializer",
 ]
 
 
+class VariableSynchronization(enum.Enum):
+    """When a distributed variable is aggregated (TF's enum; one process has nothing to
+    synchronize, so tensorweave only records it)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """How a distributed variable's updates are aggregated (TF's enum, recorded only)."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+    ONLY_FIRST_TOWER = 3  # TF's deprecated alias of ONLY_FIRST_REPLICA
+
+
+def _enum_arg(kind: type[enum.Enum], value: Any, default: enum.Enum, what: str,
+              name: str | None) -> Any:
+    if value is None:
+        return default
+    try:
+        return value if isinstance(value, kind) else kind(value)
+    except ValueError:
+        raise ValueError(f"Invalid variable {what} mode: {value} for variable: {name}") from None
+
+
 class Variable:
     """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
-    `import_scope`, `caching_device`, `use_resource`, `synchronization` and `aggregation` are
-    accepted and ignored."""
+    `import_scope`, `caching_device` and `use_resource` are accepted and ignored;
+    `synchronization` and `aggregation` are checked and recorded (one process has nothing to
+    synchronize)."""
 
     __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
 
@@ -48,7 +81,13 @@ class Variable:
                  aggregation: Any = None, shape: Any = None) -> None:
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if constraint is not None and not callable(constraint):
+            raise ValueError("The `constraint` argument must be a callable.")
         init_from_fn = callable(initial_value)
+        self._synchronization = _enum_arg(VariableSynchronization, synchronization,
+                                          VariableSynchronization.AUTO, "synchronization", name)
+        self._aggregation = _enum_arg(VariableAggregation, aggregation, VariableAggregation.NONE,
+                                      "aggregation", name)
         self._trainable = trainable
         self._constraint = constraint
         graph = get_default_graph()
@@ -121,6 +160,50 @@ class Variable:
     def initial_value(self) -> Tensor:
         return self._initial_value
 
+    @property
+    def synchronization(self) -> VariableSynchronization:
+        return self._synchronization
+
+    @property
+    def aggregation(self) -> VariableAggregation:
+        return self._aggregation
+
+    # -- serialization ------------------------------------------------------------------------
+
+    def to_proto(self, export_scope: str | None = None) -> Any:
+        """This variable's `VariableDef` (its ops' names, without `export_scope`), or None
+        when it lies outside `export_scope`."""
+        from tensorweave.train.meta_graph import VariableDef
+
+        if export_scope and not self._variable.name.startswith(export_scope + "/"):
+            return None
+        return VariableDef.of(self, export_scope)
+
+    @staticmethod
+    def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
+        """The variable of the default graph that `variable_def` names (under
+        `import_scope`)."""
+        return Variable._from_def(get_default_graph(), variable_def,
+                                  f"{import_scope}/" if import_scope else "")
+
+    @classmethod
+    def _from_def(cls, graph: Graph, variable_def: Any, prefix: str) -> Variable:
+        """A Python object around the graph's existing ops, as TF's
+        ``Variable(variable_def=...)`` rebuilds one."""
+        var = cls.__new__(cls)
+        var._variable = graph.get_tensor_by_name(prefix + variable_def.variable_name)
+        var._initializer_op = graph.get_operation_by_name(prefix + variable_def.initializer_name)
+        var._snapshot = graph.get_tensor_by_name(prefix + variable_def.snapshot_name)
+        var._initial_value = (
+            graph.get_tensor_by_name(prefix + variable_def.initial_value_name)
+            if variable_def.initial_value_name else var._initializer_op.inputs[1])
+        var._graph = graph
+        var._trainable = variable_def.trainable
+        var._constraint = None
+        var._synchronization = VariableSynchronization.AUTO
+        var._aggregation = VariableAggregation.NONE
+        return var
+
     # -- values -------------------------------------------------------------------------------
 
     def value(self) -> Tensor:
@@ -181,6 +264,11 @@ class Variable:
         `read_value` False its op."""
         out = update(self._variable, value, use_locking=use_locking, name=name)
         return out if read_value else out.op
+
+    def count_up_to(self, limit: int) -> Tensor:
+        """Increments this int32/int64 variable up to `limit`; the value before each
+        increment, and `OutOfRangeError` once it reached `limit`."""
+        return apply("CountUpTo", [self._variable], {"limit": int(limit)}, name="CountUpTo")
 
     def load(self, value: Any, session: Any = None) -> None:
         from tensorweave.engine.client.session import get_default_session_or_raise
@@ -260,6 +348,26 @@ initialize_all_tables = tables_initializer
 
 def moving_average_variables(scope: str | None = None) -> list[Variable]:
     return get_default_graph().get_collection(GraphKeys.MOVING_AVERAGE_VARIABLES, scope)
+
+
+def assert_variables_initialized(var_list: list[Any] | None = None) -> Tensor | None:
+    """An op whose run fails with `FailedPreconditionError` while a variable of `var_list`
+    (default: global and local) is uninitialized: the rank of each variable, read where it
+    lives (TF's); None without variables."""
+    from tensorweave.api.array_ops import stack
+
+    if var_list is None:
+        var_list = global_variables() + local_variables()
+    if not var_list:
+        return None
+    graph = get_default_graph()
+    ranks = []
+    for var in var_list:
+        ref = var._ref() if isinstance(var, Variable) else var
+        with graph.colocate_with(ref.op):
+            # A Rank op that reads the variable (the static rank would fold it away).
+            ranks.append(apply("Rank", [apply("Identity", [ref])]))
+    return ranks[0] if len(ranks) == 1 else stack(ranks)
 
 
 # report tensor -> the names of the variables its indices refer to

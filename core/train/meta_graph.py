@@ -83,39 +83,47 @@ VARIABLE_COLLECTIONS = frozenset({
 # -- VariableDef ------------------------------------------------------------------------------
 
 
-def variable_def_bytes(var: Variable) -> bytes:
-    fields = string_fields(("variable_name", 1, var.name),
-                           ("initializer_name", 2, var.initializer.name),
-                           ("snapshot_name", 3, var.value().name),
-                           ("initial_value_name", 6, var.initial_value.name))
-    if var.trainable:
-        fields.append(Field("trainable", 7, "bool", True))
-    return to_binary(fields)
+@attrs.frozen
+class VariableDef:
+    """TF's ``VariableDef``: the names of a variable's ops (`Variable.to_proto`)."""
 
+    variable_name: str = ""
+    initializer_name: str = ""
+    snapshot_name: str = ""
+    initial_value_name: str = ""
+    trainable: bool = False
 
-def _variable_from_def(graph: Graph, data: bytes, prefix: str,
-                       trainable_default: bool) -> Variable:
-    names: dict[int, str] = {}
-    trainable = trainable_default
-    for number, wire_type, raw in meta_graph_fields(data, "VariableDef"):
-        if number in (1, 2, 3, 6):
-            names[number] = read_string(wire_type, raw, "VariableDef")
-        elif number == 7:
-            trainable = read_bool(wire_type, raw, "VariableDef.trainable")
-    if not all(names.get(n) for n in (1, 2, 3)):
-        raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
-                         "initializer or snapshot name")
-    # TF's Variable(variable_def=...) rebuilds the Python object around the imported ops
-    var = Variable.__new__(Variable)
-    var._variable = graph.get_tensor_by_name(prefix + names[1])
-    var._initializer_op = graph.get_operation_by_name(prefix + names[2])
-    var._snapshot = graph.get_tensor_by_name(prefix + names[3])
-    var._initial_value = (graph.get_tensor_by_name(prefix + names[6]) if names.get(6)
-                          else var._initializer_op.inputs[1])
-    var._graph = graph
-    var._trainable = trainable
-    var._constraint = None
-    return var
+    @classmethod
+    def of(cls, var: Variable, export_scope: str | None = None) -> VariableDef:
+        def strip(name: str) -> str:
+            prefix = f"{export_scope}/" if export_scope else ""
+            return name[len(prefix):] if prefix and name.startswith(prefix) else name
+
+        return cls(strip(var.name), strip(var.initializer.name), strip(var.value().name),
+                   strip(var.initial_value.name), var.trainable)
+
+    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
+        fields = string_fields(("variable_name", 1, self.variable_name),
+                          ("initializer_name", 2, self.initializer_name),
+                          ("snapshot_name", 3, self.snapshot_name),
+                          ("initial_value_name", 6, self.initial_value_name))
+        if self.trainable:
+            fields.append(Field("trainable", 7, "bool", True))
+        return to_binary(fields)
+
+    @classmethod
+    def FromString(cls, data: bytes, trainable: bool = False) -> VariableDef:  # noqa: N802
+        """Parse `data`; `trainable` stands where the field is absent."""
+        names: dict[int, str] = {}
+        for number, wire_type, raw in meta_graph_fields(data, "VariableDef"):
+            if number in (1, 2, 3, 6):
+                names[number] = read_string(wire_type, raw, "VariableDef")
+            elif number == 7:
+                trainable = read_bool(wire_type, raw, "VariableDef.trainable")
+        if not all(names.get(n) for n in (1, 2, 3)):
+            raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
+                             "initializer or snapshot name")
+        return cls(names[1], names[2], names[3], names.get(6, ""), trainable)
 
 
 # -- export -----------------------------------------------------------------------------------
@@ -125,8 +133,8 @@ def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef 
     if not items:
         return None
     if name in VARIABLE_COLLECTIONS and all(isinstance(i, Variable) for i in items):
-        return CollectionDef(bytes_list=ValueList([variable_def_bytes(v) for v in items
-                                                   if v.graph is graph]))
+        return CollectionDef(bytes_list=ValueList([
+            VariableDef.of(v).SerializeToString() for v in items if v.graph is graph]))
     # elsewhere (TF: no proto function registered for the key) a variable is its tensor's name
     if all(isinstance(i, (Tensor, Operation, Variable)) for i in items):
         return CollectionDef(node_list=ValueList([i.name for i in items if i.graph is graph]))
@@ -284,8 +292,8 @@ def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: boo
                 item: Any = graph.as_graph_element(prefix + value)
             elif kind == "bytes_list" and key in VARIABLE_COLLECTIONS:
                 if value not in variables:
-                    variables[value] = _variable_from_def(graph, value, prefix,
-                                                          value in trainable_defs)
+                    variable_def = VariableDef.FromString(value, value in trainable_defs)
+                    variables[value] = Variable._from_def(graph, variable_def, prefix)
                 item = variables[value]
             elif kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
                 item = QueueRunner.from_proto(value, import_scope)

@@ -158,8 +158,13 @@ def _pad_with(ctx: KernelContext, x: Any, paddings: Any, value: Any) -> Any:
     return out
 
 
+def _zero(x: Any) -> Any:
+    """The zero of `x`'s dtype: TF's zero string is the empty one."""
+    return b"" if x.dtype == object else x.dtype.type(0)
+
+
 def pad(ctx: KernelContext, x: Any, paddings: Any) -> Any:
-    return _pad_with(ctx, x, paddings, ctx.xp.zeros((), dtype=x.dtype))
+    return _pad_with(ctx, x, paddings, _zero(x))
 
 
 def pad_v2(ctx: KernelContext, x: Any, paddings: Any, value: Any) -> Any:

@@ -195,30 +195,46 @@ def conv2d_backprop_filter(ctx: KernelContext, image: Any, filter_sizes: Any, dy
     return _out(ctx, ctx.xp.tensordot(patches, dy, axes=([0, 1, 2], [0, 1, 2])))
 
 
-def _pool_params(ctx: KernelContext, shape: tuple[int, ...]) -> tuple[Any, ...]:
+def _pool_params(ctx: KernelContext, shape: tuple[int, ...], ksize: Any = None,
+                 strides: Any = None) -> tuple[Any, ...]:
     if len(shape) != 4:
         raise _fail(ctx, f"input must be 4-dimensional, got shape {list(shape)}")
-    window = tuple(int(v) for v in ctx.attrs["ksize"][1:3])
-    strides = tuple(int(v) for v in ctx.attrs["strides"][1:3])
-    out_hw, pads = _geometry(ctx, shape[1:3], window, strides, (1, 1))
-    return window, strides, out_hw, pads
+    ksize = ctx.attrs["ksize"] if ksize is None else ksize
+    strides = ctx.attrs["strides"] if strides is None else strides
+    window = tuple(int(v) for v in ksize[1:3])
+    steps = tuple(int(v) for v in strides[1:3])
+    out_hw, pads = _geometry(ctx, shape[1:3], window, steps, (1, 1))
+    return window, steps, out_hw, pads
 
 
-def max_pool_grad(ctx: KernelContext, image: Any, output: Any, dy: Any) -> Any:
+def _max_pool_grad(ctx: KernelContext, image: Any, dy: Any, ksize: list[int],
+                   strides: list[int]) -> Any:
     """Each window's gradient goes to its first maximal element."""
     xp = ctx.xp
-    window, strides, out_hw, pads = _pool_params(ctx, tuple(image.shape))
+    if ksize[3] != 1 or strides[3] != 1:
+        raise errors.UnimplementedError(ctx.node_name, ctx.op, "MaxPoolingGrad is not yet "
+                                        "supported on the depth dimension.")
+    window, steps, out_hw, pads = _pool_params(ctx, tuple(image.shape), ksize, strides)
     _check_out(ctx, dy, image.shape[0], out_hw, image.shape[3])
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
-    padded = _padded(xp, image, pads, out_hw, window, strides, (1, 1), fill)
-    patches = _windows(xp, padded, out_hw, window, strides, (1, 1))
+    padded = _padded(xp, image, pads, out_hw, window, steps, (1, 1), fill)
+    patches = _windows(xp, padded, out_hw, window, steps, (1, 1))
     n, oh, ow, kh, kw, c = patches.shape
     flat = patches.reshape(n, oh, ow, kh * kw, c)
     first = xp.argmax(flat, axis=3)[:, :, :, None, :]
     chosen = xp.arange(kh * kw).reshape(1, 1, 1, -1, 1) == first
     contributions = (chosen * dy[:, :, :, None, :]).reshape(n, oh, ow, kh, kw, c)
     return _out(ctx, _scatter_windows(xp, contributions.astype(dy.dtype, copy=False),
-                                      tuple(image.shape), pads, out_hw, strides, (1, 1)))
+                                      tuple(image.shape), pads, out_hw, steps, (1, 1)))
+
+
+def max_pool_grad(ctx: KernelContext, image: Any, output: Any, dy: Any) -> Any:
+    return _max_pool_grad(ctx, image, dy, list(ctx.attrs["ksize"]), list(ctx.attrs["strides"]))
+
+
+def max_pool_grad_v2(ctx: KernelContext, image: Any, output: Any, dy: Any, ksize: Any,
+                     strides: Any) -> Any:
+    return _max_pool_grad(ctx, image, dy, _ints(ctx, ksize), _ints(ctx, strides))
 
 
 def avg_pool_grad(ctx: KernelContext, input_shape: Any, dy: Any) -> Any:
@@ -289,6 +305,7 @@ def register(registry: Any, device_type: str) -> None:
     registry.add("Conv2DBackpropInput", device_type, conv2d_backprop_input, expensive=True)
     registry.add("Conv2DBackpropFilter", device_type, conv2d_backprop_filter, expensive=True)
     registry.add("MaxPoolGrad", device_type, max_pool_grad, expensive=True)
+    registry.add("MaxPoolGradV2", device_type, max_pool_grad_v2, expensive=True)
     registry.add("AvgPoolGrad", device_type, avg_pool_grad, expensive=True)
     registry.add("StridedSliceGrad", device_type, strided_slice_grad)
     registry.add("MirrorPadGrad", device_type, mirror_pad_grad)

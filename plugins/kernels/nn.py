@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.plugins.standard_ops.nn import window_geometry
@@ -31,6 +33,10 @@ def _out(ctx: KernelContext, value: Any, index: int = 0) -> Any:
 
 def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
+
+
+def _unimplemented(ctx: KernelContext, message: str) -> errors.UnimplementedError:
+    return errors.UnimplementedError(ctx.node_name, ctx.op, message)
 
 
 # -- activations -------------------------------------------------------------------------------
@@ -86,14 +92,20 @@ def log_softmax(ctx: KernelContext, logits: Any) -> Any:
     return _out(ctx, _log_softmax(ctx, logits))
 
 
-def _check_same_shape(ctx: KernelContext, logits: Any, labels: Any) -> None:
-    if logits.shape != labels.shape:
-        raise _invalid(ctx, f"logits and labels must be same size: logits_size="
+def _broadcast_xent_args(ctx: KernelContext, logits: Any, labels: Any) -> tuple[Any, Any]:
+    """`logits` and `labels` broadcast to one matrix shape, as TF's kernel does."""
+    try:
+        shape = np.broadcast_shapes(logits.shape, labels.shape)
+    except ValueError:
+        shape = None
+    if shape is None or len(shape) != 2:
+        raise _invalid(ctx, f"logits and labels must be broadcastable: logits_size="
                             f"{list(logits.shape)} labels_size={list(labels.shape)}")
+    return ctx.xp.broadcast_to(logits, shape), ctx.xp.broadcast_to(labels, shape)
 
 
 def softmax_xent(ctx: KernelContext, logits: Any, labels: Any) -> tuple[Any, Any]:
-    _check_same_shape(ctx, logits, labels)
+    logits, labels = _broadcast_xent_args(ctx, logits, labels)
     log_p = _log_softmax(ctx, logits)
     y = _wide(ctx, labels)
     loss = -(y * log_p).sum(axis=-1)
@@ -190,22 +202,57 @@ def conv2d(ctx: KernelContext, image: Any, kernel: Any) -> Any:
     return _out(ctx, ctx.xp.tensordot(patches, _wide(ctx, kernel), axes=3))
 
 
-def _pool_args(ctx: KernelContext, image: Any) -> tuple[Any, ...]:
+def _pool_args(ctx: KernelContext, image: Any, ksize: Any = None,
+               strides: Any = None) -> tuple[Any, ...]:
+    """(window, strides, output rows/cols, paddings) of a pooling over rows and columns;
+    `ksize`/`strides` default to the op's attrs."""
     if image.ndim != 4:
         raise _invalid(ctx, f"input must be 4-dimensional, got shape {list(image.shape)}")
-    window = tuple(int(v) for v in ctx.attrs["ksize"][1:3])
-    strides = tuple(int(v) for v in ctx.attrs["strides"][1:3])
-    out_hw, pads = _geometry(ctx, image, window, strides, (1, 1))
-    return window, strides, out_hw, pads
+    ksize = ctx.attrs["ksize"] if ksize is None else ksize
+    strides = ctx.attrs["strides"] if strides is None else strides
+    window = tuple(int(v) for v in ksize[1:3])
+    steps = tuple(int(v) for v in strides[1:3])
+    out_hw, pads = _geometry(ctx, image, window, steps, (1, 1))
+    return window, steps, out_hw, pads
 
 
-def max_pool(ctx: KernelContext, image: Any) -> Any:
+def _max_pool(ctx: KernelContext, image: Any, ksize: list[int], strides: list[int]) -> Any:
     xp = ctx.xp
-    window, strides, out_hw, pads = _pool_args(ctx, image)
+    if ksize[3] != 1 or strides[3] != 1:
+        return _max_pool_depth(ctx, image, ksize, strides)
+    window, steps, out_hw, pads = _pool_args(ctx, image, ksize, strides)
     # Padding never wins a max: fill with the dtype's lowest value.
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
     padded = _pad(ctx, image, pads, fill)
-    return _windows(ctx, padded, out_hw, window, strides, (1, 1)).max(axis=(3, 4))
+    return _windows(ctx, padded, out_hw, window, steps, (1, 1)).max(axis=(3, 4))
+
+
+def _max_pool_depth(ctx: KernelContext, image: Any, ksize: list[int],
+                    strides: list[int]) -> Any:
+    """TF's depthwise max pooling: disjoint windows of channels, each reduced to its max."""
+    depth, window = image.shape[3], ksize[3]
+    if ksize[1] != 1 or ksize[2] != 1 or strides[1] != 1 or strides[2] != 1:
+        raise _unimplemented(ctx, "MaxPooling supports exactly one of pooling across depth "
+                                  "or pooling across width/height.")
+    if window != strides[3]:
+        raise _unimplemented(ctx, "Depthwise max pooling requires the depth window to equal "
+                                  "the depth stride.")
+    if depth % window:
+        raise _unimplemented(ctx, "Depthwise max pooling requires the depth window to evenly "
+                                  "divide the input depth.")
+    return image.reshape(*image.shape[:3], depth // window, window).max(axis=4)
+
+
+def max_pool(ctx: KernelContext, image: Any) -> Any:
+    return _max_pool(ctx, image, list(ctx.attrs["ksize"]), list(ctx.attrs["strides"]))
+
+
+def max_pool_v2(ctx: KernelContext, image: Any, ksize: Any, strides: Any) -> Any:
+    windows = [[int(v) for v in ctx.device.to_host(t).reshape(-1)] for t in (ksize, strides)]
+    for values, field in zip(windows, ("ksize", "stride")):
+        if len(values) != 4:
+            raise _invalid(ctx, f"Sliding window {field} field must specify 4 dimensions")
+    return _max_pool(ctx, image, *windows)
 
 
 def avg_pool(ctx: KernelContext, image: Any) -> Any:
@@ -297,5 +344,6 @@ def register(registry: Any, device_type: str) -> None:
     }
     for op, fn in cheap.items():
         registry.add(op, device_type, fn)
-    for op, fn in {"Conv2D": conv2d, "MaxPool": max_pool, "AvgPool": avg_pool}.items():
+    for op, fn in {"Conv2D": conv2d, "MaxPool": max_pool, "MaxPoolV2": max_pool_v2,
+                   "AvgPool": avg_pool}.items():
         registry.add(op, device_type, fn, expensive=True)

@@ -102,12 +102,12 @@ def _reshape(ctx: InferContext) -> list[TensorSpec]:
     if values is None:
         return _spec(ctx, unknown_shape(ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None))
     wildcards = [k for k, d in enumerate(values) if d == -1]
-    if len(wildcards) > 1:
-        raise ctx.shape_error(
-            f"Only one input size may be -1, not both {wildcards[0]} and {wildcards[1]}")
     for k, d in enumerate(values):
         if d < -1:
             raise ctx.shape_error(f"Size {k} must be non-negative, not {d}")
+    if len(wildcards) > 1:
+        # TF's shape function reads each -1 as an unknown dim; the kernel refuses two.
+        return _spec(ctx, [None if d == -1 else d for d in values])
     known = math.prod(d for d in values if d != -1)
     n = ctx.shape(0).num_elements()
     dims: Dims = list(values)
@@ -118,7 +118,10 @@ def _reshape(ctx: InferContext) -> list[TensorSpec]:
                                       f"{format_dims(TensorShape(values))} (0 elements)")
             raise ctx.shape_error("Reshape cannot infer the missing input size for an empty "
                                   "tensor unless all specified input sizes are non-zero")
-        if (n % known if wildcards else n != known):
+        if wildcards and n % known:
+            raise ctx.shape_error(f"Dimension size must be evenly divisible by {known} but is "
+                                  f"{n}")
+        if not wildcards and n != known:
             raise ctx.shape_error(
                 f"Cannot reshape a tensor with {n} elements to shape "
                 f"[{','.join(str(d) for d in values)}] ({known} elements)")
@@ -333,7 +336,7 @@ def _unpack(ctx: InferContext) -> list[TensorSpec]:
 def _split(ctx: InferContext) -> list[TensorSpec]:
     num = ctx.attr("num_split")
     if num < 1:
-        raise ctx.shape_error(f"num_split must be >= 1, got {num}")
+        raise ValueError(f"Attr 'num_split' of '{ctx.op}' Op passed {num} less than minimum 1.")
     shape = ctx.shape(1)
     axis = _scalar(ctx, 0)
     out = TensorShape(None) if shape.ndims is None else unknown_shape(shape.ndims)
@@ -343,7 +346,8 @@ def _split(ctx: InferContext) -> list[TensorSpec]:
         if dims[axis] is not None:
             if dims[axis] % num:
                 raise ctx.shape_error(
-                    f"Dimension size must be evenly divisible by {num} but is {dims[axis]}")
+                    f"Dimension size must be evenly divisible by {num} but is {dims[axis]}\n"
+                    "\tNumber of ways to split should evenly divide the split dimension")
             dims[axis] //= num
         out = TensorShape(dims)
     return [TensorSpec(ctx.dtype(1), out)] * num
@@ -368,7 +372,7 @@ def _split_v(ctx: InferContext) -> list[TensorSpec]:
         return [TensorSpec(ctx.dtype(0), TensorShape(dims))] * num
     wildcards = [k for k, s in enumerate(sizes) if s == -1]
     if len(wildcards) > 1:
-        raise ctx.shape_error("size_splits can have at most one -1")
+        raise ctx.shape_error("size_splits can only have one -1")
     if any(s < -1 for s in sizes):
         raise ctx.shape_error(f"size_splits must be non-negative (or -1), got {sizes}")
     total = sum(s for s in sizes if s != -1)

@@ -151,9 +151,9 @@ def _gather_grad(op: Operation, grad: Tensor | IndexedSlices) -> list[Any]:
     """Along axis 0, the rows of `grad` at the gathered indices as `IndexedSlices`; along
     another axis, their scatter-add into a dense gradient."""
     params, indices, axis = op.inputs
-    if op.get_attr("batch_dims"):
-        raise LookupError("No gradient for GatherV2 with batch_dims != 0 in tensorweave")
     grad = to_dense(grad)  # a gather of a gather: its rows are what this gather spread out
+    if op.get_attr("batch_dims"):
+        return [_batch_gather_grad(op, grad), None, None]
     axis = constant_value(axis)
     if axis is not None and int(axis) == 0:
         # The shape is taken where params live, so a ps holding them never sends them.
@@ -184,6 +184,36 @@ def _gather_grad(op: Operation, grad: Tensor | IndexedSlices) -> list[Any]:
         dense = array_ops.transpose(dense, [*range(1, axis + 1), 0,
                                             *range(axis + 1, rank)])
     return [dense, None, None]
+
+
+def _batch_gather_grad(op: Operation, grad: Tensor) -> Tensor:
+    """The dense gradient of a GatherV2 with ``batch_dims`` b > 0: each batch's indices are
+    offset into one flat range of (batch, gathered axis) rows, so one segment sum serves every
+    batch, as TF's ``_BatchGatherGrad``."""
+    params, indices, axis = op.inputs
+    rank, index_rank = params.shape.ndims, indices.shape.ndims
+    axis = constant_value(axis)
+    if axis is None or rank is None or index_rank is None:
+        raise LookupError(f"Gradient of GatherV2 '{op.name}' needs a constant axis and known "
+                          "ranks of params and indices")
+    b = op.get_attr("batch_dims") % index_rank
+    a = int(axis) % rank
+    params_shape = shape(params)
+    inner = params_shape[a + 1:]
+    # grad is [B, M, K..., I] (B batch, M the axes between, K the index axes, I the rest):
+    # fold K into one axis and bring it next to the batch axes: [B, K, M, I].
+    values = array_ops.reshape(grad, array_ops.concat([params_shape[:a], [-1], inner], 0))
+    values = array_ops.transpose(values, [*range(b), a, *range(b, a), *range(a + 1, rank)])
+    values = array_ops.reshape(values, array_ops.concat([[-1], params_shape[b:a], inner], 0))
+    batch = math_ops.reduce_prod(params_shape[:b])
+    size = params_shape[a]
+    offsets = math_ops.cast(array_ops.range(batch) * size, indices.dtype)
+    flat = array_ops.reshape(array_ops.reshape(indices, array_ops.stack([batch, -1]))
+                             + array_ops.expand_dims(offsets, 1), [-1])
+    summed = array_ops.unsorted_segment_sum(values, flat, batch * size)
+    summed = array_ops.reshape(summed, array_ops.concat(
+        [params_shape[:b], [size], params_shape[b:a], inner], 0))
+    return array_ops.transpose(summed, [*range(b), *range(b + 1, a + 1), b, *range(a + 1, rank)])
 
 
 def _gather_nd_grad(op: Operation, grad: Tensor) -> Grads:

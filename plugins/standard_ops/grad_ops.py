@@ -125,6 +125,10 @@ def register(registry: Any) -> None:
                 _conv_filter, attrs=CONV_GRAD_ATTRS, type_constraints=FLOAT)
     registry.op("MaxPoolGrad", ["orig_input:T", "orig_output:T", "grad:T"], _max_pool_grad,
                 attrs=POOL_GRAD_ATTRS, type_constraints=REAL)
+    registry.op("MaxPoolGradV2",
+                ["orig_input:T", "orig_output:T", "grad:T", "ksize:int32", "strides:int32"],
+                _max_pool_grad, attrs={**T, "padding": REQUIRED, "data_format": "NHWC"},
+                type_constraints=REAL)
     registry.op("AvgPoolGrad", ["orig_input_shape:int32", "grad:T"], _avg_pool_grad,
                 attrs=POOL_GRAD_ATTRS, type_constraints=FLOAT)
     registry.op("MirrorPadGrad", ["input:T", "paddings:Tpaddings"], _mirror_pad_grad,

@@ -44,6 +44,7 @@ BINARY: dict[str, frozenset[dtypes.DType]] = {
     "SquaredDifference": FLOATS_AND_WIDE_INTS | COMPLEX,
     "Maximum": NUMERIC, "Minimum": NUMERIC, "Xlogy": FLOATS_AND_COMPLEX,
     "Xdivy": FLOATS_AND_COMPLEX, "DivNoNan": FLOATS_AND_COMPLEX, "MulNoNan": FLOATS_AND_COMPLEX,
+    "NextAfter": frozenset({dtypes.float32, dtypes.float64}),
 }
 
 UNARY: dict[str, frozenset[dtypes.DType]] = {

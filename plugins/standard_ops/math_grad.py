@@ -91,6 +91,8 @@ BINARY: dict[str, Callable[..., tuple[Any, Any]]] = {
     "Xdivy": lambda x, y, g, op: (g * math_ops.xdivy(_not_zero(x), y),
                                   g * math_ops.xdivy(-x, y * y)),
     "FloorMod": lambda x, y, g, op: (g, g * -math_ops.floor_div(x, y)),
+    # TF's gradient: the step toward x2 moves with x1 and does not depend on x2.
+    "NextAfter": lambda x, y, g, op: (g, array_ops.zeros_like(g)),
     "Atan2": lambda y, x, g, op: (g * x / (x * x + y * y), g * -y / (x * x + y * y)),
 }
 

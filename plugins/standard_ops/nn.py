@@ -15,10 +15,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
-from tensorweave.plugins.standard_ops.shape_fns import unchanged, with_rank, with_rank_at_least
+from tensorweave.plugins.standard_ops.shape_fns import (
+    broadcast_shape,
+    unchanged,
+    with_rank,
+    with_rank_at_least,
+)
 
 FLOAT = {"T": dtypes.FLOATS}
 REAL = {"T": dtypes.NUMERIC}
@@ -56,11 +63,22 @@ def _softmax(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _xent(ctx: InferContext) -> list[TensorSpec]:
-    logits, labels = with_rank(ctx, 0, 2), with_rank(ctx, 1, 2)
-    batch = merge_dim(ctx, logits[0], labels[0])
-    classes = merge_dim(ctx, logits[1], labels[1])
-    return [TensorSpec(ctx.dtype(0), TensorShape([batch])),
-            TensorSpec(ctx.dtype(0), TensorShape([batch, classes]))]
+    # TF merges two rank-2 shapes when it can, and otherwise broadcasts them, which must give
+    # a matrix (labels of shape [1, classes] serve every row of the logits).
+    logits, labels = ctx.shape(0), ctx.shape(1)
+    matrix = TensorShape([None, None])
+    if logits.is_compatible_with(matrix) and logits.is_compatible_with(labels):
+        merged = matrix.merge_with(logits).merge_with(labels)
+    else:
+        merged = broadcast_shape(ctx, logits, labels)
+        if merged.ndims is None:
+            raise ctx.shape_error("Shape must be broadcasted with rank 2, but is rank is "
+                                  "unknown.")
+        if merged.ndims != 2:
+            raise ctx.shape_error(f"Shape must be broadcasted with rank 2, but is rank "
+                                  f"{merged.ndims}")
+    return [TensorSpec(ctx.dtype(0), TensorShape([merged[0]])),
+            TensorSpec(ctx.dtype(0), merged)]
 
 
 def _sparse_xent(ctx: InferContext) -> list[TensorSpec]:
@@ -199,20 +217,42 @@ def _conv2d(ctx: InferContext) -> list[TensorSpec]:
 
 
 def _pool(ctx: InferContext) -> list[TensorSpec]:
-    _nhwc_only(ctx)
     ksize = window_attr(ctx, "ksize", "Sliding window ksize field", 4)
     strides = window_attr(ctx, "strides", "Sliding window stride field", 4)
+    return [TensorSpec(ctx.dtype(0), _pool_shape(ctx, ksize, strides))]
+
+
+def _max_pool_v2(ctx: InferContext) -> list[TensorSpec]:
+    """MaxPool with `ksize` and `strides` as int32 inputs: the output shape is known when
+    both are constants, and unknown otherwise (they may be fed)."""
+    windows = []
+    for i, field in ((1, "ksize"), (2, "stride")):
+        with_rank(ctx, i, 1)
+        value = ctx.constant_value(i)
+        if value is None:
+            return [TensorSpec(ctx.dtype(0), TensorShape(None))]
+        values = [int(v) for v in np.reshape(value, -1)]
+        if len(values) != 4:
+            raise ctx.shape_error(f"Sliding window {field} field must specify 4 dimensions")
+        windows.append(values)
+    return [TensorSpec(ctx.dtype(0), _pool_shape(ctx, *windows))]
+
+
+def _pool_shape(ctx: InferContext, ksize: list[int], strides: list[int]) -> TensorShape:
+    """The NHWC output shape of a pooling op. Max pooling may pool over depth instead of over
+    rows and columns (its kernel checks the window tiles the depth); average pooling may not."""
+    _nhwc_only(ctx)
     if ksize[0] != 1 or strides[0] != 1:
         raise ctx.shape_error("Pooling is not yet supported on the batch dimension")
-    if ksize[3] != 1 or strides[3] != 1:
+    over_depth = ksize[3] != 1 or strides[3] != 1
+    if over_depth and not ctx.op.startswith("MaxPool"):
         raise ctx.shape_error("Pooling over the depth dimension is not supported")
     padding = padding_attr(ctx)
     image = with_rank(ctx, 0, 4)
     dims = [image[0]]
-    for i in (1, 2):
+    for i in (1, 2, 3):
         dims.append(output_dim(ctx, image[i], ksize[i], strides[i], 1, padding))
-    dims.append(image[3])
-    return [TensorSpec(ctx.dtype(0), TensorShape(dims))]
+    return TensorShape(dims)
 
 
 def _scalar_value(ctx: InferContext, i: int, what: str) -> int | None:
@@ -271,6 +311,8 @@ def register(registry: Any) -> None:
     registry.op("Conv2D", ["input:T", "filter:T"], _conv2d, attrs={**T, **CONV2D_ATTRS},
                 type_constraints=FLOAT)
     registry.op("MaxPool", ["input:T"], _pool, attrs={**T, **POOL_ATTRS}, type_constraints=REAL)
+    registry.op("MaxPoolV2", ["input:T", "ksize:int32", "strides:int32"], _max_pool_v2,
+                attrs={**T, "padding": REQUIRED, "data_format": "NHWC"}, type_constraints=REAL)
     registry.op("AvgPool", ["value:T"], _pool, attrs={**T, **POOL_ATTRS},
                 type_constraints=FLOAT)
     registry.op("LRN", ["input:T"], _lrn, attrs={**T, **LRN_ATTRS}, type_constraints=LRN_TYPES)

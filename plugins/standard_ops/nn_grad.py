@@ -17,7 +17,7 @@ from tensorweave.api import array_ops, math_ops, nn_ops
 from tensorweave.api.gradients import is_zero_fill
 from tensorweave.engine.graph.graph import Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply
-from tensorweave.plugins.standard_ops.grad_util import shape
+from tensorweave.plugins.standard_ops.grad_util import shape, unbroadcast
 from tensorweave.plugins.standard_ops.nn import CONV2D_ATTRS, LRN_ATTRS, POOL_ATTRS
 
 Grads = list[Tensor | None]
@@ -60,8 +60,17 @@ def _xent_logits_grad(op: Operation, grad_loss: Tensor, grad_grad: Tensor | None
 
 
 def _softmax_xent_grad(op: Operation, grad_loss: Tensor, grad_grad: Tensor | None) -> Grads:
-    labels_grad = array_ops.expand_dims(grad_loss, -1) * -nn_ops.log_softmax(op.inputs[0])
-    return [_xent_logits_grad(op, grad_loss, grad_grad), labels_grad]
+    logits, labels = op.inputs
+    labels_grad = array_ops.expand_dims(grad_loss, -1) * -nn_ops.log_softmax(logits)
+    logits_grad = _xent_logits_grad(op, grad_loss, grad_grad)
+    if _shape_list(logits) != _shape_list(labels):
+        # The op broadcast one operand (labels of one row for all rows): sum back to it.
+        return list(unbroadcast(logits, labels, logits_grad, labels_grad))
+    return [logits_grad, labels_grad]
+
+
+def _shape_list(t: Tensor) -> list[int | None] | None:
+    return t.shape.as_list() if t.shape.ndims is not None else None
 
 
 def _sparse_softmax_xent_grad(op: Operation, grad_loss: Tensor,
@@ -90,6 +99,13 @@ def _max_pool_grad(op: Operation, grad: Tensor) -> Grads:
     return [apply("MaxPoolGrad", [op.inputs[0], op.outputs[0], grad], attrs)]
 
 
+def _max_pool_v2_grad(op: Operation, grad: Tensor) -> Grads:
+    image, ksize, strides = op.inputs
+    attrs = {k: op.get_attr(k) for k in ("padding", "data_format")}
+    return [apply("MaxPoolGradV2", [image, op.outputs[0], grad, ksize, strides], attrs),
+            None, None]
+
+
 def _avg_pool_grad(op: Operation, grad: Tensor) -> Grads:
     attrs = {k: op.get_attr(k) for k in POOL_ATTRS}
     return [apply("AvgPoolGrad", [shape(op.inputs[0]), grad], attrs)]
@@ -109,6 +125,7 @@ def register_gradients(registry: Any) -> None:
         "LogSoftmax": _log_softmax_grad, "SoftmaxCrossEntropyWithLogits": _softmax_xent_grad,
         "SparseSoftmaxCrossEntropyWithLogits": _sparse_softmax_xent_grad,
         "L2Loss": _l2_loss_grad, "BiasAdd": _bias_add_grad, "Conv2D": _conv2d_grad,
-        "MaxPool": _max_pool_grad, "AvgPool": _avg_pool_grad, "LRN": _lrn_grad,
+        "MaxPool": _max_pool_grad, "MaxPoolV2": _max_pool_v2_grad, "AvgPool": _avg_pool_grad,
+        "LRN": _lrn_grad,
     }.items():
         registry.add(name, fn)

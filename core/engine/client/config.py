@@ -30,8 +30,45 @@ class GPUOptions:
 
 
 @attrs.define
+class OptimizerOptions:
+    """TF's graph optimizer options. Accepted with TF's fields and levels; tensorweave's
+    passes are chosen by plugin (``TENSORWEAVE_DISABLE_PLUGINS``), not by these."""
+
+    L1 = 0  # TF's Level enum: L1 is the default, L0 turns CSE and folding off
+    L0 = -1
+    DEFAULT = 0  # TF's GlobalJitLevel enum
+    OFF = -1
+    ON_1 = 1
+    ON_2 = 2
+
+    do_common_subexpression_elimination: bool = False
+    do_constant_folding: bool = False
+    max_folded_constant_in_bytes: int = 0
+    do_function_inlining: bool = False
+    opt_level: int = 0
+    global_jit_level: int = 0
+
+
+@attrs.define
+class GraphOptions:
+    """TF's per-session graph options, with TF's fields (accepted; none changes how
+    tensorweave builds or runs a step)."""
+
+    enable_recv_scheduling: bool = False
+    optimizer_options: OptimizerOptions = attrs.field(factory=OptimizerOptions)
+    build_cost_model: int = 0
+    build_cost_model_after: int = 0
+    infer_shapes: bool = False
+    place_pruned_graph: bool = False
+    enable_bfloat16_sendrecv: bool = False
+    timeline_step: int = 0
+
+
+@attrs.define
 class ConfigProto:
-    """Session/server configuration (the subset of TF's ConfigProto tensorweave honours)."""
+    """Session/server configuration (the subset of TF's ConfigProto tensorweave honours).
+    `device_filters` (TF's partial device names, e.g. ``/job:ps``) limit the tasks a session
+    uses: with any, the master contacts and places on only the tasks that match one."""
 
     device_count: dict[str, int] = attrs.field(factory=dict)
     allow_soft_placement: bool = False
@@ -40,7 +77,8 @@ class ConfigProto:
     intra_op_parallelism_threads: int = 0
     operation_timeout_in_ms: int = 0
     gpu_options: GPUOptions = attrs.field(factory=GPUOptions)
-    graph_options: Any = None
+    graph_options: GraphOptions = attrs.field(factory=GraphOptions)
+    device_filters: list[str] = attrs.field(factory=list, converter=list)
 
     @property
     def timeout_seconds(self) -> float:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from tensorweave.engine import errors
 from tensorweave.engine.client.config import (
     ConfigProto,
     DeviceStepStats,
@@ -37,6 +38,7 @@ from tensorweave.engine.client.config import (
 )
 from tensorweave.engine.client.conversions import conversion_of
 from tensorweave.engine.client.fetches import FetchMapper
+from tensorweave.engine.client.partial_run import PartialRun
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.string_array import to_string_array
@@ -130,10 +132,16 @@ class Session:
         self._mappers: dict[Any, FetchMapper] = {}
         self._feed_targets: dict[Any, _FeedTarget] = {}
         self._compiled: set[tuple[Any, ...]] = set()  # signatures run since the last extend
+        self._partial_runs: dict[str, PartialRun] = {}
 
     @property
     def graph(self) -> Graph:
         return self._graph
+
+    @property
+    def graph_def(self) -> Any:
+        """The session's graph as a `GraphDef` (TF's ``Session.graph_def``)."""
+        return self._graph.as_graph_def()
 
     @property
     def sess_str(self) -> str:
@@ -268,6 +276,38 @@ class Session:
             run_metadata.pass_records = list(compiled.records)
         return mapper.build([_as_fetched(v) for v in values])
 
+    def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:
+        """Declare the fetches and feeds of a partial run; its handle (see `PartialRun`)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        mapper = FetchMapper(self._graph, fetches)
+        feed_names = frozenset(self._feed_tensor(key).name for key in feeds or ())
+        handle = f"{id(self):x};{len(self._partial_runs)}"
+        self._partial_runs[handle] = PartialRun(
+            frozenset(mapper.tensor_names) | frozenset(mapper.target_names), feed_names)
+        return handle
+
+    def partial_run(self, handle: str, fetches: Any,
+                    feed_dict: dict[Any, Any] | None = None) -> Any:
+        """Run more of the partial run `handle`: feed some of its feeds, fetch some of its
+        fetches (see `PartialRun`)."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        state = self._partial_runs.get(handle)
+        if state is None:
+            raise errors.InvalidArgumentError(
+                None, None, "Must run 'setup' before performing partial runs!")
+        mapper = self._mapper(fetches)
+        feeds = self._feeds(feed_dict)
+        names = [*mapper.tensor_names, *mapper.target_names]
+        state.check(feeds, names)
+        # The step fetches the tensors plainly, so their values can be fed to later calls.
+        flat = self._mapper([self._graph.as_graph_element(n) for n in names])
+        values = self._run(flat, {**state.values, **feeds}, None, None)
+        state.record(feeds, names, {name: np.asarray(value) for name, value in
+                                    zip(mapper.tensor_names, values)})
+        return mapper.build(values[:len(mapper.tensor_names)])
+
     def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None,
                       accept_options: bool = False) -> Callable[..., Any]:
         """A callable that runs `fetches`, taking the values of `feed_list` positionally."""
@@ -336,20 +376,28 @@ class Session:
 
 
 class InteractiveSession(Session):
-    """A `Session` that installs itself as the default session on creation."""
+    """A `Session` that installs itself as the default session on creation, until closed.
+    As TF 1.15's, it makes its graph the default graph only when one is given explicitly:
+    over the global default graph it is no graph context, so `reset_default_graph` still
+    works while it is open."""
 
     def __init__(self, target: str = "", graph: Graph | None = None,
                  config: ConfigProto | None = None) -> None:
         super().__init__(target, graph, config)
-        self._context = self.as_default()
-        self._context.__enter__()
+        _session_stack().append(self)
+        self._graph_context = graph.as_default() if graph is not None else None
+        if self._graph_context is not None:
+            self._graph_context.__enter__()
 
     def close(self) -> None:
-        if not self._closed and hasattr(self, "_context"):
-            try:
-                self._context.__exit__(None, None, None)
-            except ValueError:
-                pass
+        if not self._closed:
+            # Interactive sessions need not nest: each leaves the stacks wherever it is.
+            stack = _session_stack()
+            if self in stack:
+                stack.remove(self)
+            if getattr(self, "_graph_context", None) is not None:
+                with contextlib.suppress(ValueError):
+                    self._graph_context.__exit__(None, None, None)
         super().close()
 
 

@@ -235,6 +235,8 @@ def _attrs_to_wire(obj: Any) -> dict[str, Any]:
                 isinstance(value, dict) and all(isinstance(k, str) and _is(v, int)
                                                 for k, v in value.items())):
             out[f.name] = value
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[f.name] = list(value)
     return out
 
 
@@ -252,6 +254,10 @@ def _attrs_from_wire(template: Any, value: Any, message: str) -> Any:
             if not isinstance(given, dict) or not all(
                     isinstance(k, str) and _is(v, int) for k, v in given.items()):
                 raise bad(message, f"config.{f.name}", "must map strings to integers")
+            changes[f.name] = given
+        elif isinstance(current, list):
+            if not isinstance(given, list) or not all(isinstance(v, str) for v in given):
+                raise bad(message, f"config.{f.name}", "must be a list of strings")
             changes[f.name] = given
         elif current is None or type(given) is type(current) or (
                 isinstance(current, float) and _is(given, float)):

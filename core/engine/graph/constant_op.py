@@ -57,6 +57,12 @@ def to_numpy(value: Any, dtype: dtypes.DType | None = None) -> np.ndarray:
         raise TypeError(f"Expected {dtype.name}, got {value!r} of type "
                         f"'{type(value).__name__}' instead.")
     converted = arr.astype(target)
+    # TF casts a numpy value to the dtype asked for as numpy's astype does, and Python ints
+    # wrap into a narrower integer dtype (-1 as uint8 is 255): TF 1.15 relies on numpy 1.x's
+    # np.array(values, dtype), which wraps.
+    if isinstance(value, (np.ndarray, np.generic)) or arr.dtype.kind in "iu" \
+            and target.kind in "iu":
+        return converted
     if target.kind in "iu" and arr.size and arr.dtype.kind in "fiu":
         with np.errstate(invalid="ignore"):
             # uint64 -> int64 wraps back to a negative input, so check the sign separately

@@ -586,7 +586,9 @@ def get_default_graph() -> Graph:
 def reset_default_graph() -> None:
     global _global_default
     if _stack():
-        raise AssertionError("Do not use tf.reset_default_graph() inside a graph context.")
+        raise AssertionError("Do not use tf.reset_default_graph() to clear nested graphs. If "
+                             "you need a cleared graph, exit the nesting and create a new "
+                             "graph.")
     _global_default = Graph()
 
 

@@ -59,12 +59,28 @@ def task_of(device: str) -> str:
     return device.rsplit("/device:", 1)[0]
 
 
+def _filtered(workers: Mapping[str, Any], filters: Sequence[str]) -> dict[str, Any]:
+    """The workers whose task matches one of TF's partial device names in `filters` (all of
+    them without filters), so a session never contacts a task it was told to ignore. A
+    filter's device part is not looked at: filters pick tasks."""
+    if not filters:
+        return dict(workers)
+    specs = [DeviceSpec.from_string(f) for f in filters]
+
+    def within(spec: DeviceSpec, task: DeviceSpec) -> bool:
+        return all(getattr(spec, part) in (None, getattr(task, part))
+                   for part in ("job", "replica", "task"))
+
+    return {name: worker for name, worker in workers.items()
+            if any(within(spec, DeviceSpec.from_string(name)) for spec in specs)}
+
+
 class MasterSession:
     """The master side of one session."""
 
     def __init__(self, workers: Mapping[str, Any], default_task: DeviceSpec, config: Any,
                  registries: Any) -> None:
-        self.workers = dict(workers)
+        self.workers = _filtered(workers, getattr(config, "device_filters", ()))
         self.default_task = default_task
         self.config = config
         self.registries = registries

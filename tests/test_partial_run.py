@@ -1,0 +1,76 @@
+"""Partial runs: `Session.partial_run_setup` / `partial_run`, as TF's partial_run_test."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorweave as tf
+from tensorweave.engine import errors
+
+
+def test_partial_run_feeds_and_fetches_in_turns():
+    # partial_run_test.RunTestPartialRun
+    a = tf.placeholder(tf.float32, shape=[])
+    b = tf.placeholder(tf.float32, shape=[])
+    c = tf.placeholder(tf.float32, shape=[])
+    r1 = tf.add(a, b)
+    r2 = tf.multiply(r1, c)
+    with tf.Session() as sess:
+        h = sess.partial_run_setup([r1, r2], [a, b, c])
+        res = sess.partial_run(h, r1, feed_dict={a: 1, b: 2})
+        assert res == 3
+        assert sess.partial_run(h, r2, feed_dict={c: res}) == 9
+        # a second handle is independent of the first
+        h2 = sess.partial_run_setup([r1, r2], [a, b, c])
+        assert sess.partial_run(h2, [r1], feed_dict={a: 3, b: 4}) == [7]
+
+
+def test_partial_run_reuses_what_earlier_calls_computed():
+    counter = tf.Variable(0)
+    x = tf.placeholder(tf.int32, shape=[])
+    bump = tf.assign_add(counter, 1)
+    later = bump * x
+    with tf.Session() as sess:
+        sess.run(counter.initializer)
+        h = sess.partial_run_setup([bump, later], [x])
+        assert sess.partial_run(h, bump) == 1
+        assert sess.partial_run(h, later, feed_dict={x: 10}) == 10
+        assert sess.run(counter) == 1  # the increment ran once
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda s, h, t: s.partial_run(h, t["r2"], {t["d"]: 1.0}),
+     "The feed d:0 was not specified in partial_run_setup."),
+    (lambda s, h, t: s.partial_run(h, t["r3"], {t["a"]: 1.0}),
+     "The fetch r3:0 was not specified in partial_run_setup."),
+    (lambda s, h, t: [s.partial_run(h, t["r1"], {t["a"]: 1.0, t["b"]: 2.0}),
+                      s.partial_run(h, t["r2"], {t["a"]: 1.0})],
+     "The feed a:0 has already been fed."),
+    (lambda s, h, t: [s.partial_run(h, t["r1"], {t["a"]: 1.0, t["b"]: 2.0}),
+                      s.partial_run(h, t["r1"])],
+     "The fetch r1:0 has already been fetched."),
+    (lambda s, h, t: s.partial_run("no such handle", t["r1"]),
+     "Must run 'setup' before performing partial runs!"),
+])
+def test_partial_run_errors(call, message):
+    # partial_run_test.RunTestPartialRunNotSpecified / AlreadyFed / AlreadyFetched
+    t = {name: tf.placeholder(tf.float32, shape=[], name=name) for name in "abd"}
+    t["r1"] = tf.add(t["a"], t["b"], name="r1")
+    t["r2"] = tf.multiply(t["r1"], 2.0, name="r2")
+    t["r3"] = tf.identity(t["r2"], name="r3")
+    with tf.Session() as sess:
+        h = sess.partial_run_setup([t["r1"], t["r2"]], [t["a"], t["b"]])
+        with pytest.raises(errors.InvalidArgumentError, match=message):
+            call(sess, h, t)
+
+
+def test_partial_run_of_an_op_fetch():
+    v = tf.Variable(np.float32(1.0))
+    x = tf.placeholder(tf.float32, shape=[])
+    update = tf.assign(v, x).op
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        h = sess.partial_run_setup([update, v], [x])
+        assert sess.partial_run(h, update, {x: 5.0}) is None
+        assert sess.partial_run(h, v) == 5.0
