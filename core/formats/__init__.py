@@ -1,0 +1,1 @@
+"""TF's file and wire formats: checkpoints (TensorBundle), tables, checksums."""
