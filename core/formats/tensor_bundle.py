@@ -17,9 +17,10 @@ A partitioned tensor saved in slices has an entry under its own name with the fu
 the `slices` but no data, and one entry per slice under `slice_key(name, slice)` (keys starting
 with ``b"\\x00"``, which no variable name does) holding that slice's data.
 
-Contract: `BundleWriter` writes one data file and collects its entries; `write_index` writes an
-index for the merged entries of all shards (TF's ``MergeV2Checkpoints``). The writers write to
-the paths they are given (the saver passes temporary names and renames them). `BundleReader`
+Contract: `write_bundle` writes a whole checkpoint, one data file per shard, atomically per file
+(see there). Underneath, `BundleWriter` writes one data file and collects its entries and
+`write_index` writes the index of the merged entries of all shards (TF's
+``MergeV2Checkpoints``). `BundleReader`
 reads a checkpoint by prefix: a missing index or data file is `NotFoundError`; anything else
 inconsistent (a truncated or corrupted file, a checksum mismatch, a malformed entry) is
 `DataLossError` naming the file, and a dtype tensorweave lacks (bfloat16, resource, ...) is
@@ -28,6 +29,7 @@ inconsistent (a truncated or corrupted file, a checksum mismatch, a malformed en
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 from collections.abc import Iterable, Mapping
@@ -38,12 +40,12 @@ import numpy as np
 
 from tensorweave import dtypes, errors
 from tensorweave import proto_wire as wire
-from tensorweave.formats import crc32c
+from tensorweave.formats import atomic_file, crc32c
 from tensorweave.formats.table import build_table, read_table
 
 __all__ = [
-    "BundleEntry", "BundleReader", "BundleWriter", "DATA_TYPES", "Extent", "data_path",
-    "index_path", "parse_slice_spec", "slice_key", "write_index",
+    "BundleEntry", "BundleReader", "BundleWriter", "DATA_TYPES", "Extent", "SavedTensor",
+    "data_path", "index_path", "parse_slice_spec", "slice_key", "write_bundle", "write_index",
 ]
 
 # TF's DataType numbers (types.proto) of the dtypes tensorweave has.
@@ -321,6 +323,51 @@ def merge_entries(shards: Iterable[Mapping[bytes, BundleEntry]]) -> dict[bytes, 
             else:
                 raise ValueError(f"Tensor {key!r} is saved by two shards")
     return merged
+
+
+@attrs.frozen
+class SavedTensor:
+    """One tensor to save: `value` under `key`, or, with `full_shape`, as the slice `extents` of
+    the tensor `key` of that shape."""
+
+    key: str
+    value: Any
+    full_shape: tuple[int, ...] | None = None
+    extents: tuple[Extent, ...] = ()
+
+
+def write_bundle(prefix: str, shards: list[list[SavedTensor]]) -> None:
+    """Write the checkpoint `prefix` with one data file per element of `shards`, atomically per
+    file (`tensorweave.formats.atomic_file`): every file is written under a temporary name first,
+    then the data files are renamed into place, the index last. On an error nothing of the new
+    checkpoint is left."""
+    num_shards = len(shards)
+    temps: list[tuple[str, str]] = []
+    try:
+        entries = []
+        for shard_id, tensors in enumerate(shards):
+            final = data_path(prefix, shard_id, num_shards)
+            temps.append((atomic_file.temp_path(final), final))
+            writer = BundleWriter(temps[-1][0], shard_id)
+            try:
+                for t in tensors:
+                    if t.full_shape is None:
+                        writer.add(t.key, t.value)
+                    else:
+                        writer.add_slice(t.key, t.full_shape, t.extents, t.value)
+            except BaseException:
+                writer.abort()
+                raise
+            entries.append(writer.finish())
+        final = index_path(prefix)
+        temps.append((atomic_file.temp_path(final), final))
+        write_index(temps[-1][0], merge_entries(entries), num_shards)
+        atomic_file.replace_all(temps)
+    except BaseException:
+        for temp, _ in temps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+        raise
 
 
 def write_index(path: str, entries: Mapping[bytes, BundleEntry], num_shards: int) -> None:

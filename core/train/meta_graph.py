@@ -49,6 +49,7 @@ import attrs
 
 import tensorweave
 from tensorweave import text_format
+from tensorweave.formats.atomic_file import write_atomic
 from tensorweave.framework.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.framework.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
 from tensorweave.framework.importer import import_graph_def
@@ -439,14 +440,7 @@ def write_meta_graph_file(meta: MetaGraphDef, filename: str, as_text: bool = Fal
     directory = os.path.dirname(filename)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    _write_atomic(filename, str(meta).encode() if as_text else meta.SerializeToString())
-
-
-def _write_atomic(filename: str, data: bytes) -> None:
-    tmp = f"{filename}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, filename)
+    write_atomic(filename, str(meta).encode() if as_text else meta.SerializeToString())
 
 
 _graph_bytes: weakref.WeakKeyDictionary[Graph, tuple[int, bytes]] = weakref.WeakKeyDictionary()
@@ -462,7 +456,7 @@ def save_meta_graph(filename: str, graph: Graph, saver_def: SaverDef) -> None:
     meta = export_meta_graph(graph=graph, graph_def=GraphDef(), saver_def=saver_def)
     fields = [Field("graph_def", 2, "bytes", cached[1]) if f.name == "graph_def" else f
               for f in meta._message()]  # a message's bytes are written as a bytes field is
-    _write_atomic(filename, to_binary(fields))
+    write_atomic(filename, to_binary(fields))
 
 
 # -- import -----------------------------------------------------------------------------------

@@ -1,16 +1,18 @@
 """`Saver`: saving variables to checkpoints and restoring them, as ``tf.compat.v1.train.Saver``.
 
 Contract: a `Saver` maps checkpoint keys to variables (default: every global variable, keyed by
-its op name). `save` fetches all of them in one step and writes one checkpoint file in the format
-of `tensorweave.train.checkpoint_format` (documented there; no pickle), atomically, so a crash
-mid-save leaves the previous checkpoint intact; then it updates the directory's ``checkpoint``
-state file and deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all),
-except one per `keep_checkpoint_every_n_hours`. A checkpoint always holds every variable in a
-single file (`sharded` is accepted for TF compatibility). The shards of a partitioned variable
-(those with a ``_save_slice_info``) are written together, as the full variable under its full
-name, and each restores its slice of it, so a checkpoint restores into any partitioning. With
-`write_meta_graph` (the default, as TF) it also writes the graph's meta graph to ``<path>.meta``
-(`tensorweave.train.meta_graph`), deleted with its checkpoint.
+its op name). `save` fetches all of them in one step and writes a checkpoint in TF's V2 format
+(`tensorweave.formats.tensor_bundle`: ``<path>.index`` and ``<path>.data-00000-of-00001``; with
+`sharded`, one data file per device of the saved variables, in device-name order, and one index,
+as TF's merged sharded saves), each file under a temporary name renamed into place, so a crash
+mid-save leaves the previous checkpoint intact; temporary files that crashed saves left in the
+directory are removed first. Then it updates the directory's ``checkpoint`` state file and
+deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all), except one per
+`keep_checkpoint_every_n_hours`. The shards of a partitioned variable (those with a
+``_save_slice_info``, their optimizer slots too) are saved as TF saves them: slices of the full
+variable under its full name; each restores its slice, so a checkpoint restores into any
+partitioning. With `write_meta_graph` (the default, as TF) it also writes the graph's meta graph
+to ``<path>.meta`` (`tensorweave.train.meta_graph`), deleted with its checkpoint.
 
 `restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
 variable, so variables on other devices or ps tasks are restored where they live. A missing key
@@ -21,7 +23,7 @@ Saveable objects (`tensorweave.train.saveable_object`: lookup tables, dataset it
 saved alongside: ``var_list`` may hold them (in a list, or as dict values), and the default
 list is the global variables plus the ``GraphKeys.SAVEABLE_OBJECTS`` collection, as TF. Each
 of a saveable's `SaveSpec`s is one checkpoint tensor under the spec's name (string tensors are
-stored as the checkpoint format documents); their tensors are made when the saver is built, as
+stored as TF stores them); their tensors are made when the saver is built, as
 is the saveable's restore op, fed the checkpoint's values by placeholders of the spec's dtype.
 """
 
@@ -29,17 +31,24 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from typing import Any
 
 import numpy as np
 
-from tensorweave import dtypes, errors
+from tensorweave import device_spec, dtypes, errors
 from tensorweave.api.control_flow_ops import group
-from tensorweave.api.partitioned_variables import assemble_slices
 from tensorweave.api.state_ops import assign, placeholder
+from tensorweave.formats import atomic_file
+from tensorweave.formats.tensor_bundle import (
+    BundleReader,
+    Extent,
+    SavedTensor,
+    index_path,
+    write_bundle,
+)
 from tensorweave.framework.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
 from tensorweave.train.checkpoint_management import (
     CheckpointState,
     checkpoint_exists,
@@ -99,6 +108,7 @@ class Saver:
         if reshape:
             raise ValueError("Saver(reshape=True) is not supported: shapes must match.")
         self._var_list = var_list
+        self._sharded = sharded
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._next_keep_time = time.time() + keep_checkpoint_every_n_hours * 3600
@@ -168,7 +178,7 @@ class Saver:
     def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
         """Adopt existing checkpoints (e.g. from a previous run) as this saver's own, so
         `max_to_keep` also removes them."""
-        self._last_checkpoints = [(p, os.path.getmtime(p)) for p in checkpoint_paths
+        self._last_checkpoints = [(p, os.path.getmtime(index_path(p))) for p in checkpoint_paths
                                   if checkpoint_exists(p)]
 
     # -- save ---------------------------------------------------------------------------------
@@ -208,10 +218,10 @@ class Saver:
         directory = os.path.dirname(save_path) or "."
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        atomic_file.remove_stale_temp_files(directory)
         values = sess.run({**{key: var.value() for key, var in self._vars.items()},
                            **self._save_tensors})
-        write_checkpoint(save_path, assemble_slices(
-            {k: np.asarray(v) for k, v in values.items()}, self._slices()))
+        write_bundle(save_path, self._shards(values))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
 
@@ -241,9 +251,27 @@ class Saver:
             if saved_at > self._next_keep_time:
                 self._next_keep_time += self._keep_hours * 3600
                 continue
-            for name in (path, f"{path}.meta"):
+            for name in _checkpoint_files(path):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(name)
+
+    def _shards(self, values: dict[str, Any]) -> list[list[SavedTensor]]:
+        """The tensors of each data file: one file, or with `sharded` one per device."""
+        by_device: dict[str, list[SavedTensor]] = {}
+
+        def add(device: str | None, tensor: SavedTensor) -> None:
+            key = device_spec.canonical(device or "") if self._sharded else ""
+            by_device.setdefault(key, []).append(tensor)
+
+        for key, var in self._vars.items():
+            info = getattr(var, "_save_slice_info", None)
+            value = np.asarray(values[key])
+            add(var.device, SavedTensor(key, value) if info is None else SavedTensor(
+                info.full_name, value, tuple(info.full_shape), _extents(info)))
+        for saveable in self._saveables:
+            for spec in saveable.specs:
+                add(spec.device, SavedTensor(spec.name, np.asarray(values[spec.name])))
+        return [by_device[device] for device in sorted(by_device)]
 
     def _slices(self) -> dict[str, Any]:
         """Key -> `SaveSliceInfo` of each shard of a partitioned variable."""
@@ -261,20 +289,22 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         if not self._vars and not self._saveables:
             return
-        saved = read_checkpoint(save_path)
+        reader = BundleReader(save_path)
         slices = self._slices()
         feeds = {}
         for key, var in self._vars.items():
             info = slices.get(key)
-            full_key = key if info is None else info.full_name
-            if full_key not in saved:
-                raise errors.NotFoundError(None, None,
-                                           f"Key {full_key} not found in checkpoint {save_path}")
-            value = saved[full_key] if info is None else _slice_of(saved[full_key], info, key)
-            if value.dtype != np.dtype(var.dtype.np_type):
+            name = key if info is None else info.full_name
+            _saved_dtype(reader, name, var.dtype, save_path)
+            if info is None:
+                value = reader.read(name)
+            elif list(reader.shape(name)) != list(info.full_shape):
                 raise errors.InvalidArgumentError(
-                    None, None, f"tensor_name = {key}; expected dtype {var.dtype.name} does not "
-                    f"equal original dtype {value.dtype.name}")
+                    None, None, f"Restoring {key}: the checkpoint holds {name} with shape "
+                    f"{list(reader.shape(name))}, the partitioned variable has shape "
+                    f"{list(info.full_shape)}")
+            else:
+                value = reader.read_slice(name, _extents(info))
             if not var.get_shape().is_compatible_with(value.shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: Assign requires shapes of both tensors to "
@@ -282,24 +312,35 @@ class Saver:
                     f"{list(value.shape)}")
             feeds[self._feeds[key]] = value
         for key, tensor in self._save_tensors.items():
-            if key not in saved:
-                raise errors.NotFoundError(None, None,
-                                           f"Key {key} not found in checkpoint {save_path}")
-            if saved[key].dtype != np.dtype(tensor.dtype.np_type):
-                raise errors.InvalidArgumentError(
-                    None, None, f"tensor_name = {key}; expected dtype {tensor.dtype.name} does "
-                    f"not equal original dtype {dtypes.as_dtype(saved[key].dtype).name}")
-            feeds[self._feeds[key]] = saved[key]
+            _saved_dtype(reader, key, tensor.dtype, save_path)
+            feeds[self._feeds[key]] = reader.read(key)
         sess.run(self._restore_op, feeds)
 
 
-def _slice_of(full: np.ndarray, info: Any, key: str) -> np.ndarray:
-    """A shard's part of the saved full variable (any partitioning saved it)."""
-    if list(full.shape) != list(info.full_shape):
+def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
+    """TF's errors if the saved tensor `name` is missing or is not of `dtype`."""
+    if name not in reader.names():
+        raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {save_path}")
+    saved = reader.dtype(name)
+    if saved != dtype.base_dtype:
         raise errors.InvalidArgumentError(
-            None, None, f"Restoring {key}: the checkpoint holds {info.full_name} with shape "
-            f"{list(full.shape)}, the partitioned variable has shape {list(info.full_shape)}")
-    return full[info.slices]
+            None, None, f"tensor_name = {name}; expected dtype {dtype.base_dtype.name} does not "
+            f"equal original dtype {saved.name}")
+
+
+def _extents(info: Any) -> tuple[Extent, ...]:
+    return tuple(Extent(o, s) for o, s in zip(info.var_offset, info.var_shape))
+
+
+def _checkpoint_files(prefix: str) -> list[str]:
+    """The files of the checkpoint `prefix`: its index, data files and meta graph."""
+    directory, base = os.path.split(prefix)
+    data = re.compile(re.escape(base) + r"\.data-\d{5}-of-\d{5}")
+    names = [index_path(prefix), f"{prefix}.meta"]
+    with contextlib.suppress(FileNotFoundError):
+        names += [os.path.join(directory, n) for n in os.listdir(directory or ".")
+                  if data.fullmatch(n)]
+    return names
 
 
 def _saveable_graph(saveable: SaveableObject) -> Any:
