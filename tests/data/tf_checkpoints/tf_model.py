@@ -1,10 +1,11 @@
 """The model of the checkpoint fixtures, in TensorFlow (run with a Python that has TF).
 
-`python tf_model.py make OUT_DIR` trains the model in TF for 5 steps and saves v1-behaviour (ref
-variables) and v2-behaviour (resource variables) checkpoints (and a v1 one sharded over two CPUs) plus TF's losses of the next 3
-steps to OUT_DIR. `python tf_model.py continue CKPT_PREFIX` restores CKPT_PREFIX (written by
-anyone, e.g. tensorweave) into the same model and prints the losses of the next 3 steps as JSON.
-`tests/test_tf_checkpoints.py` builds the same graph with tensorweave.
+`python tf_model.py make OUT_DIR` trains the model in TF for 5 steps and saves to OUT_DIR/v1
+(ref variables), OUT_DIR/v2 (resource variables) and OUT_DIR/sharded (ref variables on two CPUs,
+one data file each) the checkpoint and TF's losses of the next 3 steps. `python tf_model.py
+continue CKPT_PREFIX` restores CKPT_PREFIX (written by anyone, e.g. tensorweave) into the same
+model and prints the losses of the next 3 steps as JSON. `tests/test_tf_checkpoints.py` builds
+the same graph with tensorweave.
 """
 
 import json
@@ -42,7 +43,8 @@ def build(use_resource: bool, extras_device: str | None = None):
     train = tf.train.AdamOptimizer(0.05).minimize(loss, global_step=step)
     with tf.variable_scope("extras", use_resource=use_resource), tf.device(extras_device):
         extras = [
-            tf.get_variable("vocab", initializer=tf.constant([b"a", b"", b"b\x00c", b"\xff" * 300])),
+            tf.get_variable("vocab",
+                            initializer=tf.constant([b"a", b"", b"b\x00c", b"\xff" * 300])),
             tf.get_variable("counts", initializer=tf.constant([1, -2, 2 ** 40], tf.int64)),
             tf.get_variable("flags", initializer=tf.constant([[True, False]])),
             tf.get_variable("half", initializer=tf.constant([1.5, -0.25], tf.float16)),
