@@ -271,7 +271,8 @@ class Saver:
         for saveable in self._saveables:
             for spec in saveable.specs:
                 add(spec.device, SavedTensor(spec.name, np.asarray(values[spec.name])))
-        return [by_device[device] for device in sorted(by_device)]
+        # TF saves in checkpoint-key order (a partitioned variable's slices in shard order)
+        return [sorted(by_device[device], key=lambda t: t.key) for device in sorted(by_device)]
 
     def _slices(self) -> dict[str, Any]:
         """Key -> `SaveSliceInfo` of each shard of a partitioned variable."""
