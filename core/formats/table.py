@@ -162,23 +162,30 @@ def _read_varint(data: bytes | memoryview, pos: int, limit: int) -> tuple[int, i
             return result, pos
 
 
-def _read_block(data: bytes, handle: bytes | memoryview, pos: int = 0
-                ) -> tuple[memoryview, int]:
-    """The checked contents of the block `handle` (at `pos` in it) points to, and the position
-    after the handle."""
-    offset, pos = _read_varint(handle, pos, len(handle))
-    size, pos = _read_varint(handle, pos, len(handle))
+def _read_handle(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
+    """The offset and size of the block handle at `pos` of `data`, and the position after it;
+    an overlong varint (which TF never writes) is corruption too."""
+    start = pos
+    offset, pos = _read_varint(data, pos, len(data))
+    size, pos = _read_varint(data, pos, len(data))
+    if bytes(data[start:pos]) != _handle(offset, size):
+        raise _CorruptError("overlong block handle")
+    return offset, size, pos
+
+
+def _read_block(data: bytes, offset: int, size: int) -> memoryview:
+    """The checked contents of the block at `offset` of `size` bytes."""
     end = offset + size + 5
     if end > len(data) - FOOTER_SIZE:
-        raise _CorruptError(f"block at {offset} of size {size} lies outside the file (truncated?)")
-    view = memoryview(data)
-    contents, kind = view[offset:offset + size], data[offset + size]
+        raise _CorruptError(f"block at {offset} of size {size} lies outside the file "
+                            "(truncated?)")
+    contents, kind = memoryview(data)[offset:offset + size], data[offset + size]
     (stored,) = _U32.unpack_from(data, offset + size + 1)
     if crc32c.mask(crc32c.extend(crc32c.value(contents), bytes([kind]))) != stored:
         raise _CorruptError(f"block checksum mismatch at offset {offset}")
     if kind != _NO_COMPRESSION:
         raise _CorruptError(f"unsupported block compression type {kind}")
-    return contents, pos
+    return contents
 
 
 def _block_entries(block: memoryview) -> Iterator[tuple[bytes, memoryview]]:
@@ -209,16 +216,17 @@ def read_table(data: bytes, name: str) -> list[tuple[bytes, bytes]]:
         footer = memoryview(data)[len(data) - FOOTER_SIZE:]
         if _U64.unpack_from(footer, _HANDLES_SIZE)[0] != MAGIC:
             raise _CorruptError("not a table (bad magic number)")
-        _, pos = _read_block(data, footer)
-        index, pos = _read_block(data, footer, pos)
+        meta_offset, meta_size, pos = _read_handle(footer, 0)
+        index_offset, index_size, pos = _read_handle(footer, pos)
         if any(footer[pos:_HANDLES_SIZE]):
             raise _CorruptError("footer padding is not zero")
+        _read_block(data, meta_offset, meta_size)
         out: list[tuple[bytes, bytes]] = []
-        for _, handle in _block_entries(index):
-            block, end = _read_block(data, handle)
+        for _, handle in _block_entries(_read_block(data, index_offset, index_size)):
+            offset, size, end = _read_handle(handle, 0)
             if end != len(handle):
                 raise _CorruptError("bad block handle")
-            for key, value in _block_entries(block):
+            for key, value in _block_entries(_read_block(data, offset, size)):
                 if out and key <= out[-1][0]:
                     raise _CorruptError("keys out of order")
                 out.append((key, bytes(value)))
