@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.formats import atomic_file
 from tensorweave.formats.tensor_bundle import BundleReader
 
 REPO = Path(__file__).resolve().parents[1]
@@ -278,12 +279,16 @@ def test_process_killed_mid_save_leaves_the_last_checkpoint_restorable(tmp_path)
 
 def test_a_save_leaves_temp_files_of_live_writers_alone(tmp_path) -> None:
     w, _, _ = make_model()
-    mine = tmp_path / f"x.index.tempstate{os.getpid()}-{'0' * 16}"
+    mine = Path(atomic_file.temp_path(str(tmp_path / "x.index")))
     mine.write_bytes(b"in progress")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    other_host = tmp_path / f"y.index.tempstate{dead}-elsewhere-{'0' * 16}"
+    other_host.write_bytes(b"another machine's")
     with tf.Session() as sess:
         sess.run(w.initializer)
         tf.train.Saver([w]).save(sess, str(tmp_path / "w"))
-    assert mine.exists()
+    assert mine.exists() and other_host.exists()
 
 
 def test_restore_ops_live_with_their_variables() -> None:

@@ -1,14 +1,18 @@
 """Atomic file replacement, and removal of what crashed writers left behind.
 
-Contract: a file is written to `temp_path(path)` (``<path>.tempstate<pid>-<random hex>``, in the
-same directory), fsynced, then renamed over `path` (``os.replace``, atomic on POSIX and Windows)
-and the directory fsynced: a crash at any point leaves either the old file or the complete new
-one, plus at most the temporary file. `write_atomic` does that for one file and removes the
-temporary file on any failure it sees. `replace_all` renames several finished temporary files in
-the order given (a checkpoint's data files before its index, so a reader never finds an index
-whose data is missing). `remove_stale_temp_files(directory)` deletes the temporary files whose
-writer process no longer runs (a writer killed with SIGKILL cannot clean up after itself); files
-of live processes, this one included, are left alone, as are files of other names.
+Contract: a file is written to `temp_path(path)` (``<path>.tempstate<pid>-<host>-<random hex>``,
+in the same directory), fsynced, then renamed over `path` (``os.replace``, atomic on POSIX and
+Windows) and the directory fsynced: a crash at any point leaves either the old file or the
+complete new one, plus at most the temporary file. `write_atomic` does that for one file and
+removes the temporary file on any failure it sees. `replace_all` renames several finished
+temporary files in the order given (a checkpoint's data files before its index, so a reader
+never finds an index whose data is missing; several files are not replaced as one, so a crash
+between two renames over an existing checkpoint of the same prefix leaves its new data with its
+old index, which reads as `DataLossError`, as in TF). `remove_stale_temp_files(directory)`
+deletes the temporary files whose writer process, on this host, no longer runs (a writer killed
+with SIGKILL cannot clean up after itself); files of live processes, this one included, of other
+hosts (a shared file system) and of other names are left alone. On Windows none are removed
+(there is no harmless liveness check).
 """
 
 from __future__ import annotations
@@ -16,16 +20,18 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import socket
 import uuid
 from collections.abc import Iterable
 
 __all__ = ["remove_stale_temp_files", "replace_all", "temp_path", "write_atomic"]
 
-_TEMP = re.compile(r"\.tempstate(\d+)-[0-9a-f]{16}$")
+_TEMP = re.compile(r"\.tempstate(\d+)-(.+)-[0-9a-f]{16}$")
+_HOST = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "_"
 
 
 def temp_path(path: str) -> str:
-    return f"{path}.tempstate{os.getpid()}-{uuid.uuid4().hex[:16]}"
+    return f"{path}.tempstate{os.getpid()}-{_HOST}-{uuid.uuid4().hex[:16]}"
 
 
 def _fsync_directory(directory: str) -> None:
@@ -84,7 +90,8 @@ def remove_stale_temp_files(directory: str) -> list[str]:
     with contextlib.suppress(FileNotFoundError), os.scandir(directory) as entries:
         for entry in entries:
             match = _TEMP.search(entry.name)
-            if match is None or _running(int(match.group(1))) or not entry.is_file():
+            if (match is None or match.group(2) != _HOST or _running(int(match.group(1)))
+                    or not entry.is_file()):
                 continue
             with contextlib.suppress(FileNotFoundError):  # another saver removed it first
                 os.unlink(entry.path)

@@ -420,11 +420,15 @@ class BundleReader:
                 raise _data_loss(self._index, f"entry {key!r} names shard {entry.shard_id} of "
                                               f"{self.num_shards}")
         self._sizes: dict[int, int] = {}
+        self._names = sorted(key.decode("utf-8", "replace") for key in self.entries
+                             if not key.startswith(b"\x00"))
 
     def names(self) -> list[str]:
         """The names of the saved tensors (not the slices' own keys), sorted."""
-        return sorted(key.decode("utf-8", "replace") for key in self.entries
-                      if not key.startswith(b"\x00"))
+        return list(self._names)
+
+    def __contains__(self, name: str) -> bool:
+        return not name.startswith("\x00") and name.encode() in self.entries
 
     def entry(self, name: str) -> BundleEntry:
         entry = self.entries.get(name.encode())

@@ -35,7 +35,7 @@ class CheckpointReader:
         self._reader = BundleReader(path)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._reader.names()
+        return name in self._reader
 
     def get_tensor(self, name: str) -> np.ndarray:
         return self._reader.read(name)

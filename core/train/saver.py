@@ -5,7 +5,8 @@ its op name). `save` fetches all of them in one step and writes a checkpoint in 
 (`tensorweave.formats.tensor_bundle`: ``<path>.index`` and ``<path>.data-00000-of-00001``; with
 `sharded`, one data file per device of the saved variables, in device-name order, and one index,
 as TF's merged sharded saves), each file under a temporary name renamed into place, so a crash
-mid-save leaves the previous checkpoint intact; temporary files that crashed saves left in the
+mid-save leaves the previous checkpoint intact (saving over the same prefix replaces its files
+one by one: `tensorweave.formats.atomic_file`); temporary files that crashed saves left in the
 directory are removed first. Then it updates the directory's ``checkpoint`` state file and
 deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all), except one per
 `keep_checkpoint_every_n_hours`. The shards of a partitioned variable (those with a
@@ -320,7 +321,7 @@ class Saver:
 
 def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
     """TF's errors if the saved tensor `name` is missing or is not of `dtype`."""
-    if name not in reader.names():
+    if name not in reader:
         raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {save_path}")
     saved = reader.dtype(name)
     if saved != dtype.base_dtype:
