@@ -36,6 +36,7 @@ import re
 import time
 from typing import Any
 
+import attrs
 import numpy as np
 
 from tensorweave import device_spec, dtypes, errors
@@ -68,15 +69,21 @@ __all__ = [
 ]
 
 
-def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject]]:
+def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject], dict[str, str]]:
     """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name (a
-    `PartitionedVariable` stands for its shards, keyed by their op names); and the saveable
-    objects of `var_list` (a dict's key for one is ignored: its specs name its keys)."""
+    `PartitionedVariable` stands for its shards, keyed by their op names); the saveable
+    objects of `var_list` (a dict's key for one is ignored: its specs name its keys); and, for
+    the shards of a `PartitionedVariable` that is a dict's value, the dict's key, under which
+    they are saved (as TF does) instead of the variable's full name."""
     items = list(var_list.items()) if isinstance(var_list, dict) else [(None, v) for v in var_list]
     expanded: list[tuple[str | None, Any]] = []
+    renamed: dict[str, str] = {}
     for key, v in items:
-        expanded += [(None, shard) for shard in v] if hasattr(v, "_get_variable_list") \
-            else [(key, v)]
+        if hasattr(v, "_get_variable_list"):
+            expanded += [(None, shard) for shard in v]
+            renamed.update({shard.op.name: key for shard in v if key is not None})
+        else:
+            expanded.append((key, v))
     out: dict[str, Variable] = {}
     saveables: list[SaveableObject] = []
     for key, v in expanded:
@@ -96,7 +103,7 @@ def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject]]
         if spec.name in keys:
             raise ValueError(f"At least two variables have the same name: {spec.name}")
         keys.add(spec.name)
-    return out, saveables
+    return out, saveables, renamed
 
 
 class Saver:
@@ -119,6 +126,7 @@ class Saver:
         self._last_checkpoints: list[tuple[str, float]] = []
         self._to_delete: list[tuple[str, float]] = []
         self._vars: dict[str, Variable] = {}
+        self._renamed: dict[str, str] = {}
         self._saveables: list[SaveableObject] = []
         self._save_tensors: dict[str, Tensor] = {}  # a saveable spec's key -> its tensor
         self._feeds: dict[str, Tensor] = {}
@@ -138,7 +146,7 @@ class Saver:
                         *get_default_graph().get_collection(GraphKeys.SAVEABLE_OBJECTS)]
         else:
             var_list = self._var_list
-        self._vars, self._saveables = _var_dict(var_list)
+        self._vars, self._saveables, self._renamed = _var_dict(var_list)
         self._built = True
         if not self._vars and not self._saveables:
             if self._allow_empty:
@@ -264,8 +272,9 @@ class Saver:
             key = device_spec.canonical(device or "") if self._sharded else ""
             by_device.setdefault(key, []).append(tensor)
 
+        slices = self._slices()
         for key, var in self._vars.items():
-            info = getattr(var, "_save_slice_info", None)
+            info = slices.get(key)
             value = np.asarray(values[key])
             add(var.device, SavedTensor(key, value) if info is None else SavedTensor(
                 info.full_name, value, tuple(info.full_shape), _extents(info)))
@@ -276,9 +285,14 @@ class Saver:
         return [sorted(by_device[device], key=lambda t: t.key) for device in sorted(by_device)]
 
     def _slices(self) -> dict[str, Any]:
-        """Key -> `SaveSliceInfo` of each shard of a partitioned variable."""
-        return {key: var._save_slice_info for key, var in self._vars.items()
-                if getattr(var, "_save_slice_info", None) is not None}
+        """Key -> `SaveSliceInfo` of each shard of a partitioned variable, its full name the one
+        it is saved under."""
+        out = {}
+        for key, var in self._vars.items():
+            info = getattr(var, "_save_slice_info", None)
+            if info is not None:
+                out[key] = attrs.evolve(info, full_name=self._renamed.get(key, info.full_name))
+        return out
 
     # -- restore ------------------------------------------------------------------------------
 
