@@ -134,8 +134,8 @@ def test_checkpoint_saver_saves_at_start_every_n_steps_and_at_end(tmp_path: Path
              StopAtStepHook(last_step=7)]
     with tf.train.MonitoredSession(hooks=hooks) as sess:
         train_until_stopped(sess, m["train"])
-    saved = sorted(int(name.split("-")[1]) for name in os.listdir(tmp_path)
-                   if name.startswith("model.ckpt-") and not name.endswith(".meta"))
+    saved = sorted(int(name.split("-")[1].removesuffix(".index")) for name in os.listdir(tmp_path)
+                   if name.startswith("model.ckpt-") and name.endswith(".index"))
     assert saved == [0, 3, 6, 7]
     assert tf.train.latest_checkpoint(str(tmp_path)) == str(tmp_path / "model.ckpt-7")
     assert tf.train.load_variable(str(tmp_path), "global_step") == 7

@@ -1,5 +1,5 @@
-"""`benchmarks/run.py --quick`: every figure computes and is printed (a smoke check; nothing is
-asserted about speed)."""
+"""`benchmarks/run.py --quick` and `benchmarks/checkpoint.py --quick`: every figure computes and
+is printed (a smoke check; nothing is asserted about speed)."""
 
 from __future__ import annotations
 
@@ -35,3 +35,12 @@ def test_quick_run_prints_every_figure() -> None:
         assert len(matching) == 1, f"no single row for {figure!r} in:\n{proc.stdout}"
         assert matching[0].rstrip().endswith(("pass", "MISS")), matching[0]
     assert f"of {len(FIGURES)} targets met" in proc.stdout
+
+
+def test_checkpoint_benchmark_prints_its_ratios() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "checkpoint.py"), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for figure in ("save 8 MiB checkpoint", "restore 8 MiB checkpoint"):
+        [row] = [row for row in proc.stdout.splitlines() if row.startswith(figure)]
+        assert row.rstrip().endswith("x"), row

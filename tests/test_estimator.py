@@ -34,8 +34,8 @@ def test_train_lowers_the_loss_and_writes_checkpoints_and_summaries(tmp_path: An
     assert len(recorder.losses) == 30
     assert recorder.losses[-1] < 0.1 * recorder.losses[0]
     assert est.latest_checkpoint() == os.path.join(str(tmp_path), "model.ckpt-30")
-    saved = sorted(os.path.basename(p) for p in glob.glob(str(tmp_path / "model.ckpt-*"))
-                   if not p.endswith(".meta"))
+    saved = sorted(os.path.basename(p).removesuffix(".index")
+                   for p in glob.glob(str(tmp_path / "model.ckpt-*.index")))
     assert saved == ["model.ckpt-0", "model.ckpt-10", "model.ckpt-20", "model.ckpt-30"]
     # The loss scalar the Estimator adds, every save_summary_steps from the first step.
     loss_steps = [step for step, tag, _ in scalar_summaries(tmp_path) if tag == "loss"]

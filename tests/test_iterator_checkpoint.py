@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train.checkpoint_format import write_checkpoint
+from tests.checkpoint_support import write_checkpoint
 
 Build = Callable[[], tuple[Any, Any]]  # -> (iterator, initializer op or None)
 

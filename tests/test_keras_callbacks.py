@@ -1,6 +1,5 @@
 """tw.keras.callbacks: the order of events in fit, History, EarlyStopping, LambdaCallback."""
 
-import os
 
 import numpy as np
 import pytest
@@ -218,7 +217,7 @@ def test_model_checkpoint_saves_formatted_paths_and_the_best(tmp_path):
         Saving(pattern, monitor="loss", save_weights_only=True)])
     for epoch, loss in enumerate(history.history["loss"]):
         path = pattern.format(epoch=epoch + 1, loss=loss)
-        assert os.path.exists(path)
+        assert tw.train.checkpoint_exists(path)
     fresh = linear_model(0.1)
     fresh.load_weights(pattern.format(epoch=1, loss=history.history["loss"][0]))
     for a, b in zip(saved[0], fresh.get_weights()):
@@ -228,7 +227,7 @@ def test_model_checkpoint_saves_formatted_paths_and_the_best(tmp_path):
                                            save_weights_only=True, verbose=1)
     frozen = linear_model(0.0)
     frozen.fit(X, Y, epochs=2, verbose=0, callbacks=[checkpoint])
-    assert best.exists() and checkpoint.best == pytest.approx(
+    assert tw.train.checkpoint_exists(str(best)) and checkpoint.best == pytest.approx(
         frozen.evaluate(X, Y, verbose=0), rel=1e-5)
     with pytest.raises(ValueError, match="Unrecognized save_freq: often"):
         callbacks.ModelCheckpoint(str(best), save_freq="often")

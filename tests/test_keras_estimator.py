@@ -38,7 +38,7 @@ def train_input():
 def test_evaluate_predict_and_a_train_step_match_the_keras_model(tmp_path):
     model = classifier()
     estimator = keras.estimator.model_to_estimator(keras_model=model, model_dir=str(tmp_path))
-    assert (tmp_path / "keras" / "keras_model.ckpt").exists()
+    assert (tmp_path / "keras" / "keras_model.ckpt.index").exists()
     results = estimator.evaluate(train_input)
     loss, acc = model.evaluate(X, LABELS, batch_size=32, verbose=0)
     assert results["global_step"] == 0

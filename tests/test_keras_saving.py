@@ -32,7 +32,8 @@ def test_saved_model_loads_with_its_weights_and_compile_arguments(tmp_path):
     model = classifier()
     path = tmp_path / "model"
     model.save(str(path))
-    assert sorted(p.name for p in path.iterdir()) == ["checkpoint", "model.json", "weights"]
+    assert sorted(p.name for p in path.iterdir()) == [
+        "checkpoint", "model.json", "weights.data-00000-of-00001", "weights.index"]
     predicted, evaluated = model.predict(X), model.evaluate(X, LABELS, verbose=0)
     backend.clear_session()
     loaded = keras.models.load_model(str(path))

@@ -499,7 +499,7 @@ def test_a_table_on_the_ps_task_serves_the_worker(tmp_path: Path) -> None:
 # -- checkpoints -------------------------------------------------------------------------------
 
 def test_a_mutable_table_is_saved_and_restored_by_a_default_saver(tmp_path: Path) -> None:
-    from tensorweave.train.checkpoint_format import read_checkpoint
+    from tests.checkpoint_support import read_checkpoint
 
     with tf.Graph().as_default():
         table = tf.contrib.lookup.MutableHashTable(tf.string, tf.int64, -1, name="words")
@@ -549,7 +549,7 @@ def test_a_mutable_table_restores_into_a_fresh_graph(tmp_path: Path) -> None:
 
 
 def test_unsaved_tables_and_mismatched_checkpoints(tmp_path: Path) -> None:
-    from tensorweave.train.checkpoint_format import write_checkpoint
+    from tests.checkpoint_support import write_checkpoint
 
     with tf.Graph().as_default():
         tf.contrib.lookup.MutableHashTable(tf.string, tf.int64, -1, checkpoint=False)

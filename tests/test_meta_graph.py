@@ -113,10 +113,11 @@ def test_no_variables_gives_no_saver_and_write_meta_graph_false_writes_none(tmp_
     with tf.Session() as sess:
         sess.run(v.initializer)
         saver.save(sess, str(tmp_path / "a"), write_meta_graph=False)
-        assert sorted(os.listdir(tmp_path)) == ["a", "checkpoint"]
+        assert sorted(os.listdir(tmp_path)) == ["a.data-00000-of-00001", "a.index", "checkpoint"]
         saver.save(sess, str(tmp_path / "b"))
         saver.save(sess, str(tmp_path / "c"))  # max_to_keep removes a, b and b.meta
-    assert sorted(os.listdir(tmp_path)) == ["c", "c.meta", "checkpoint"]
+    assert sorted(os.listdir(tmp_path)) == ["c.data-00000-of-00001", "c.index", "c.meta",
+                                            "checkpoint"]
 
 
 def test_saver_def_round_trips_and_malformed_files_raise(tmp_path) -> None:

@@ -196,8 +196,8 @@ def test_training_session_defaults_checkpoint_every_600_secs(tmp_path: Path) -> 
     with MonitoredTrainingSession(checkpoint_dir=str(tmp_path),
                                   hooks=[tf.train.StopAtStepHook(last_step=3)]) as sess:
         train_until_stopped(sess, m["train"])
-    names = sorted(n for n in os.listdir(tmp_path)
-                   if n.startswith("model.ckpt-") and not n.endswith(".meta"))
+    names = sorted(n.removesuffix(".index") for n in os.listdir(tmp_path)
+                   if n.startswith("model.ckpt-") and n.endswith(".index"))
     assert names == ["model.ckpt-0", "model.ckpt-3"]  # at creation and at the end
 
 

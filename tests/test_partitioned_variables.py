@@ -10,6 +10,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.api.indexed_slices import IndexedSlices
+from tensorweave.formats.tensor_bundle import BundleReader, Extent
 from tensorweave.train.local_cluster import free_ports
 
 TABLE = np.arange(30, dtype=np.float32).reshape(10, 3) / 10.0
@@ -210,3 +211,22 @@ def test_checkpoint_of_three_shards_restores_into_two_and_into_one(tmp_path: Any
         with tf.Session() as sess, pytest.raises(tf.errors.InvalidArgumentError,
                                                  match="shape"):
             tf.train.Saver([v]).restore(sess, path)
+
+
+def test_a_partitioned_variable_saves_as_tf_slices_under_its_dict_key(tmp_path: Any) -> None:
+    path = os.path.join(tmp_path, "renamed")
+    with tf.Graph().as_default():
+        v = tf.get_variable("t", [10, 3], initializer=table_init(TABLE),
+                            partitioner=tf.fixed_size_partitioner(3))
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            tf.train.Saver({"table": v}).save(sess, path, write_meta_graph=False)
+    reader = BundleReader(path)
+    assert reader.names() == ["table"]
+    assert reader.entry("table").slices == tuple(
+        (Extent(start, length), Extent(0, 3)) for start, length in ((0, 4), (4, 3), (7, 3)))
+    with tf.Graph().as_default():
+        other = tf.get_variable("other", [10, 3], partitioner=tf.fixed_size_partitioner(2))
+        with tf.Session() as sess:
+            tf.train.Saver({"table": other}).restore(sess, path)
+            np.testing.assert_array_equal(sess.run(other.as_tensor()), TABLE)

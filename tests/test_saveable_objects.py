@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
+from tensorweave.formats.tensor_bundle import BundleReader
 from tensorweave.train.saveable_object import SaveableObject, SaveSpec
+from tests.checkpoint_support import read_checkpoint, write_checkpoint
 
 
 class DoubledSaveable(SaveableObject):
@@ -145,9 +146,9 @@ def test_string_tensors_round_trip_through_the_checkpoint_format(tmp_path: Path)
     assert got["scalar"].shape == () and got["scalar"][()] == b"xyz"
     assert tf.train.list_variables(path) == [("n", [3]), ("s", [2, 2]), ("scalar", [])]
     # a damaged length prefix is data loss, not garbage
-    data = bytearray(Path(path).read_bytes())
-    at = data.rindex(b"xyz") - 8
-    data[at:at + 8] = (1000).to_bytes(8, "little")
-    Path(path).write_bytes(bytes(data))
-    with pytest.raises(tf.errors.DataLossError):
+    data_file = Path(f"{path}.data-00000-of-00001")
+    data = bytearray(data_file.read_bytes())
+    data[BundleReader(path).entry("scalar").offset] = 0x7F
+    data_file.write_bytes(bytes(data))
+    with pytest.raises(tf.errors.DataLossError, match=str(data_file)):
         read_checkpoint(path)

@@ -9,7 +9,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.formats.saved_model_proto import SavedModel, SignatureDef, TensorInfo
-from tensorweave.train.checkpoint_format import MAGIC, read_checkpoint
+from tests.checkpoint_support import read_checkpoint
 
 sm = tf.saved_model
 
@@ -25,7 +25,7 @@ def read_saved_model(export_dir: str) -> SavedModel:
         return SavedModel.FromString(f.read())
 
 
-def test_layout_is_saved_model_pb_and_a_tensorweave_checkpoint(tmp_path) -> None:
+def test_layout_is_saved_model_pb_and_a_tf_v2_checkpoint(tmp_path) -> None:
     export_dir = str(tmp_path / "export")
     x, y = model()
     with tf.Session() as sess:
@@ -36,9 +36,9 @@ def test_layout_is_saved_model_pb_and_a_tensorweave_checkpoint(tmp_path) -> None
         path = builder.save()
     assert path == os.fsencode(os.path.join(export_dir, "saved_model.pb"))
     assert sorted(os.listdir(export_dir)) == ["saved_model.pb", "variables"]
+    assert sorted(os.listdir(os.path.join(export_dir, "variables"))) == [
+        "variables.data-00000-of-00001", "variables.index"]
     variables = os.path.join(export_dir, "variables", "variables")
-    with open(variables, "rb") as f:
-        assert f.read(len(MAGIC)) == MAGIC  # tensorweave's format, not TF's tensor bundle
     saved = read_checkpoint(variables)
     assert list(saved) == ["w"]
     np.testing.assert_array_equal(saved["w"], np.array([[1.0], [2.0]], np.float32))

@@ -145,15 +145,3 @@ def test_unreadable_saved_models_raise(tmp_path) -> None:
     (tmp_path / "text" / "saved_model.pbtxt").write_text("saved_model_schema_version: x\n")
     with tf.Session(graph=tf.Graph()) as sess, pytest.raises(OSError, match="pbtxt: 1:29 "):
         sm.load(sess, ["serve"], str(tmp_path / "text"))
-
-
-def test_tensorflow_variables_are_reported_as_unreadable(tmp_path) -> None:
-    m = train_model()
-    export_dir = tmp_path / "model"
-    with tf.Session() as sess:
-        sess.run(tf.global_variables_initializer())
-        sm.simple_save(sess, str(export_dir), {"x": m["x"]}, {"pred": m["pred"]})
-    variables = export_dir / "variables"
-    os.replace(variables / "variables", variables / "variables.index")
-    with tf.Session(graph=tf.Graph()) as sess, pytest.raises(ValueError, match="tensor bundle"):
-        sm.load(sess, ["serve"], str(export_dir))

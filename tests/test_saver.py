@@ -4,16 +4,19 @@ crashes in the middle of a save."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.train import checkpoint_format
+from tensorweave.formats import atomic_file
+from tensorweave.formats.tensor_bundle import BundleReader
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -70,8 +73,10 @@ def test_max_to_keep_deletes_the_oldest_and_state_file_tracks_them(tmp_path) -> 
     with tf.Session() as sess:
         sess.run(tf.global_variables_initializer())
         paths = [saver.save(sess, prefix, global_step=i) for i in range(4)]
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2", "model.ckpt-2.meta",
-                                            "model.ckpt-3", "model.ckpt-3.meta"]
+    assert sorted(os.listdir(tmp_path)) == [
+        "checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
+        "model.ckpt-2.meta", "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index",
+        "model.ckpt-3.meta"]
     assert saver.last_checkpoints == paths[2:]
     assert tf.train.latest_checkpoint(str(tmp_path)) == paths[3]
     state = tf.train.get_checkpoint_state(str(tmp_path))
@@ -88,8 +93,7 @@ def test_max_to_keep_none_keeps_everything(tmp_path) -> None:
         sess.run(tf.global_variables_initializer())
         for i in range(3):
             saver.save(sess, str(tmp_path / "m"), global_step=i)
-    assert len([f for f in os.listdir(tmp_path)
-                if f.startswith("m-") and not f.endswith(".meta")]) == 3
+    assert len([f for f in os.listdir(tmp_path) if f.endswith(".index")]) == 3
 
 
 def test_recover_last_checkpoints_adopts_a_previous_run(tmp_path) -> None:
@@ -103,7 +107,7 @@ def test_recover_last_checkpoints_adopts_a_previous_run(tmp_path) -> None:
         second.recover_last_checkpoints(
             tf.train.get_checkpoint_state(str(tmp_path)).all_model_checkpoint_paths)
         second.save(sess, prefix, global_step=2)
-    assert not os.path.exists(old[0]) and os.path.exists(old[1])
+    assert not os.path.exists(f"{old[0]}.index") and os.path.exists(f"{old[1]}.index")
 
 
 def test_latest_checkpoint_without_state_is_none(tmp_path) -> None:
@@ -152,23 +156,30 @@ def test_corrupted_checkpoint_is_data_loss(tmp_path) -> None:
     with tf.Session() as sess:
         sess.run(w.initializer)
         path = saver.save(sess, str(tmp_path / "c"))
-        data = bytearray(Path(path).read_bytes())
+        data_file = Path(f"{path}.data-00000-of-00001")
+        data = bytearray(data_file.read_bytes())
         data[-1] ^= 0xFF
-        Path(path).write_bytes(bytes(data))
-        with pytest.raises(tf.errors.DataLossError, match="corrupted"):
+        data_file.write_bytes(bytes(data))
+        with pytest.raises(tf.errors.DataLossError, match=f"{data_file}.*checksum"):
             saver.restore(sess, path)
-        Path(path).write_bytes(bytes(data[:20]))
-        with pytest.raises(tf.errors.DataLossError):
+        data_file.write_bytes(bytes(data[:20]))
+        with pytest.raises(tf.errors.DataLossError, match=str(data_file)):
+            saver.restore(sess, path)
+        index = Path(f"{path}.index")
+        index.write_bytes(index.read_bytes()[:-3])
+        with pytest.raises(tf.errors.DataLossError, match=str(index)):
             saver.restore(sess, path)
 
 
-def test_format_is_documented_bytes_not_pickle(tmp_path) -> None:
-    path = str(tmp_path / "f")
-    checkpoint_format.write_checkpoint(path, {"a": np.arange(3, dtype=np.int32)})
-    raw = Path(path).read_bytes()
-    assert raw.startswith(b"TWCKPT1\n") and b"pickle" not in raw
-    assert raw.endswith(np.arange(3, dtype="<i4").tobytes())
-    np.testing.assert_array_equal(checkpoint_format.read_checkpoint(path)["a"], [0, 1, 2])
+def test_format_is_tf_v2_bytes_not_pickle(tmp_path) -> None:
+    v = tf.Variable(np.arange(3, dtype=np.int32), name="a")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        path = tf.train.Saver().save(sess, str(tmp_path / "f"), write_meta_graph=False)
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "f.data-00000-of-00001", "f.index"]
+    assert (tmp_path / "f.data-00000-of-00001").read_bytes() == np.arange(3, dtype="<i4").tobytes()
+    assert (tmp_path / "f.index").read_bytes()[-8:] == bytes.fromhex("57fb808b247547db")
+    np.testing.assert_array_equal(BundleReader(path).read("a"), [0, 1, 2])
 
 
 def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -> None:
@@ -179,25 +190,24 @@ def test_failed_write_keeps_the_previous_checkpoint(tmp_path, monkeypatch) -> No
         sess.run(tf.global_variables_initializer())
         good = saver.save(sess, prefix, global_step=1)
         sess.run(w.assign(w * 0.0))
-        real_write = os.write
 
-        def failing_write(fd, data):
-            real_write(fd, bytes(data)[: len(data) // 2])
-            raise OSError(28, "No space left on device")
+        def failing_fsync(fd):
+            raise OSError(5, "Input/output error")
 
-        monkeypatch.setattr(os, "write", failing_write)
-        with pytest.raises(OSError, match="No space"):
+        monkeypatch.setattr(os, "fsync", failing_fsync)
+        with pytest.raises(OSError, match="Input/output"):
             saver.save(sess, prefix, global_step=1)  # same path as the good one
         monkeypatch.undo()
-        assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-1",
-                                                "model.ckpt-1.meta"]
+        assert sorted(os.listdir(tmp_path)) == [
+            "checkpoint", "model.ckpt-1.data-00000-of-00001", "model.ckpt-1.index",
+            "model.ckpt-1.meta"]
         assert tf.train.latest_checkpoint(str(tmp_path)) == good
         saver.restore(sess, good)
         np.testing.assert_array_equal(sess.run(w), np.arange(6.0).reshape(2, 3))
 
 
 MODEL_SCRIPT = """
-    import os, sys
+    import os, sys, time
     import numpy as np
     import tensorweave as tf
 
@@ -215,16 +225,15 @@ MODEL_SCRIPT = """
         sess.run([w.assign(tf.ones([512, 512])), step.assign(1)])
         saver.save(sess, os.path.join(directory, "model.ckpt"), global_step=step)
         sess.run([w.assign(tf.ones([512, 512]) * 2.0), step.assign(2)])
-        if mode == "crash":
-            real_write = os.write
+        if mode == "hang":  # wait to be killed once the data is written, before it is renamed
+            real_fsync = os.fsync
 
-            def dying_write(fd, data):
-                if len(data) > 100_000:  # the weights: the process dies halfway through them
-                    real_write(fd, bytes(data)[: len(data) // 2])
-                    os._exit(9)
-                return real_write(fd, data)
+            def hanging_fsync(fd):
+                real_fsync(fd)
+                open(os.path.join(directory, "hanging"), "w").close()
+                time.sleep(120)
 
-            os.write = dying_write
+            os.fsync = hanging_fsync
         saver.save(sess, os.path.join(directory, "model.ckpt"), global_step=step)
 """
 
@@ -237,15 +246,49 @@ def test_restore_in_a_new_process(tmp_path) -> None:
     assert restored.stdout.split() == ["model.ckpt-2", "2.0", "2"]
 
 
+def temp_files(directory: Path) -> list[str]:
+    return sorted(f for f in os.listdir(directory) if ".tempstate" in f)
+
+
 def test_process_killed_mid_save_leaves_the_last_checkpoint_restorable(tmp_path) -> None:
-    crashed = run_script(MODEL_SCRIPT, str(tmp_path), "crash")
-    assert crashed.returncode == 9, crashed.stderr
-    leftovers = [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
-    assert leftovers  # the partial file exists, under a temporary name only
-    assert not (tmp_path / "model.ckpt-2").exists()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    saver = subprocess.Popen([sys.executable, "-c", textwrap.dedent(MODEL_SCRIPT),
+                              str(tmp_path), "hang"], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "hanging").exists() and saver.poll() is None:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        saver.send_signal(signal.SIGKILL)
+    finally:
+        saver.kill()
+        assert saver.wait() == -signal.SIGKILL
+    (tmp_path / "hanging").unlink()
+    debris = temp_files(tmp_path)
+    assert [f.split(".tempstate")[0] for f in debris] == ["model.ckpt-2.data-00000-of-00001"]
+    assert (tmp_path / debris[0]).stat().st_size == 512 * 512 * 4 + 8  # w and global_step
+    assert not (tmp_path / "model.ckpt-2.index").exists()
     restored = run_script(MODEL_SCRIPT, str(tmp_path), "restore")
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout.split() == ["model.ckpt-1", "1.0", "1"]
+    # the next save removes what the killed one left behind
+    saved = run_script(MODEL_SCRIPT, str(tmp_path), "save")
+    assert saved.returncode == 0, saved.stderr
+    assert temp_files(tmp_path) == []
+
+
+def test_a_save_leaves_temp_files_of_live_writers_alone(tmp_path) -> None:
+    w, _, _ = make_model()
+    mine = Path(atomic_file.temp_path(str(tmp_path / "x.index")))
+    mine.write_bytes(b"in progress")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    other_host = tmp_path / f"y.index.tempstate{dead}-elsewhere-{'0' * 16}"
+    other_host.write_bytes(b"another machine's")
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        tf.train.Saver([w]).save(sess, str(tmp_path / "w"))
+    assert mine.exists() and other_host.exists()
 
 
 def test_restore_ops_live_with_their_variables() -> None:
@@ -292,5 +335,5 @@ def test_wide_unsigned_variables_round_trip_at_their_extremes(tmp_path) -> None:
     reader = tf.train.NewCheckpointReader(path)
     assert reader.get_variable_to_dtype_map() == {"u16": tf.uint16, "u32": tf.uint32,
                                                   "u64": tf.uint64}
-    on_disk = checkpoint_format.read_checkpoint(path)["u64"]
+    on_disk = BundleReader(path).read("u64")
     assert on_disk.dtype == np.uint64 and on_disk.tolist() == values["u64"].tolist()

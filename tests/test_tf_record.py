@@ -1,5 +1,5 @@
-"""tensorweave.formats.tf_record: CRC32C against published vectors, the record layout against TF's
-spec (with a bitwise CRC as an independent reference), writer/iterator round trips with and without
+"""tensorweave.formats.tf_record: the record layout against TF's spec (with a bitwise CRC as an
+independent reference), writer/iterator round trips with and without
 compression, and TF's errors for damaged or missing files."""
 
 from __future__ import annotations
@@ -17,44 +17,12 @@ from tensorweave.formats.tf_record import (
     TFRecordCompressionType,
     TFRecordOptions,
     TFRecordWriter,
-    crc32c,
     encode_record,
-    masked_crc32c,
     read_lines,
     read_records,
     tf_record_iterator,
 )
-
-
-def bitwise_crc32c(data: bytes) -> int:
-    """CRC32C bit by bit, straight from the reflected polynomial (no table)."""
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 * (crc & 1))
-    return crc ^ 0xFFFFFFFF
-
-
-def masked(crc: int) -> int:
-    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
-
-
-def test_crc32c_published_vectors() -> None:
-    assert crc32c(b"123456789") == 0xE3069283  # the CRC-32C check value
-    assert crc32c(b"") == 0
-    assert crc32c(bytes(32)) == 0x8A9136AA  # RFC 3720, B.4
-    assert crc32c(b"\xff" * 32) == 0x62A8AB43
-    assert crc32c(bytes(range(32))) == 0x46DD794E
-    assert crc32c(bytes(range(31, -1, -1))) == 0x113FDB5C
-    for data in (b"a", b"tensorweave", bytes(range(256)) * 3):
-        assert crc32c(data) == bitwise_crc32c(data)
-
-
-def test_masked_crc_is_tfs_rotation_plus_delta() -> None:
-    # 0xE3069283 rotated right by 15 bits is 0x2507C60D; plus 0xA282EAD8 is 0xC78AB0E5
-    assert masked_crc32c(b"123456789") == masked(0xE3069283) == 0xC78AB0E5
-    assert masked_crc32c(b"") == 0xA282EAD8
+from tests.test_crc32c import bitwise_crc32c, masked
 
 
 def test_record_bytes_follow_tfs_spec() -> None:

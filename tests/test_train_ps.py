@@ -77,7 +77,7 @@ def test_cluster_training_converges_resumes_and_stops_its_servers(tmp_path) -> N
     step = final_step(first)
     assert 100 <= step <= 101 and int(runs.group(1)) + int(runs.group(2)) == step
     assert min(final_accuracy(first)) > 0.97
-    assert (tmp_path / f"model.ckpt-{step}").exists()
+    assert (tmp_path / f"model.ckpt-{step}.index").exists()
     assert "stopped 3 servers (exit codes [0, 0, 0])" in first
     assert_servers_gone(first)
 
@@ -113,7 +113,7 @@ def test_ctrl_c_stops_the_servers(tmp_path) -> None:
 
 def test_an_error_stops_the_servers(tmp_path) -> None:
     (tmp_path / "checkpoint").write_text('model_checkpoint_path: "model.ckpt-5"\n')
-    (tmp_path / "model.ckpt-5").write_bytes(b"not a checkpoint")
+    (tmp_path / "model.ckpt-5.index").write_bytes(b"not a checkpoint")
     result = subprocess.run(
         [sys.executable, str(SCRIPT), "--steps", "10", "--checkpoint-dir", str(tmp_path)],
         env=ENV, capture_output=True, text=True, timeout=120)
@@ -151,4 +151,4 @@ def test_local_training_converges_and_resumes(tmp_path) -> None:
     second = train(tmp_path, 50, "--local")
     assert f"resumed from {tmp_path / 'model.ckpt-200'} at global step 200" in second
     assert last_bar_step(second, 250) == final_step(second) == 250
-    assert (tmp_path / "model.ckpt-250").exists()
+    assert (tmp_path / "model.ckpt-250.index").exists()

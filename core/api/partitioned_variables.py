@@ -392,23 +392,6 @@ def create_partitioned_variables(shape: Sequence[int], slicing: Sequence[int], i
         return list(variable)
 
 
-# -- checkpoints ----------------------------------------------------------------------------------
-
-
-def assemble_slices(values: dict[str, np.ndarray], infos: dict[str, SaveSliceInfo]
-                    ) -> dict[str, np.ndarray]:
-    """Checkpoint tensors from fetched values: each key of `infos` (a shard) goes into the full
-    array of its variable, under the full name."""
-    out = {k: v for k, v in values.items() if k not in infos}
-    for key, info in infos.items():
-        part = np.asarray(values[key])
-        full = out.get(info.full_name)
-        if full is None:
-            full = out[info.full_name] = np.zeros(info.full_shape, part.dtype)
-        full[info.slices] = part
-    return out
-
-
 # -- embedding lookup -----------------------------------------------------------------------------
 
 

@@ -8,8 +8,7 @@ masked_crc32c(data) u32``, little-endian, with CRC32C (Castagnoli) masked as TF'
 records back to back, optionally compressed as a whole: ``"ZLIB"`` (a zlib stream) or ``"GZIP"``
 (a gzip stream), made with zlib's ``deflateInit2`` parameters as TF's ``ZlibOutputBuffer``
 takes them from `TFRecordOptions`, so the same options and zlib give the same bytes;
-concatenated streams read as one. CRC32C is pure Python (a byte table): records are checked
-at a few MB/s.
+concatenated streams read as one. CRC32C is `tensorweave.formats.crc32c` (a C package).
 
 Reading raises TF's errors, without a node (the executor names the node when a kernel reads):
 `NotFoundError` for a missing file, `DataLossError` for a truncated or corrupted record
@@ -31,44 +30,16 @@ from typing import Any, BinaryIO
 import attrs
 
 from tensorweave.engine import errors
+from tensorweave.formats.crc32c import masked_value as masked_crc32c
 
 __all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "tf_record_iterator"]
 
-_MASK_DELTA = 0xA282EAD8
 _U64, _U32 = struct.Struct("<Q"), struct.Struct("<I")
 _HEADER = 12  # length and its CRC
 _CHUNK = 256 << 10  # TF's default zlib buffer sizes
 
 
 # -- CRC32C and the record framing --------------------------------------------------------------
-
-
-def _table() -> tuple[int, ...]:
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1  # reflected Castagnoli
-        table.append(crc)
-    return tuple(table)
-
-
-_TABLE = _table()
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    table = _TABLE
-    for byte in data:
-        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
-
-
-def masked_crc32c(data: bytes) -> int:
-    """TFRecord's masked CRC: rotated right by 15 bits plus a constant, so that a CRC stored
-    inside CRC'd data does not weaken the check."""
-    crc = crc32c(data)
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
 
 
 def encode_record(data: bytes) -> bytes:

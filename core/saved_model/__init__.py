@@ -1,9 +1,8 @@
 """``tw.saved_model``: ``tf.compat.v1.saved_model``'s SavedModel API: `Builder`
 (``builder.SavedModelBuilder``), ``loader.load``, `simple_save`, signature builders, tag and
-signature constants. A SavedModel keeps TF's ``saved_model.pb`` but stores its variables in
-tensorweave's checkpoint format, so a SavedModel written by TensorFlow cannot be loaded
-(see `tensorweave.saved_model.builder`). The TF2 object-graph API (``tf.saved_model.save``) is
-not implemented."""
+signature constants. A SavedModel keeps TF's ``saved_model.pb`` and its variables as a TF V2
+checkpoint (see `tensorweave.saved_model.builder`). The TF2 object-graph API
+(``tf.saved_model.save``) is not implemented."""
 
 from tensorweave.formats.saved_model_proto import (
     AssetFileDef,

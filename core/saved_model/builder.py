@@ -3,8 +3,7 @@
 Contract: a SavedModel directory holds
 
     saved_model.pb       a `SavedModel` proto (``saved_model.pbtxt`` with ``save(as_text=True)``)
-    variables/variables  every global variable, in tensorweave's checkpoint format
-                         (`tensorweave.train.checkpoint_format`), NOT TF's tensor bundle
+    variables/variables  every global variable, a checkpoint in TF's V2 format
                          (``variables.index`` + ``variables.data-*``)
     assets/              copies of the asset files, if any
 
@@ -33,6 +32,7 @@ from typing import Any
 
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.formats.atomic_file import write_atomic
 from tensorweave.formats.saved_model_proto import (
     AssetFileDef,
     MetaGraphDef,
@@ -41,7 +41,6 @@ from tensorweave.formats.saved_model_proto import (
     TensorInfo,
 )
 from tensorweave.saved_model import constants
-from tensorweave.train.checkpoint_format import write_atomic
 from tensorweave.train.meta_graph import export_meta_graph
 from tensorweave.train.saver import Saver
 
@@ -180,7 +179,7 @@ class SavedModelBuilder:
         else:
             path = os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_PB)
             data = self._saved_model.SerializeToString(deterministic=True)
-        write_atomic(path, iter([data]))
+        write_atomic(path, data)
         _log.info("SavedModel written to: %s", path)
         return os.fsencode(path)
 

@@ -8,11 +8,10 @@ variables from ``variables/variables``, runs the meta graph's main op (or legacy
 each asset tensor fed the path of its copy under ``assets/``, and returns the `MetaGraphDef`, whose
 ``signature_def`` names the tensors to feed and fetch.
 
-Only what `SavedModelBuilder` writes can be loaded: ``saved_model.pb`` is read, else
-``saved_model.pbtxt`` (text format, as TF); neither raises ``OSError`` ("SavedModel file does
-not exist at: ..."), a file that does not parse raises ``OSError`` ("Cannot parse file ..."),
-and a SavedModel written by TensorFlow has its variables in TF's tensor bundle,
-which tensorweave cannot read (``ValueError``). Variables are restored under the default
+``saved_model.pb`` is read, else ``saved_model.pbtxt`` (text format, as TF); neither raises
+``OSError`` ("SavedModel file does not exist at: ..."), a file that does not parse raises
+``OSError`` ("Cannot parse file ..."). The variables are a checkpoint in TF's V2 format
+(`tensorweave.train.saver`). Variables are restored under the default
 `Saver`'s keys (op names), so a SavedModel built with a custom-keyed saver does not load.
 """
 
@@ -93,9 +92,6 @@ def _restore_variables(sess: Any, saver: Any, export_dir: str) -> None:
     path = variables_path(export_dir)
     if saver is None:  # the meta graph has no variables
         return
-    if not os.path.isfile(path) and os.path.isfile(f"{path}.index"):
-        raise ValueError(f"{path}.index is a TensorFlow tensor bundle, which tensorweave cannot "
-                         "read: only SavedModels written by tensorweave can be loaded.")
     saver.restore(sess, path)
 
 

@@ -1,36 +1,44 @@
 """The ``checkpoint`` state file of a checkpoint directory, as TF1's ``checkpoint_management``.
 
-Contract: the state file (``checkpoint`` unless `latest_filename` says otherwise) is text in TF's
-format, one ``key: "value"`` per line::
+Contract: the state file (``checkpoint`` unless `latest_filename` says otherwise) is a
+``CheckpointState`` proto in protobuf's text format, as TF writes it::
 
     model_checkpoint_path: "model.ckpt-200"
     all_model_checkpoint_paths: "model.ckpt-100"
     all_model_checkpoint_paths: "model.ckpt-200"
 
+(TF 2's ``all_model_checkpoint_timestamps`` and ``last_preserved_timestamp`` are read too.)
+
 Paths of checkpoints inside the directory are written relative to it, so a directory can be moved
 or read from another working directory; `get_checkpoint_state` returns them joined with the
-directory. The file is replaced atomically. `latest_checkpoint` returns ``None`` when there is no
-state or its newest checkpoint is missing.
+directory. The file is replaced atomically. A checkpoint exists when its ``.index`` file does
+(TF's V2 format). `latest_checkpoint` returns ``None`` when there is no state or its newest
+checkpoint is missing.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
+import struct
 
 import attrs
 import numpy as np
 
-from tensorweave.engine import errors
-from tensorweave.train.checkpoint_format import list_tensors, read_checkpoint, write_atomic
+from tensorweave.engine.proto import text_format
+from tensorweave.engine.proto import wire as proto_wire
+from tensorweave.engine.proto.message import Field, to_text
+from tensorweave.formats.atomic_file import write_atomic
+from tensorweave.formats.tensor_bundle import BundleReader, index_path
 
 __all__ = [
     "CheckpointState", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
     "list_variables", "load_variable", "update_checkpoint_state",
 ]
 
-_LINE = re.compile(r'^\s*(model_checkpoint_path|all_model_checkpoint_paths)\s*:\s*(".*")\s*$')
+_ROOT = "tensorflow.CheckpointState"
+_SCHEMA = {_ROOT: text_format.fields(
+    model_checkpoint_path=(1, "string"), all_model_checkpoint_paths=(2, "string"),
+    all_model_checkpoint_timestamps=(3, "double"), last_preserved_timestamp=(4, "double"))}
 
 
 @attrs.define
@@ -39,6 +47,8 @@ class CheckpointState:
 
     model_checkpoint_path: str = ""
     all_model_checkpoint_paths: list[str] = attrs.field(factory=list)
+    all_model_checkpoint_timestamps: list[float] = attrs.field(factory=list)
+    last_preserved_timestamp: float = 0.0
 
 
 def _state_path(checkpoint_dir: str, latest_filename: str | None) -> str:
@@ -57,9 +67,11 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
     """Write the state file of `save_dir`; the newest path is always listed last."""
     paths = [p for p in all_model_checkpoint_paths or [] if p != model_checkpoint_path]
     paths.append(model_checkpoint_path)
-    lines = [f"model_checkpoint_path: {json.dumps(_relative(save_dir, model_checkpoint_path))}"]
-    lines += [f"all_model_checkpoint_paths: {json.dumps(_relative(save_dir, p))}" for p in paths]
-    write_atomic(_state_path(save_dir, latest_filename), iter([("\n".join(lines) + "\n").encode()]))
+    message = [Field("model_checkpoint_path", 1, "string",
+                     _relative(save_dir, model_checkpoint_path))]
+    message += [Field("all_model_checkpoint_paths", 2, "string", _relative(save_dir, p))
+                for p in paths]
+    write_atomic(_state_path(save_dir, latest_filename), to_text(message).encode())
 
 
 def get_checkpoint_state(checkpoint_dir: str,
@@ -71,26 +83,31 @@ def get_checkpoint_state(checkpoint_dir: str,
             text = f.read()
     except FileNotFoundError:
         return None
+    try:
+        data = text_format.to_binary(text, _SCHEMA, _ROOT)
+    except ValueError as exc:
+        raise ValueError(f"Invalid checkpoint state file {path}: {exc}") from None
     state = CheckpointState()
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        match = _LINE.match(line)
-        if match is None:
-            raise ValueError(f"Invalid checkpoint state file {path}, line {number}: {line!r}")
-        key, value = match.group(1), json.loads(match.group(2))
-        value = value if os.path.isabs(value) else os.path.join(checkpoint_dir, value)
-        if key == "model_checkpoint_path":
-            state.model_checkpoint_path = value
-        else:
-            state.all_model_checkpoint_paths.append(value)
+    for number, _, value in proto_wire.fields(data):
+        if number in (1, 2):
+            value = value.decode()
+            value = value if os.path.isabs(value) else os.path.join(checkpoint_dir, value)
+            if number == 1:
+                state.model_checkpoint_path = value
+            else:
+                state.all_model_checkpoint_paths.append(value)
+        elif number == 3:
+            state.all_model_checkpoint_timestamps += struct.unpack(f"<{len(value) // 8}d", value)
+        elif number == 4:
+            (state.last_preserved_timestamp,) = struct.unpack("<d", value)
     if not state.model_checkpoint_path:
         raise ValueError(f"Invalid checkpoint state file {path}: no model_checkpoint_path")
     return state
 
 
 def checkpoint_exists(checkpoint_path: str) -> bool:
-    return os.path.isfile(checkpoint_path)
+    """Whether the V2 checkpoint with prefix `checkpoint_path` exists (its index does)."""
+    return os.path.isfile(index_path(checkpoint_path))
 
 
 def latest_checkpoint(checkpoint_dir: str, latest_filename: str | None = None) -> str | None:
@@ -113,13 +130,10 @@ def _resolve(ckpt_dir_or_file: str) -> str:
 
 def list_variables(ckpt_dir_or_file: str) -> list[tuple[str, list[int]]]:
     """``(name, shape)`` of every variable in a checkpoint (or a directory's newest)."""
-    return list_tensors(_resolve(ckpt_dir_or_file))
+    reader = BundleReader(_resolve(ckpt_dir_or_file))
+    return [(name, list(reader.shape(name))) for name in reader.names()]
 
 
 def load_variable(ckpt_dir_or_file: str, name: str) -> np.ndarray:
     """The saved value of one variable, as a numpy array."""
-    path = _resolve(ckpt_dir_or_file)
-    tensors = read_checkpoint(path)
-    if name not in tensors:
-        raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {path}")
-    return tensors[name]
+    return BundleReader(_resolve(ckpt_dir_or_file)).read(name.removesuffix(":0"))

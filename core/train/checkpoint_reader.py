@@ -2,9 +2,11 @@
 
 Contract: `NewCheckpointReader(path)` opens the checkpoint at `path` (a prefix written by
 `Saver.save`, or a directory whose newest checkpoint is taken); a missing one is TF's
-`NotFoundError`. The reader maps each saved name to its shape (a list of ints) and dtype, and
-``get_tensor(name)`` returns a saved value as a numpy array (`NotFoundError` for an unknown
-name).
+`NotFoundError`. The checkpoint is TF's V2 format (`tensorweave.formats.tensor_bundle`),
+written by TF or tensorweave. The reader maps each saved name to its shape (a list of ints) and
+dtype (a partitioned variable saved in slices under its full name and full shape), and
+``get_tensor(name)`` returns a saved value as a numpy array, read when asked for
+(`NotFoundError` for an unknown name, `DataLossError` naming the file for a corrupted one).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 import numpy as np
 
 from tensorweave.engine import dtypes, errors
-from tensorweave.train.checkpoint_format import read_checkpoint
+from tensorweave.formats.tensor_bundle import BundleReader, index_path
 from tensorweave.train.checkpoint_management import latest_checkpoint
 
 __all__ = ["CheckpointReader", "NewCheckpointReader"]
@@ -26,31 +28,27 @@ class CheckpointReader:
     def __init__(self, path: str) -> None:
         if os.path.isdir(path):
             path = latest_checkpoint(path) or path
-        if not os.path.isfile(path):
+        if not os.path.isfile(index_path(path)):
             raise errors.NotFoundError(None, None, f"Unsuccessful TensorSliceReader "
                                                    f"constructor: Failed to find any matching "
                                                    f"files for {path}")
-        self._path = path
-        self._tensors = read_checkpoint(path)
+        self._reader = BundleReader(path)
 
     def has_tensor(self, name: str) -> bool:
-        return name in self._tensors
+        return name in self._reader
 
     def get_tensor(self, name: str) -> np.ndarray:
-        if name not in self._tensors:
-            raise errors.NotFoundError(None, None,
-                                       f"Key {name} not found in checkpoint {self._path}")
-        return self._tensors[name]
+        return self._reader.read(name)
 
     def get_variable_to_shape_map(self) -> dict[str, list[int]]:
-        return {name: list(np.shape(v)) for name, v in self._tensors.items()}
+        return {name: list(self._reader.shape(name)) for name in self._reader.names()}
 
     def get_variable_to_dtype_map(self) -> dict[str, dtypes.DType]:
-        return {name: dtypes.as_dtype(np.asarray(v).dtype) for name, v in self._tensors.items()}
+        return {name: self._reader.dtype(name) for name in self._reader.names()}
 
     def debug_string(self) -> bytes:
-        lines = [f"{name} ({dtypes.as_dtype(np.asarray(v).dtype).name}) {list(np.shape(v))}"
-                 for name, v in sorted(self._tensors.items())]
+        lines = [f"{name} ({self._reader.dtype(name).name}) {list(self._reader.shape(name))}"
+                 for name in self._reader.names()]
         return ("\n".join(lines) + "\n").encode()
 
 

@@ -60,6 +60,7 @@ from tensorweave.engine.proto.message import (
     read_string,
     to_binary,
 )
+from tensorweave.formats.atomic_file import write_atomic
 from tensorweave.formats.meta_graph_proto import (
     CollectionDef,
     MetaGraphDef,
@@ -215,14 +216,7 @@ def write_meta_graph_file(meta: MetaGraphDef, filename: str, as_text: bool = Fal
     directory = os.path.dirname(filename)
     if directory:
         os.makedirs(directory, exist_ok=True)
-    _write_atomic(filename, str(meta).encode() if as_text else meta.SerializeToString())
-
-
-def _write_atomic(filename: str, data: bytes) -> None:
-    tmp = f"{filename}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, filename)
+    write_atomic(filename, str(meta).encode() if as_text else meta.SerializeToString())
 
 
 _graph_bytes: weakref.WeakKeyDictionary[Graph, tuple[int, bytes]] = weakref.WeakKeyDictionary()
@@ -238,7 +232,7 @@ def save_meta_graph(filename: str, graph: Graph, saver_def: SaverDef) -> None:
     meta = export_meta_graph(graph=graph, graph_def=GraphDef(), saver_def=saver_def)
     fields = [Field("graph_def", 2, "bytes", cached[1]) if f.name == "graph_def" else f
               for f in meta._message()]  # a message's bytes are written as a bytes field is
-    _write_atomic(filename, to_binary(fields))
+    write_atomic(filename, to_binary(fields))
 
 
 # -- import -----------------------------------------------------------------------------------

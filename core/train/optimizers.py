@@ -30,6 +30,8 @@ import abc
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from tensorweave.api import array_ops, init_ops, math_ops, state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.gradients import gate, gradients
@@ -226,6 +228,12 @@ class Optimizer(abc.ABC):
             with graph.colocate_with(var.op):
                 slot = Variable(lambda: init(shape.as_list(), dtype=var.dtype), name=name,
                                 trainable=False)
+        info = getattr(var, "_save_slice_info", None)
+        if info is not None:
+            # A partitioned variable's slot is partitioned alike and checkpointed as TF does:
+            # slices of "<full name>/<slot name>" (e.g. "w/Adam" for "w/part_0/Adam").
+            slot._save_slice_info = attrs.evolve(
+                info, full_name=f"{info.full_name}/{slot.op.name[len(var.op.name) + 1:]}")
         slots[var] = slot
         return slot
 

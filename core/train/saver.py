@@ -1,16 +1,19 @@
 """`Saver`: saving variables to checkpoints and restoring them, as ``tf.compat.v1.train.Saver``.
 
 Contract: a `Saver` maps checkpoint keys to variables (default: every global variable, keyed by
-its op name). `save` fetches all of them in one step and writes one checkpoint file in the format
-of `tensorweave.train.checkpoint_format` (documented there; no pickle), atomically, so a crash
-mid-save leaves the previous checkpoint intact; then it updates the directory's ``checkpoint``
-state file and deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all),
-except one per `keep_checkpoint_every_n_hours`. A checkpoint always holds every variable in a
-single file (`sharded` is accepted for TF compatibility). The shards of a partitioned variable
-(those with a ``_save_slice_info``) are written together, as the full variable under its full
-name, and each restores its slice of it, so a checkpoint restores into any partitioning. With
-`write_meta_graph` (the default, as TF) it also writes the graph's meta graph to ``<path>.meta``
-(`tensorweave.train.meta_graph`), deleted with its checkpoint.
+its op name). `save` fetches all of them in one step and writes a checkpoint in TF's V2 format
+(`tensorweave.formats.tensor_bundle`: ``<path>.index`` and ``<path>.data-00000-of-00001``; with
+`sharded`, one data file per device of the saved variables, in device-name order, and one index,
+as TF's merged sharded saves), each file under a temporary name renamed into place, so a crash
+mid-save leaves the previous checkpoint intact (saving over the same prefix replaces its files
+one by one: `tensorweave.formats.atomic_file`); temporary files that crashed saves left in the
+directory are removed first. Then it updates the directory's ``checkpoint`` state file and
+deletes the oldest checkpoints beyond `max_to_keep` (``None`` or 0 keeps all), except one per
+`keep_checkpoint_every_n_hours`. The shards of a partitioned variable (those with a
+``_save_slice_info``, their optimizer slots too) are saved as TF saves them: slices of the full
+variable under its full name; each restores its slice, so a checkpoint restores into any
+partitioning. With `write_meta_graph` (the default, as TF) it also writes the graph's meta graph
+to ``<path>.meta`` (`tensorweave.train.meta_graph`), deleted with its checkpoint.
 
 `restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
 variable, so variables on other devices or ps tasks are restored where they live. A missing key
@@ -21,7 +24,7 @@ Saveable objects (`tensorweave.train.saveable_object`: lookup tables, dataset it
 saved alongside: ``var_list`` may hold them (in a list, or as dict values), and the default
 list is the global variables plus the ``GraphKeys.SAVEABLE_OBJECTS`` collection, as TF. Each
 of a saveable's `SaveSpec`s is one checkpoint tensor under the spec's name (string tensors are
-stored as the checkpoint format documents); their tensors are made when the saver is built, as
+stored as TF stores them); their tensors are made when the saver is built, as
 is the saveable's restore op, fed the checkpoint's values by placeholders of the spec's dtype.
 """
 
@@ -29,18 +32,26 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from typing import Any
 
+import attrs
 import numpy as np
 
 from tensorweave.api.control_flow_ops import group
-from tensorweave.api.partitioned_variables import assemble_slices
 from tensorweave.api.state_ops import assign, placeholder
 from tensorweave.api.variables import Variable, global_variables
-from tensorweave.engine import dtypes, errors
+from tensorweave.engine import device_spec, dtypes, errors
 from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.train.checkpoint_format import read_checkpoint, write_checkpoint
+from tensorweave.formats import atomic_file
+from tensorweave.formats.tensor_bundle import (
+    BundleReader,
+    Extent,
+    SavedTensor,
+    index_path,
+    write_bundle,
+)
 from tensorweave.train.checkpoint_management import (
     CheckpointState,
     checkpoint_exists,
@@ -58,15 +69,21 @@ __all__ = [
 ]
 
 
-def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject]]:
+def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject], dict[str, str]]:
     """Checkpoint key -> variable: `var_list` itself if a dict, else each variable's op name (a
-    `PartitionedVariable` stands for its shards, keyed by their op names); and the saveable
-    objects of `var_list` (a dict's key for one is ignored: its specs name its keys)."""
+    `PartitionedVariable` stands for its shards, keyed by their op names); the saveable
+    objects of `var_list` (a dict's key for one is ignored: its specs name its keys); and, for
+    the shards of a `PartitionedVariable` that is a dict's value, the dict's key, under which
+    they are saved (as TF does) instead of the variable's full name."""
     items = list(var_list.items()) if isinstance(var_list, dict) else [(None, v) for v in var_list]
     expanded: list[tuple[str | None, Any]] = []
+    renamed: dict[str, str] = {}
     for key, v in items:
-        expanded += [(None, shard) for shard in v] if hasattr(v, "_get_variable_list") \
-            else [(key, v)]
+        if hasattr(v, "_get_variable_list"):
+            expanded += [(None, shard) for shard in v]
+            renamed.update({shard.op.name: key for shard in v if key is not None})
+        else:
+            expanded.append((key, v))
     out: dict[str, Variable] = {}
     saveables: list[SaveableObject] = []
     for key, v in expanded:
@@ -86,7 +103,7 @@ def _var_dict(var_list: Any) -> tuple[dict[str, Variable], list[SaveableObject]]
         if spec.name in keys:
             raise ValueError(f"At least two variables have the same name: {spec.name}")
         keys.add(spec.name)
-    return out, saveables
+    return out, saveables, renamed
 
 
 class Saver:
@@ -99,6 +116,7 @@ class Saver:
         if reshape:
             raise ValueError("Saver(reshape=True) is not supported: shapes must match.")
         self._var_list = var_list
+        self._sharded = sharded
         self._max_to_keep = max_to_keep
         self._keep_hours = keep_checkpoint_every_n_hours
         self._next_keep_time = time.time() + keep_checkpoint_every_n_hours * 3600
@@ -108,6 +126,7 @@ class Saver:
         self._last_checkpoints: list[tuple[str, float]] = []
         self._to_delete: list[tuple[str, float]] = []
         self._vars: dict[str, Variable] = {}
+        self._renamed: dict[str, str] = {}
         self._saveables: list[SaveableObject] = []
         self._save_tensors: dict[str, Tensor] = {}  # a saveable spec's key -> its tensor
         self._feeds: dict[str, Tensor] = {}
@@ -127,7 +146,7 @@ class Saver:
                         *get_default_graph().get_collection(GraphKeys.SAVEABLE_OBJECTS)]
         else:
             var_list = self._var_list
-        self._vars, self._saveables = _var_dict(var_list)
+        self._vars, self._saveables, self._renamed = _var_dict(var_list)
         self._built = True
         if not self._vars and not self._saveables:
             if self._allow_empty:
@@ -168,7 +187,7 @@ class Saver:
     def recover_last_checkpoints(self, checkpoint_paths: list[str]) -> None:
         """Adopt existing checkpoints (e.g. from a previous run) as this saver's own, so
         `max_to_keep` also removes them."""
-        self._last_checkpoints = [(p, os.path.getmtime(p)) for p in checkpoint_paths
+        self._last_checkpoints = [(p, os.path.getmtime(index_path(p))) for p in checkpoint_paths
                                   if checkpoint_exists(p)]
 
     # -- save ---------------------------------------------------------------------------------
@@ -208,10 +227,10 @@ class Saver:
         directory = os.path.dirname(save_path) or "."
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
+        atomic_file.remove_stale_temp_files(directory)
         values = sess.run({**{key: var.value() for key, var in self._vars.items()},
                            **self._save_tensors})
-        write_checkpoint(save_path, assemble_slices(
-            {k: np.asarray(v) for k, v in values.items()}, self._slices()))
+        write_bundle(save_path, self._shards(values))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
 
@@ -241,14 +260,39 @@ class Saver:
             if saved_at > self._next_keep_time:
                 self._next_keep_time += self._keep_hours * 3600
                 continue
-            for name in (path, f"{path}.meta"):
+            for name in _checkpoint_files(path):
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(name)
 
+    def _shards(self, values: dict[str, Any]) -> list[list[SavedTensor]]:
+        """The tensors of each data file: one file, or with `sharded` one per device."""
+        by_device: dict[str, list[SavedTensor]] = {}
+
+        def add(device: str | None, tensor: SavedTensor) -> None:
+            key = device_spec.canonical(device or "") if self._sharded else ""
+            by_device.setdefault(key, []).append(tensor)
+
+        slices = self._slices()
+        for key, var in self._vars.items():
+            info = slices.get(key)
+            value = np.asarray(values[key])
+            add(var.device, SavedTensor(key, value) if info is None else SavedTensor(
+                info.full_name, value, tuple(info.full_shape), _extents(info)))
+        for saveable in self._saveables:
+            for spec in saveable.specs:
+                add(spec.device, SavedTensor(spec.name, np.asarray(values[spec.name])))
+        # TF saves in checkpoint-key order (a partitioned variable's slices in shard order)
+        return [sorted(by_device[device], key=lambda t: t.key) for device in sorted(by_device)]
+
     def _slices(self) -> dict[str, Any]:
-        """Key -> `SaveSliceInfo` of each shard of a partitioned variable."""
-        return {key: var._save_slice_info for key, var in self._vars.items()
-                if getattr(var, "_save_slice_info", None) is not None}
+        """Key -> `SaveSliceInfo` of each shard of a partitioned variable, its full name the one
+        it is saved under."""
+        out = {}
+        for key, var in self._vars.items():
+            info = getattr(var, "_save_slice_info", None)
+            if info is not None:
+                out[key] = attrs.evolve(info, full_name=self._renamed.get(key, info.full_name))
+        return out
 
     # -- restore ------------------------------------------------------------------------------
 
@@ -261,20 +305,22 @@ class Saver:
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
         if not self._vars and not self._saveables:
             return
-        saved = read_checkpoint(save_path)
+        reader = BundleReader(save_path)
         slices = self._slices()
         feeds = {}
         for key, var in self._vars.items():
             info = slices.get(key)
-            full_key = key if info is None else info.full_name
-            if full_key not in saved:
-                raise errors.NotFoundError(None, None,
-                                           f"Key {full_key} not found in checkpoint {save_path}")
-            value = saved[full_key] if info is None else _slice_of(saved[full_key], info, key)
-            if value.dtype != np.dtype(var.dtype.np_type):
+            name = key if info is None else info.full_name
+            _saved_dtype(reader, name, var.dtype, save_path)
+            if info is None:
+                value = reader.read(name)
+            elif list(reader.shape(name)) != list(info.full_shape):
                 raise errors.InvalidArgumentError(
-                    None, None, f"tensor_name = {key}; expected dtype {var.dtype.name} does not "
-                    f"equal original dtype {value.dtype.name}")
+                    None, None, f"Restoring {key}: the checkpoint holds {name} with shape "
+                    f"{list(reader.shape(name))}, the partitioned variable has shape "
+                    f"{list(info.full_shape)}")
+            else:
+                value = reader.read_slice(name, _extents(info))
             if not var.get_shape().is_compatible_with(value.shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: Assign requires shapes of both tensors to "
@@ -282,24 +328,35 @@ class Saver:
                     f"{list(value.shape)}")
             feeds[self._feeds[key]] = value
         for key, tensor in self._save_tensors.items():
-            if key not in saved:
-                raise errors.NotFoundError(None, None,
-                                           f"Key {key} not found in checkpoint {save_path}")
-            if saved[key].dtype != np.dtype(tensor.dtype.np_type):
-                raise errors.InvalidArgumentError(
-                    None, None, f"tensor_name = {key}; expected dtype {tensor.dtype.name} does "
-                    f"not equal original dtype {dtypes.as_dtype(saved[key].dtype).name}")
-            feeds[self._feeds[key]] = saved[key]
+            _saved_dtype(reader, key, tensor.dtype, save_path)
+            feeds[self._feeds[key]] = reader.read(key)
         sess.run(self._restore_op, feeds)
 
 
-def _slice_of(full: np.ndarray, info: Any, key: str) -> np.ndarray:
-    """A shard's part of the saved full variable (any partitioning saved it)."""
-    if list(full.shape) != list(info.full_shape):
+def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
+    """TF's errors if the saved tensor `name` is missing or is not of `dtype`."""
+    if name not in reader:
+        raise errors.NotFoundError(None, None, f"Key {name} not found in checkpoint {save_path}")
+    saved = reader.dtype(name)
+    if saved != dtype.base_dtype:
         raise errors.InvalidArgumentError(
-            None, None, f"Restoring {key}: the checkpoint holds {info.full_name} with shape "
-            f"{list(full.shape)}, the partitioned variable has shape {list(info.full_shape)}")
-    return full[info.slices]
+            None, None, f"tensor_name = {name}; expected dtype {dtype.base_dtype.name} does not "
+            f"equal original dtype {saved.name}")
+
+
+def _extents(info: Any) -> tuple[Extent, ...]:
+    return tuple(Extent(o, s) for o, s in zip(info.var_offset, info.var_shape))
+
+
+def _checkpoint_files(prefix: str) -> list[str]:
+    """The files of the checkpoint `prefix`: its index, data files and meta graph."""
+    directory, base = os.path.split(prefix)
+    data = re.compile(re.escape(base) + r"\.data-\d{5}-of-\d{5}")
+    names = [index_path(prefix), f"{prefix}.meta"]
+    with contextlib.suppress(FileNotFoundError):
+        names += [os.path.join(directory, n) for n in os.listdir(directory or ".")
+                  if data.fullmatch(n)]
+    return names
 
 
 def _saveable_graph(saveable: SaveableObject) -> Any:
