@@ -1,8 +1,11 @@
 """Kernels of the fused optimizer updates, with TF1's update formulas (``training_ops.cc``).
 
-Each kernel reads the variable and its slots through their refs, stores the updated arrays and
-returns the variable's new value: the dense updates store new arrays, the ``SparseApply*`` ones
-change the stored arrays in place when no reader holds them (`VariableRef.updatable`). With
+Each kernel updates the variable and its slots through their refs and returns the variable's
+new value. Like TF's fused kernels they change the stored arrays in place, through numpy's
+in-place ufuncs and ``out=``, when no reader holds them (`VariableRef.updatable`; else a copy is
+updated and stored), so that a step's update allocates no new variable or slot. The dense
+updates evaluate TF's expressions in TF's order (results equal to the composed formulas) with at
+most two scratch arrays of the variable's size, where Eigen's fused expression needs none. With
 ``use_locking`` the refs' locks are held for the whole update, in input order.
 
 The ``SparseApply*`` kernels apply the dense formula to the rows at ``indices`` only, one
@@ -32,36 +35,63 @@ def _locked(ctx: KernelContext, *refs: VariableRef) -> Iterator[None]:
         yield
 
 
-def _read(ctx: KernelContext, var: VariableRef, *others: tuple[str, VariableRef | Any]) -> Any:
-    """The variable's value, after checking that each slot or gradient has its shape."""
-    value = var.read()
+def _check(ctx: KernelContext, var: VariableRef, *others: tuple[str, VariableRef | Any]) -> None:
+    """TF's check that each slot and the gradient has the variable's shape. It keeps no
+    reference to a stored value, so `VariableRef.updatable` can hand the array itself."""
+    shape = var.read().shape
     for name, other in others:
-        shape = (other.read() if isinstance(other, VariableRef) else other).shape
-        if shape != value.shape:
+        other_shape = (other.read() if isinstance(other, VariableRef) else other).shape
+        if other_shape != shape:
             raise errors.InvalidArgumentError(
                 ctx.node_name, ctx.op,
-                f"var and {name} do not have the same shape{list(value.shape)} {list(shape)}")
-    return value
+                f"var and {name} do not have the same shape{list(shape)} {list(other_shape)}")
 
 
-def _store(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
-    return ref.store(value.astype(ctx.out_np, copy=False))
+def _updating(*refs: VariableRef) -> list[Any]:
+    """The arrays to update in place, then `_store` (see `VariableRef.updatable`)."""
+    return [ref.updatable() for ref in refs]
+
+
+def _store(refs: tuple[VariableRef, ...], arrays: list[Any]) -> Any:
+    """Store the updated arrays; returns the variable's (the first)."""
+    for ref, array in zip(refs, arrays):
+        ref.store(array)
+    return arrays[0]
+
+
+def _blend(xp: Any, slot: Any, target: Any, weight: Any, scratch: Any) -> None:
+    """``slot += (target - slot) * weight`` (TF's form of a moving average), through
+    `scratch`."""
+    xp.subtract(target, slot, out=scratch)
+    scratch *= weight
+    slot += scratch
 
 
 def apply_gradient_descent(ctx: KernelContext, var: VariableRef, alpha: Any, delta: Any) -> Any:
     with _locked(ctx, var):
-        value = _read(ctx, var, ("delta", delta))
-        return _store(ctx, var, value - alpha * delta)
+        _check(ctx, var, ("delta", delta))
+        (w,) = _updating(var)
+        w -= ctx.xp.multiply(delta, alpha)
+        return _store((var,), [w])
 
 
 def apply_momentum(ctx: KernelContext, var: VariableRef, accum: VariableRef, lr: Any, grad: Any,
                    momentum: Any) -> Any:
+    xp = ctx.xp
     with _locked(ctx, var, accum):
-        value = _read(ctx, var, ("accum", accum), ("grad", grad))
-        a = _store(ctx, accum, accum.read() * momentum + grad)
+        _check(ctx, var, ("accum", accum), ("grad", grad))
+        w, a = _updating(var, accum)
+        a *= momentum
+        a += grad
         if ctx.attrs.get("use_nesterov", False):
-            return _store(ctx, var, value - (grad * lr + a * momentum * lr))
-        return _store(ctx, var, value - lr * a)
+            step = xp.multiply(grad, lr)
+            t = xp.multiply(a, momentum)
+            t *= lr
+            step += t
+        else:
+            step = xp.multiply(a, lr)
+        w -= step
+        return _store((var, accum), [w, a])
 
 
 def apply_adam(ctx: KernelContext, var: VariableRef, m: VariableRef, v: VariableRef,
@@ -69,36 +99,51 @@ def apply_adam(ctx: KernelContext, var: VariableRef, m: VariableRef, v: Variable
                epsilon: Any, grad: Any) -> Any:
     xp = ctx.xp
     with _locked(ctx, var, m, v):
-        value = _read(ctx, var, ("m", m), ("v", v), ("grad", grad))
+        _check(ctx, var, ("m", m), ("v", v), ("grad", grad))
+        w, m_t, v_t = _updating(var, m, v)
         lr_t = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)
-        m_t = _store(ctx, m, m.read() + (grad - m.read()) * (1 - beta1))
-        v_t = _store(ctx, v, v.read() + (grad * grad - v.read()) * (1 - beta2))
+        t = xp.empty_like(w)
+        _blend(xp, m_t, grad, 1 - beta1, t)
+        _blend(xp, v_t, xp.multiply(grad, grad, out=t), 1 - beta2, t)
         if ctx.attrs.get("use_nesterov", False):
-            step = (m_t * beta1 + (1 - beta1) * grad) * lr_t / (xp.sqrt(v_t) + epsilon)
+            step = xp.multiply(m_t, beta1)
+            step += xp.multiply(grad, 1 - beta1, out=t)
+            step *= lr_t
         else:
-            step = m_t * lr_t / (xp.sqrt(v_t) + epsilon)
-        return _store(ctx, var, value - step)
+            step = xp.multiply(m_t, lr_t)
+        xp.sqrt(v_t, out=t)
+        t += epsilon
+        step /= t
+        w -= step
+        return _store((var, m, v), [w, m_t, v_t])
 
 
 def apply_adagrad(ctx: KernelContext, var: VariableRef, accum: VariableRef, lr: Any,
                   grad: Any) -> Any:
     xp = ctx.xp
     with _locked(ctx, var, accum):
-        value = _read(ctx, var, ("accum", accum), ("grad", grad))
-        a = accum.read()
+        _check(ctx, var, ("accum", accum), ("grad", grad))
+        w, a = _updating(var, accum)
+        t = xp.multiply(grad, grad)
         if ctx.attrs.get("update_slots", True):
-            a = _store(ctx, accum, a + grad * grad)
-        return _store(ctx, var, value - lr * grad / xp.sqrt(a))
+            a += t
+        step = xp.multiply(grad, lr)
+        step /= xp.sqrt(a, out=t)
+        w -= step
+        return _store((var, accum), [w, a])
 
 
 def apply_rms_prop(ctx: KernelContext, var: VariableRef, ms: VariableRef, mom: VariableRef,
                    lr: Any, rho: Any, momentum: Any, epsilon: Any, grad: Any) -> Any:
     xp = ctx.xp
     with _locked(ctx, var, ms, mom):
-        value = _read(ctx, var, ("ms", ms), ("mom", mom), ("grad", grad))
-        ms_t = _store(ctx, ms, ms.read() + (grad * grad - ms.read()) * (1 - rho))
-        mom_t = _store(ctx, mom, mom.read() * momentum + lr * grad / xp.sqrt(ms_t + epsilon))
-        return _store(ctx, var, value - mom_t)
+        _check(ctx, var, ("ms", ms), ("mom", mom), ("grad", grad))
+        w, ms_t, mom_t = _updating(var, ms, mom)
+        t = xp.multiply(grad, grad)
+        _blend(xp, ms_t, t, 1 - rho, t)
+        _momentum_step(xp, mom_t, momentum, lr, grad, xp.add(ms_t, epsilon, out=t))
+        w -= mom_t
+        return _store((var, ms, mom), [w, ms_t, mom_t])
 
 
 def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRef,
@@ -106,12 +151,26 @@ def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRe
                             epsilon: Any, grad: Any) -> Any:
     xp = ctx.xp
     with _locked(ctx, var, mg, ms, mom):
-        value = _read(ctx, var, ("mg", mg), ("ms", ms), ("mom", mom), ("grad", grad))
-        mg_t = _store(ctx, mg, mg.read() + (grad - mg.read()) * (1 - rho))
-        ms_t = _store(ctx, ms, ms.read() + (grad * grad - ms.read()) * (1 - rho))
-        denom = ms_t - mg_t * mg_t + epsilon
-        mom_t = _store(ctx, mom, mom.read() * momentum + lr * grad / xp.sqrt(denom))
-        return _store(ctx, var, value - mom_t)
+        _check(ctx, var, ("mg", mg), ("ms", ms), ("mom", mom), ("grad", grad))
+        w, mg_t, ms_t, mom_t = _updating(var, mg, ms, mom)
+        t = xp.empty_like(w)
+        _blend(xp, mg_t, grad, 1 - rho, t)
+        _blend(xp, ms_t, xp.multiply(grad, grad, out=t), 1 - rho, t)
+        denom = xp.multiply(mg_t, mg_t, out=t)
+        xp.subtract(ms_t, denom, out=denom)
+        denom += epsilon
+        _momentum_step(xp, mom_t, momentum, lr, grad, denom)
+        w -= mom_t
+        return _store((var, mg, ms, mom), [w, mg_t, ms_t, mom_t])
+
+
+def _momentum_step(xp: Any, mom: Any, momentum: Any, lr: Any, grad: Any, denom: Any) -> None:
+    """``mom = mom * momentum + lr * grad / sqrt(denom)``, overwriting `denom`."""
+    xp.sqrt(denom, out=denom)
+    step = xp.multiply(grad, lr)
+    step /= denom
+    mom *= momentum
+    mom += step
 
 
 # -- sparse updates -------------------------------------------------------------------------------

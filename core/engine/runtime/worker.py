@@ -18,7 +18,6 @@ cleans steps whose master never did (a vanished client).
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 import time
 from collections import deque
@@ -41,6 +40,10 @@ from tensorweave.engine.runtime.executor import (
 )
 from tensorweave.engine.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
+from tensorweave.engine.runtime.variables_store import FetchedRef
+from tensorweave.engine.runtime.passes import PassContext, PassRecord, run_phase
+from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
+from tensorweave.engine.runtime.threads import ThreadBudget
 from tensorweave.engine.runtime.variables_store import FetchedRef
 
 _RUNTIME_OPS = frozenset({"_Arg", "_Retval", "_Send", "_Recv"})
@@ -157,9 +160,10 @@ class Worker:
         # (not `or`: an empty manager is falsy)
         self.rendezvous_mgr = RendezvousManager(Rendezvous) if rendezvous_mgr is None \
             else rendezvous_mgr
-        threads = config.inter_op_parallelism_threads or min(8, (os.cpu_count() or 2) + 2)
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix=f"tw-{task.job}{task.task}")
-        self.parallel = threads > 1
+        self.budget = ThreadBudget.of(config)
+        self.pool = ThreadPoolExecutor(self.budget.inter_op,
+                                       thread_name_prefix=f"tw-{task.job}{task.task}")
+        self.parallel = self.budget.inter_op > 1
         self._graphs: dict[str, _Registered] = {}
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -324,6 +328,7 @@ class Worker:
         if not steps:
             done(None, (retvals, stats))
             return
+        self.budget.apply()
         if not registered.straight_line:  # a straight-line step cannot wait on anything
 
             def expire() -> None:
