@@ -170,6 +170,19 @@ def run_server_cli(argv: Sequence[str]) -> int:
     """``tensorweave server ...``; see the module docstring."""
     parser = _parser()
     args = parser.parse_args(list(argv))
+    stop = threading.Event()
+    # Before the server binds its port: a signal may come as soon as a client can connect.
+    previous = {sig: signal.signal(sig, lambda *_: stop.set())
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _serve(parser, args, stop)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace,
+           stop: threading.Event) -> int:
     try:
         tf_config = TFConfig.from_env()
         if args.cluster:
@@ -190,9 +203,6 @@ def run_server_cli(argv: Sequence[str]) -> int:
     except (OSError, ValueError, TypeError) as exc:
         print(f"tensorweave server: error: {exc}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGTERM, signal.SIGINT)}
     if args.stop_on_stdin_eof:
         threading.Thread(target=_set_on_eof, args=(sys.stdin.fileno(), stop), daemon=True,
                          name="stdin-eof").start()
@@ -206,6 +216,4 @@ def run_server_cli(argv: Sequence[str]) -> int:
             pass
     finally:
         server.stop()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
     return 0

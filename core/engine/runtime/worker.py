@@ -40,9 +40,6 @@ from tensorweave.engine.runtime.executor import (
 )
 from tensorweave.engine.runtime.passes import PassContext, PassRecord, run_phase
 from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
-from tensorweave.engine.runtime.variables_store import FetchedRef
-from tensorweave.engine.runtime.passes import PassContext, PassRecord, run_phase
-from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager, parse_key
 from tensorweave.engine.runtime.threads import ThreadBudget
 from tensorweave.engine.runtime.variables_store import FetchedRef
 
