@@ -18,7 +18,6 @@ from tensorweave.formats.tensor_bundle import (
     BundleReader,
     Extent,
     SavedTensor,
-    parse_slice_spec,
     slice_key,
     write_bundle,
 )
@@ -60,12 +59,6 @@ def test_slice_keys_are_tfs_ordered_code() -> None:
     assert codes == sorted(codes)
     assert [len(c) for c in codes] == [10, 6, 3, 2, 2, 1, 1, 1, 1, 1, 2, 2, 3, 6, 10]
     assert (codes[6], codes[7], codes[10]) == (b"\x7f", b"\x80", b"\xc0\x40")
-
-
-def test_slice_specs_parse_as_tf_writes_them() -> None:
-    assert parse_slice_spec("4 6 0,2:-") == ((4, 6), (Extent(0, 2), Extent()))
-    with pytest.raises(ValueError, match="extents"):
-        parse_slice_spec("4 6 0,2")
 
 
 def test_every_dtype_round_trips(tmp_path: Path) -> None:

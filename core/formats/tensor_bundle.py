@@ -20,11 +20,10 @@ with ``b"\\x00"``, which no variable name does) holding that slice's data.
 Contract: `write_bundle` writes a whole checkpoint, one data file per shard, atomically per file
 (see there). Underneath, `BundleWriter` writes one data file and collects its entries and
 `write_index` writes the index of the merged entries of all shards (TF's
-``MergeV2Checkpoints``). `BundleReader`
-reads a checkpoint by prefix: a missing index or data file is `NotFoundError`; anything else
-inconsistent (a truncated or corrupted file, a checksum mismatch, a malformed entry) is
-`DataLossError` naming the file, and a dtype tensorweave lacks (bfloat16, resource, ...) is
-`UnimplementedError` naming the tensor.
+``MergeV2Checkpoints``). `BundleReader` reads a checkpoint by prefix: a missing index or data
+file is `NotFoundError`; anything else inconsistent (a truncated or corrupted file, a checksum
+mismatch, a malformed entry) is `DataLossError` naming the file, and a dtype tensorweave lacks
+(bfloat16, resource, ...) is `UnimplementedError` naming the tensor.
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ from tensorweave.formats.tensor_bundle_proto import (
 
 __all__ = [
     "BundleEntry", "BundleReader", "BundleWriter", "DATA_TYPES", "Extent", "SavedTensor",
-    "data_path", "index_path", "parse_slice_spec", "slice_key", "write_bundle", "write_index",
+    "data_path", "index_path", "slice_key", "write_bundle", "write_index",
 ]
 
 # TF's DataType numbers (types.proto) of the dtypes tensorweave has.
@@ -88,23 +87,6 @@ class Extent:
     def indices(self) -> slice:
         return slice(None) if self.length == FULL else slice(self.start,
                                                              self.start + self.length)
-
-
-def parse_slice_spec(spec: str) -> tuple[tuple[int, ...], tuple[Extent, ...]]:
-    """TF's ``shape_and_slice`` text (``"4 6 0,2:0,6"``: the full shape, then ``start,length``
-    or ``-`` per dimension) as the full shape and the extents; `ValueError` if malformed."""
-    *dims, extents = spec.split(" ")
-    shape = tuple(int(d) for d in dims)
-    out = []
-    for part in extents.split(":"):
-        if part == "-":
-            out.append(Extent())
-            continue
-        start, length = part.split(",")
-        out.append(Extent(int(start), int(length)))
-    if len(out) != len(shape):
-        raise ValueError(f"Slice spec {spec!r} has {len(out)} extents for rank {len(shape)}")
-    return shape, tuple(out)
 
 
 # -- OrderedCode, for slice keys (tensorflow/core/lib/strings/ordered_code.cc) ----------------
@@ -234,7 +216,7 @@ class BundleWriter:
     it holds; `finish` flushes and fsyncs it and returns the entries by key."""
 
     def __init__(self, path: str, shard_id: int = 0) -> None:
-        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by finish/abort
+        self._file: BinaryIO = open(path, "wb")  # closed by finish or abort
         self._shard_id = shard_id
         self._offset = 0
         self.entries: dict[bytes, BundleEntry] = {}
@@ -320,8 +302,8 @@ class SavedTensor:
 def write_bundle(prefix: str, shards: list[list[SavedTensor]]) -> None:
     """Write the checkpoint `prefix` with one data file per element of `shards`, atomically per
     file (`tensorweave.formats.atomic_file`): every file is written under a temporary name first,
-    then the data files are renamed into place, the index last. On an error nothing of the new
-    checkpoint is left."""
+    then the data files are renamed into place, the index last. An error before the renames
+    leaves nothing of the new checkpoint."""
     num_shards = len(shards)
     temps: list[tuple[str, str]] = []
     try:
