@@ -10,20 +10,28 @@ checksums are masked because a CRC computed over bytes that themselves hold CRCs
 
 from __future__ import annotations
 
+import functools
+import importlib
+from collections.abc import Callable
 from typing import Any
-
-import crc32c as _crc32c
 
 _MASK_DELTA = 0xA282EAD8
 _U32 = 0xFFFFFFFF
 
 
+@functools.cache
+def _crc32c() -> Callable[..., int]:
+    # The package's import loads its command-line tool too (tens of ms): the first checksum pays
+    # for it, not every `import tensorweave` (tf_record imports this module).
+    return importlib.import_module("crc32c").crc32c
+
+
 def value(data: Any) -> int:
-    return _crc32c.crc32c(data)
+    return _crc32c()(data)
 
 
 def extend(crc: int, data: Any) -> int:
-    return _crc32c.crc32c(data, crc)
+    return _crc32c()(data, crc)
 
 
 def mask(crc: int) -> int:

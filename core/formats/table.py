@@ -23,7 +23,7 @@ import struct
 from collections.abc import Iterable, Iterator
 
 from tensorweave.engine import errors
-from tensorweave.formats import crc32c
+from tensorweave.formats import crc32c, varint
 
 MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
@@ -33,15 +33,6 @@ _RESTART_INTERVAL = 16
 _NO_COMPRESSION = 0
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _shared_prefix(a: bytes, b: bytes) -> int:
@@ -66,8 +57,8 @@ class _BlockBuilder:
             self._restarts.append(self.size)
             self._count, self._last = 0, b""
         shared = _shared_prefix(self._last, key)
-        entry = b"".join((_varint(shared), _varint(len(key) - shared), _varint(len(value)),
-                          key[shared:], value))
+        entry = b"".join((varint.encode(shared), varint.encode(len(key) - shared),
+                          varint.encode(len(value)), key[shared:], value))
         self.parts.append(entry)
         self.size += len(entry)
         self._count += 1
@@ -83,7 +74,7 @@ class _BlockBuilder:
 
 
 def _handle(offset: int, size: int) -> bytes:
-    return _varint(offset) + _varint(size)
+    return varint.encode(offset) + varint.encode(size)
 
 
 def _separator(start: bytes, limit: bytes) -> bytes:
@@ -149,25 +140,12 @@ class _CorruptError(Exception):
     """A structural error found while decoding; `read_table` names the file."""
 
 
-def _read_varint(data: bytes | memoryview, pos: int, limit: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        if pos >= limit or shift > 63:
-            raise _CorruptError("bad varint")
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        shift += 7
-        if not byte & 0x80:
-            return result, pos
-
-
 def _read_handle(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
     """The offset and size of the block handle at `pos` of `data`, and the position after it;
     an overlong varint (which TF never writes) is corruption too."""
     start = pos
-    offset, pos = _read_varint(data, pos, len(data))
-    size, pos = _read_varint(data, pos, len(data))
+    offset, pos = varint.decode(data, pos, len(data))
+    size, pos = varint.decode(data, pos, len(data))
     if bytes(data[start:pos]) != _handle(offset, size):
         raise _CorruptError("overlong block handle")
     return offset, size, pos
@@ -197,9 +175,9 @@ def _block_entries(block: memoryview) -> Iterator[tuple[bytes, memoryview]]:
         raise _CorruptError("bad restart count")
     pos, key = 0, b""
     while pos < limit:
-        shared, pos = _read_varint(block, pos, limit)
-        non_shared, pos = _read_varint(block, pos, limit)
-        value_length, pos = _read_varint(block, pos, limit)
+        shared, pos = varint.decode(block, pos, limit)
+        non_shared, pos = varint.decode(block, pos, limit)
+        value_length, pos = varint.decode(block, pos, limit)
         if shared > len(key) or pos + non_shared + value_length > limit:
             raise _CorruptError("bad block entry")
         key = key[:shared] + bytes(block[pos:pos + non_shared])
@@ -231,5 +209,5 @@ def read_table(data: bytes, name: str) -> list[tuple[bytes, bytes]]:
                     raise _CorruptError("keys out of order")
                 out.append((key, bytes(value)))
         return out
-    except (_CorruptError, struct.error, IndexError) as exc:
+    except (_CorruptError, ValueError, struct.error, IndexError) as exc:
         raise errors.DataLossError(None, None, f"Unable to read table {name}: {exc}") from None

@@ -7,7 +7,7 @@ hold one ``BundleEntryProto`` each: dtype = 1 (TF's ``DataType``), shape = 2
 (``TensorShapeProto``: dim = 2 {size = 1}), shard_id = 3, offset = 4, size = 5, crc32c = 6
 (fixed32, masked CRC32C of the bytes), slices = 7 (``TensorSliceProto``: extent = 1 {start = 1,
 length = 2}, an extent without a length spanning the whole dimension). The messages are coded
-with `tensorweave.engine.proto.wire`.
+by the ``protobuf`` package (`tensorweave.formats.tensor_bundle_proto`).
 
 A tensor's bytes are its elements in C order, little-endian, at `offset` of data file
 `shard_id`. A string tensor's bytes are each element's length as a varint64, the masked CRC32C
@@ -20,11 +20,10 @@ with ``b"\\x00"``, which no variable name does) holding that slice's data.
 Contract: `write_bundle` writes a whole checkpoint, one data file per shard, atomically per file
 (see there). Underneath, `BundleWriter` writes one data file and collects its entries and
 `write_index` writes the index of the merged entries of all shards (TF's
-``MergeV2Checkpoints``). `BundleReader`
-reads a checkpoint by prefix: a missing index or data file is `NotFoundError`; anything else
-inconsistent (a truncated or corrupted file, a checksum mismatch, a malformed entry) is
-`DataLossError` naming the file, and a dtype tensorweave lacks (bfloat16, resource, ...) is
-`UnimplementedError` naming the tensor.
+``MergeV2Checkpoints``). `BundleReader` reads a checkpoint by prefix: a missing index or data
+file is `NotFoundError`; anything else inconsistent (a truncated or corrupted file, a checksum
+mismatch, a malformed entry) is `DataLossError` naming the file, and a dtype tensorweave lacks
+(bfloat16, resource, ...) is `UnimplementedError` naming the tensor.
 """
 
 from __future__ import annotations
@@ -37,15 +36,22 @@ from typing import Any, BinaryIO
 
 import attrs
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tensorweave.engine import dtypes, errors
-from tensorweave.engine.proto import wire as wire
-from tensorweave.formats import atomic_file, crc32c
+from tensorweave.formats import atomic_file, crc32c, varint
 from tensorweave.formats.table import build_table, read_table
+from tensorweave.formats.tensor_bundle_proto import (
+    BundleEntryProto,
+    BundleHeaderProto,
+    TensorShapeProto,
+    TensorSliceProto,
+    VersionDef,
+)
 
 __all__ = [
     "BundleEntry", "BundleReader", "BundleWriter", "DATA_TYPES", "Extent", "SavedTensor",
-    "data_path", "index_path", "parse_slice_spec", "slice_key", "write_bundle", "write_index",
+    "data_path", "index_path", "slice_key", "write_bundle", "write_index",
 ]
 
 # TF's DataType numbers (types.proto) of the dtypes tensorweave has.
@@ -57,7 +63,7 @@ DATA_TYPES: dict[dtypes.DType, int] = {
 }
 _BY_CODE = {code: dtype for dtype, code in DATA_TYPES.items()}
 _STRING = DATA_TYPES[dtypes.string]
-_VERSION_PRODUCER = 1  # TF's kTensorBundleVersion
+_VERSION = 1  # TF's kTensorBundleVersion
 _U32 = struct.Struct("<I")
 FULL = -1  # an extent's length when it spans its whole dimension (TF's kFullExtent)
 
@@ -80,23 +86,6 @@ class Extent:
     def indices(self) -> slice:
         return slice(None) if self.length == FULL else slice(self.start,
                                                              self.start + self.length)
-
-
-def parse_slice_spec(spec: str) -> tuple[tuple[int, ...], tuple[Extent, ...]]:
-    """TF's ``shape_and_slice`` text (``"4 6 0,2:0,6"``: the full shape, then ``start,length``
-    or ``-`` per dimension) as the full shape and the extents; `ValueError` if malformed."""
-    *dims, extents = spec.split(" ")
-    shape = tuple(int(d) for d in dims)
-    out = []
-    for part in extents.split(":"):
-        if part == "-":
-            out.append(Extent())
-            continue
-        start, length = part.split(",")
-        out.append(Extent(int(start), int(length)))
-    if len(out) != len(shape):
-        raise ValueError(f"Slice spec {spec!r} has {len(out)} extents for rank {len(shape)}")
-    return shape, tuple(out)
 
 
 # -- OrderedCode, for slice keys (tensorflow/core/lib/strings/ordered_code.cc) ----------------
@@ -155,63 +144,36 @@ class BundleEntry:
     slices: tuple[tuple[Extent, ...], ...] = ()
 
     def encode(self) -> bytes:
-        dims = b"".join(wire.bytes_field(2, wire.int64_field(1, d), always=True)
-                        for d in self.shape)
-        slices = b"".join(
-            wire.bytes_field(7, b"".join(wire.bytes_field(1, _extent_bytes(e), always=True)
-                                         for e in extents), always=True)
-            for extents in self.slices)
-        checksum = wire.key(6, wire.FIXED32) + _U32.pack(self.crc32c) if self.crc32c else b""
-        return b"".join((wire.int64_field(1, self.dtype), wire.bytes_field(2, dims, always=True),
-                         wire.int64_field(3, self.shard_id), wire.int64_field(4, self.offset),
-                         wire.int64_field(5, self.size), checksum, slices))
+        proto = BundleEntryProto(dtype=self.dtype, shard_id=self.shard_id, offset=self.offset,
+                                 size=self.size, crc32c=self.crc32c)
+        proto.shape.SetInParent()  # TF writes the shape of a scalar too (as an empty message)
+        proto.shape.dim.extend(TensorShapeProto.Dim(size=d) for d in self.shape)
+        for extents in self.slices:
+            proto.slices.add().extent.extend(
+                TensorSliceProto.Extent() if e.length == FULL
+                else TensorSliceProto.Extent(start=e.start, length=e.length) for e in extents)
+        return proto.SerializeToString()
 
     @classmethod
     def decode(cls, data: bytes) -> BundleEntry:
-        """`ValueError` (or `struct.error`) for malformed bytes."""
-        values: dict[int, Any] = {}
-        slices = []
-        for number, wire_type, value in wire.fields(data):
-            if number == 7:
-                slices.append(tuple(_extent(v) for n, _, v in wire.fields(value) if n == 1))
-            elif number == 2:
-                values[2] = tuple(_dim(v) for n, _, v in wire.fields(value) if n == 2)
-            elif number == 6:
-                values[6] = _U32.unpack(value)[0] if wire_type == wire.FIXED32 else value
-            else:
-                values[number] = value
-        entry = cls(dtype=values.get(1, 0), shape=values.get(2, ()),
-                    shard_id=values.get(3, 0), offset=wire.signed64(values.get(4, 0)),
-                    size=wire.signed64(values.get(5, 0)), crc32c=values.get(6, 0),
-                    slices=tuple(slices))
-        for field in (entry.dtype, entry.shard_id, entry.crc32c):
-            if not isinstance(field, int):
-                raise ValueError("a scalar field has the wrong wire type")
+        """`ValueError` for malformed bytes."""
+        try:
+            proto = BundleEntryProto.FromString(data)
+        except DecodeError as exc:
+            raise ValueError(str(exc)) from None
+        entry = cls(dtype=proto.dtype, shape=tuple(d.size for d in proto.shape.dim),
+                    shard_id=proto.shard_id, offset=proto.offset, size=proto.size,
+                    crc32c=proto.crc32c, slices=tuple(
+                        tuple(Extent(e.start, e.length if e.HasField("length") else FULL)
+                              for e in s.extent) for s in proto.slices))
         if entry.offset < 0 or entry.size < 0 or any(d < 0 for d in entry.shape):
             raise ValueError("negative offset, size or dimension")
         return entry
 
 
-def _extent_bytes(extent: Extent) -> bytes:
-    if extent.length == FULL:
-        return b""
-    # `length` is in a oneof: written even when 0
-    return wire.int64_field(1, extent.start) + wire.key(2, wire.VARINT) + wire.varint(
-        extent.length)
-
-
-def _extent(data: bytes) -> Extent:
-    values = {n: wire.signed64(v) for n, _, v in wire.fields(data)}
-    return Extent(values.get(1, 0), values.get(2, FULL))
-
-
-def _dim(data: bytes) -> int:
-    return next((wire.signed64(v) for n, _, v in wire.fields(data) if n == 1), 0)
-
-
 def _header_bytes(num_shards: int) -> bytes:
-    version = wire.int64_field(1, _VERSION_PRODUCER)
-    return wire.int64_field(1, num_shards) + wire.bytes_field(3, version, always=True)
+    return BundleHeaderProto(num_shards=num_shards,
+                             version=VersionDef(producer=_VERSION)).SerializeToString()
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -232,7 +194,7 @@ def _string_parts(array: np.ndarray) -> tuple[list[bytes], int]:
     fixed-size ints, not their varints)."""
     items = [item if isinstance(item, bytes) else str(item).encode()
              for item in array.reshape(-1)]
-    lengths = b"".join(wire.varint(len(item)) for item in items)
+    lengths = b"".join(varint.encode(len(item)) for item in items)
     crc = crc32c.value(b"".join(_length_crc_bytes(len(item)) for item in items))
     length_checksum = _U32.pack(crc32c.mask(crc))
     crc = crc32c.extend(crc, length_checksum)
@@ -253,7 +215,7 @@ class BundleWriter:
     it holds; `finish` flushes and fsyncs it and returns the entries by key."""
 
     def __init__(self, path: str, shard_id: int = 0) -> None:
-        self._file: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by finish/abort
+        self._file: BinaryIO = open(path, "wb")  # closed by finish or abort
         self._shard_id = shard_id
         self._offset = 0
         self.entries: dict[bytes, BundleEntry] = {}
@@ -339,8 +301,8 @@ class SavedTensor:
 def write_bundle(prefix: str, shards: list[list[SavedTensor]]) -> None:
     """Write the checkpoint `prefix` with one data file per element of `shards`, atomically per
     file (`tensorweave.formats.atomic_file`): every file is written under a temporary name first,
-    then the data files are renamed into place, the index last. On an error nothing of the new
-    checkpoint is left."""
+    then the data files are renamed into place, the index last. An error before the renames
+    leaves nothing of the new checkpoint."""
     num_shards = len(shards)
     temps: list[tuple[str, str]] = []
     try:
@@ -405,16 +367,18 @@ class BundleReader:
         if not items or items[0][0] != b"":
             raise _data_loss(self._index, "no header entry")
         try:
-            header = {n: v for n, _, v in wire.fields(items[0][1])}
-            self.num_shards = header.get(1, 0)
-            endianness = header.get(2, 0)
+            header = BundleHeaderProto.FromString(items[0][1])
             self.entries = {key: BundleEntry.decode(value) for key, value in items[1:]}
-            if not isinstance(self.num_shards, int) or not isinstance(endianness, int):
-                raise ValueError("bad header")
-        except (ValueError, struct.error, TypeError) as exc:
+        except (ValueError, DecodeError) as exc:
             raise _data_loss(self._index, f"malformed entry ({exc})") from None
-        if endianness != 0:
+        self.num_shards = header.num_shards
+        if header.endianness != BundleHeaderProto.LITTLE:
             raise errors.UnimplementedError(None, None, f"Checkpoint {prefix} is big-endian")
+        if header.version.min_consumer > _VERSION or _VERSION in header.version.bad_consumers:
+            raise errors.UnimplementedError(
+                None, None, f"Checkpoint {prefix} needs a newer TensorBundle reader (its "
+                f"version is {header.version.producer}, min_consumer "
+                f"{header.version.min_consumer})")
         for key, entry in self.entries.items():
             if not entry.slices and not 0 <= entry.shard_id < max(self.num_shards, 1):
                 raise _data_loss(self._index, f"entry {key!r} names shard {entry.shard_id} of "
@@ -519,7 +483,7 @@ def _strings_of(data: bytes, shape: tuple[int, ...]) -> tuple[np.ndarray, int]:
     count = int(np.prod(shape, dtype=np.int64))
     lengths, pos = [], 0
     for _ in range(count):
-        length, pos = wire.read_varint(data, pos)
+        length, pos = varint.decode(data, pos, len(data))
         lengths.append(length)
     crc = crc32c.value(b"".join(_length_crc_bytes(n) for n in lengths))
     if pos + 4 > len(data) or _U32.unpack_from(data, pos)[0] != crc32c.mask(crc):
