@@ -26,9 +26,10 @@ their tensors group into components; without it all are dense. Kinds and fields:
   gives an id for the pass, ``next(id)`` gives ``[done, *element]`` until ``done``.
 - ``map`` / ``filter`` / ``flat_map`` (``input``, ``f``, ``captured``): ``f`` takes an element's
   tensors then the captured tensors; ``map`` gives its results (with ``num_parallel_calls``,
-  an optional index, N > 1, or -1 for one per CPU: the step that needs the next element runs the function on the
-  next N elements at once on N threads, and the following steps take the rest in order, so
-  GIL-free kernels such as the image codecs scale with cores), ``filter`` keeps the elements
+  an optional index, N > 1, or -1 for one per CPU: the step that needs the next element runs
+  the function on the next N elements at once on N threads, and the following steps take the
+  rest in order, so GIL-free kernels such as the image codecs scale with cores), ``filter``
+  keeps the elements
   for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
   component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
   ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
