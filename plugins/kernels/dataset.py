@@ -29,9 +29,9 @@ their tensors group into components; without it all are dense. Kinds and fields:
   an optional index, N > 1, or -1 for one per CPU: the step that needs the next element runs
   the function on the next N elements at once on N threads, and the following steps take the
   rest in order, so GIL-free kernels such as the image codecs scale with cores), ``filter``
-  keeps the elements
-  for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
-  component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
+  keeps the elements for which it is true, ``flat_map`` runs the ``inner`` description over its
+  results (whose component ``i`` is result ``i``) and yields that dataset's elements;
+  ``interleave`` (also
   ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
   interleaving order.
 - ``batch`` (``batch_size``, ``drop_remainder``; sparse components of rank r become one of rank
