@@ -107,14 +107,18 @@ def _along(xp: Any, weights: Any, image: Any, axis: int) -> Any:
     if taps > _MAX_TAPS:  # a gradient of a large downscale: a matrix product
         moved = xp.moveaxis(image, axis, -1)
         return xp.moveaxis(xp.matmul(moved, weights.T.astype(image.dtype)), -1, axis)
-    # bilinear reads two pixels per output pixel, nearest neighbour one: gathers, not BLAS
-    order = xp.argsort(~nonzero, axis=1, kind="stable")[:, :max(taps, 1)]
-    taken = xp.take_along_axis(weights, order, axis=1).astype(image.dtype)
+    # bilinear reads two pixels per output pixel, nearest neighbour one: gathers, not BLAS.
+    # Each row's non-zero columns in ascending order (a short row padded with weight 0).
+    size = weights.shape[1]
+    columns = xp.sort(xp.where(nonzero, xp.arange(size)[None, :], size), axis=1)
+    columns = columns[:, :max(taps, 1)]
+    index = xp.minimum(columns, size - 1)
+    taken = (xp.take_along_axis(weights, index, axis=1) * (columns < size)).astype(image.dtype)
     shape = [1] * image.ndim
     shape[axis] = weights.shape[0]
     out = None
-    for k in range(order.shape[1]):
-        term = xp.take(image, order[:, k], axis=axis) * taken[:, k].reshape(shape)
+    for k in range(index.shape[1]):
+        term = xp.take(image, index[:, k], axis=axis) * taken[:, k].reshape(shape)
         out = term if out is None else out + term
     return out
 
