@@ -44,3 +44,21 @@ def test_checkpoint_benchmark_prints_its_ratios() -> None:
     for figure in ("save 8 MiB checkpoint", "restore 8 MiB checkpoint"):
         [row] = [row for row in proc.stdout.splitlines() if row.startswith(figure)]
         assert row.rstrip().endswith("x"), row
+
+
+CODEC_FIGURES = ["decode_jpeg 128x128x3", "encode_jpeg 128x128x3", "decode_png 128x128x3",
+                 "encode_png 128x128x3", "resize, num_parallel_calls=None",
+                 "resize, num_parallel_calls=1", "resize, num_parallel_calls=2",
+                 "num_parallel_calls=2 over 1",
+                 "regex_full_match (a+)+$", "TF's accept/reject on"]
+
+
+def test_codecs_quick_run_prints_every_figure() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "codecs.py"), "--quick"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = proc.stdout.splitlines()
+    for figure in CODEC_FIGURES:
+        matching = [row for row in rows if figure in row]
+        assert len(matching) == 1, f"no single row for {figure!r} in:\n{proc.stdout}"
+        assert matching[0].rstrip().endswith(("pass", "MISS", "-")), matching[0]

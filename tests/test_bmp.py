@@ -1,8 +1,10 @@
-"""``tensorweave.formats.bmp``: uncompressed 24/32-bit bitmaps, against BMPs built independently."""
+"""``tensorweave.formats.bmp``: uncompressed 24/32-bit bitmaps, against BMPs built independently and
+TF's decodes of BMPs Pillow wrote."""
 
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,8 @@ import pytest
 from tensorweave.formats.bmp import BmpError, decode_bmp
 from tests.image_files import bmp
 
+DATA = Path(__file__).parent / "data" / "bmp"
+TF = np.load(DATA / "tf.npz")
 RNG = np.random.RandomState(5)
 
 
@@ -47,3 +51,13 @@ def test_bad_bitmaps_raise_with_tf_wording(data: bytes, channels: int, text: str
 
 def test_missing_padding_after_the_last_row_is_fine() -> None:
     assert decode_bmp(GOOD[:-3]).shape == (2, 3, 3)
+
+
+@pytest.mark.parametrize("name", ["rgb_7x5", "rgb_4x9", "rgba_6x3"])
+def test_pillows_files_decode_as_tf(name: str) -> None:
+    """Against TF 2.21's ``decode_bmp`` of BMPs Pillow wrote (``data/bmp``), at the file's own
+    channel count (TF 2.21 also converts 3 <-> 4 channels, which TF 1.15 refuses)."""
+    data = (DATA / f"{name}.bmp").read_bytes()
+    native = 4 if name.startswith("rgba") else 3
+    for channels in (0, native):
+        np.testing.assert_array_equal(decode_bmp(data, channels), TF[f"{name}_ch{channels}"])

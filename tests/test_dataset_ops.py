@@ -258,3 +258,49 @@ def test_parallel_map_raises_an_error_at_its_element():
             s.run(nxt)
     with pytest.raises(tf.errors.InvalidArgumentError, match="greater than zero"):
         elements(tf.data.Dataset.range(3).map(lambda v: v, num_parallel_calls=0))
+
+
+@pytest.mark.parametrize("cycle,block", [(2, 1), (3, 2), (4, 3)])
+def test_parallel_interleave_keeps_the_sequential_order(cycle, block):
+    def inner(v):  # datasets of uneven lengths, so slots end and refill at different times
+        return tf.data.Dataset.range(v % 4 + 1).map(lambda x: v * 10 + x)
+
+    source = tf.data.Dataset.range(7)
+    sequential = elements(source.interleave(inner, cycle, block))
+    parallel = elements(source.interleave(inner, cycle, block, num_parallel_calls=cycle))
+    assert parallel == sequential and len(sequential) == sum(v % 4 + 1 for v in range(7))
+
+
+def test_parallel_interleave_reads_its_slots_at_once():
+    def slow(v):
+        time.sleep(0.2)
+        return v
+
+    ds = tf.data.Dataset.range(4).interleave(
+        lambda v: tf.data.Dataset.from_tensors(v).map(lambda x: tf.py_func(slow, [x], tf.int64)),
+        cycle_length=4, num_parallel_calls=4)
+    start = time.perf_counter()
+    assert elements(ds) == [0, 1, 2, 3]
+    assert time.perf_counter() - start < 0.6  # one after another: 0.8 s
+
+
+def test_parallel_interleave_raises_an_error_at_its_element():
+    def inner(v):
+        values = tf.data.Dataset.from_tensor_slices(tf.stack([v, v - 2.0]))
+        return values.map(lambda x: tf.check_numerics(1.0 / x, "inverse"))
+
+    source = tf.data.Dataset.from_tensor_slices(np.array([1.0, 4.0], np.float32))
+    nxt = source.interleave(inner, cycle_length=2, num_parallel_calls=2) \
+        .make_one_shot_iterator().get_next()
+    with tf.Session() as s:
+        assert [float(s.run(nxt)) for _ in range(3)] == [1.0, 0.25, -1.0]
+        assert float(s.run(nxt)) == 0.5  # 1 / (4 - 2)
+        with pytest.raises(tf.errors.OutOfRangeError):
+            s.run(nxt)
+    bad = tf.data.Dataset.from_tensor_slices(np.array([2.0, 1.0], np.float32))
+    nxt = bad.interleave(inner, cycle_length=2, num_parallel_calls=2) \
+        .make_one_shot_iterator().get_next()
+    with tf.Session() as s:
+        assert [float(s.run(nxt)) for _ in range(2)] == [0.5, 1.0]
+        with pytest.raises(tf.errors.InvalidArgumentError, match="inverse"):
+            s.run(nxt)  # 1 / (2 - 2)

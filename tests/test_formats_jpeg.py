@@ -70,7 +70,8 @@ def test_decode_channels_as_tf(name: str, channels: int) -> None:
         with pytest.raises(errors.InvalidArgumentError, match="color conversion"):
             jpeg.decode(_data(name), channels)
         return
-    np.testing.assert_array_equal(jpeg.decode(_data(name), channels), TF[key])
+    want = TF[key] if key in TF else TF[name]  # left out: the default decode (see the script)
+    np.testing.assert_array_equal(jpeg.decode(_data(name), channels), want)
 
 
 @pytest.mark.parametrize("name", FILES)

@@ -1,7 +1,9 @@
 """``tensorweave.formats.gif``: GIF frames as TF 1.15's DecodeGif gives them, against GIFs built
-independently (``tests/image_files.py``)."""
+independently (``tests/image_files.py``) and TF's decodes of GIFs Pillow wrote."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +11,8 @@ import pytest
 from tensorweave.formats.gif import GifError, decode_gif
 from tests.image_files import gif, gif_frame
 
+DATA = Path(__file__).parent / "data" / "gif"
+TF = np.load(DATA / "tf.npz")
 RNG = np.random.RandomState(3)
 TABLE = RNG.randint(0, 256, (4, 3)).astype(np.uint8)
 
@@ -69,3 +73,10 @@ def test_image_data_ending_early_raises() -> None:
                           b"\x00\x02\x00")
     with pytest.raises(GifError, match="ends after 2 of 4 pixels"):
         decode_gif(short)
+
+
+@pytest.mark.parametrize("name", ["still_13x17", "three_full_13x17"])
+def test_pillows_files_decode_as_tf(name: str) -> None:
+    """Against TF 2.21's ``decode_gif`` of GIFs Pillow wrote (``data/gif``)."""
+    data = (DATA / f"{name}.gif").read_bytes()
+    np.testing.assert_array_equal(decode_gif(data), TF[name])

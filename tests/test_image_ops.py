@@ -10,6 +10,8 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
+from tensorweave.engine import errors
+from tensorweave.plugins.kernels.image import bilinear_weights
 
 RNG = np.random.default_rng(11)
 
@@ -396,3 +398,13 @@ def test_image_of_unknown_rank_is_taken_as_one_3d_image() -> None:
     np.testing.assert_allclose(std, (value - value.mean()) / value.std(), rtol=1e-4, atol=1e-5)
     with pytest.raises(ValueError, match="'images' contains no shape"):
         tw.image.resize_images(unknown, [2, 2])
+
+
+def test_resize_bilinear_gradient_of_a_large_upscale_is_the_transposed_product() -> None:
+    # each input pixel feeds ~20 outputs: the gradient takes the matrix-product path
+    x = tw.constant(image(1, 2, 3, 1))
+    (dx,) = tw.gradients(tw.image.resize_bilinear(x, [40, 60]), x)
+    rows = bilinear_weights(np, 2, 40, False, False)
+    cols = bilinear_weights(np, 3, 60, False, False)
+    np.testing.assert_allclose(run(dx)[0, ..., 0], rows.sum(axis=0)[:, None] * cols.sum(axis=0),
+                               rtol=1e-5)

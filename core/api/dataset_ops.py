@@ -479,8 +479,8 @@ class Dataset:
                    block_length: Any = 1, num_parallel_calls: Any = None) -> Dataset:
         """The elements of the datasets `map_func` makes of each element, `cycle_length` of
         them open at once, taking `block_length` elements from each in turn (TF's order;
-        AUTOTUNE: one per CPU). ``num_parallel_calls`` is accepted; elements are computed in
-        order on demand."""
+        AUTOTUNE: one per CPU); with ``num_parallel_calls`` the open datasets are read on that
+        many threads, in the same order."""
         def outputs(graph: FuncGraph, result: Any) -> list[Tensor]:
             if not isinstance(result, Dataset):
                 raise TypeError("`map_func` must return a `Dataset` object.")
@@ -491,6 +491,9 @@ class Dataset:
         traced, result = _trace("Dataset_interleave", map_func, self._structure, outputs)
         sizes = {"cycle_length": _scalar(cycle_length, dtypes.int64, "cycle_length"),
                  "block_length": _scalar(block_length, dtypes.int64, "block_length")}
+        if num_parallel_calls is not None:
+            sizes["num_parallel_calls"] = _scalar(num_parallel_calls, dtypes.int64,
+                                                  "num_parallel_calls")
         return _FlatMap("interleave", self, traced, result, result._structure, sizes)
 
     def batch(self, batch_size: Any, drop_remainder: Any = False) -> Dataset:
@@ -882,7 +885,8 @@ class _FileDataset(Dataset):
         if isinstance(names, Tensor):
             names = Dataset.from_tensor_slices(reshape(names, [-1]))
         self._impl = names.flat_map(read) if num_parallel_reads is None \
-            else names.interleave(read, cycle_length=num_parallel_reads)
+            else names.interleave(read, cycle_length=num_parallel_reads,
+                                  num_parallel_calls=num_parallel_reads)
 
     def _describe(self, d: Description) -> dict[str, Any]:
         return self._impl._describe(d)

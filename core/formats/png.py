@@ -1,10 +1,12 @@
 """PNG on libpng and zlib through `imagecodecs`, converting as TF's ``png_io`` asks libpng to.
 
-Why imagecodecs: it wraps libpng itself (as TF does), decodes every colour type and depth
-including 16-bit RGB(A), which Pillow reduces to 8 bits, and its encoder's filter choice is
-libpng's, so files equal TF's at compression 0 and 1. At higher levels its deflate stops at
-level 1's output, so files differ from TF's (a few bytes larger on the fixtures; the pixels
-are the same).
+Why imagecodecs: it wraps libpng itself (as TF does) and decodes every colour type and depth
+including 16-bit RGB(A), which Pillow reduces to 8 bits. Its encoder filters rows as TF's
+libpng does, but deflates with zlib's default memory level and strategy, where TF's libpng uses
+``memLevel`` 9 and ``Z_FILTERED`` (files some 10 % larger). So `encode` takes libpng's filtered
+rows from a stored (level 0) imagecodecs file and deflates them with zlib as TF's libpng does:
+TF's window size for the data, its memory level and strategy, IDAT chunks of libpng's 8192
+bytes. The files are TF's, byte for byte, at every compression level.
 
 Contract: `decode` turns a PNG file into what TF's ``DecodePng`` gives for ``channels`` (0: the
 file's; a palette is 3, or 4 with tRNS) and ``bits`` (8 or 16). libpng expands palettes, low
@@ -20,6 +22,9 @@ uint16 ``[h, w, 1-4]`` images.
 
 from __future__ import annotations
 
+import struct
+import zlib
+
 import imagecodecs
 import numpy as np
 
@@ -29,6 +34,7 @@ __all__ = ["SIGNATURE", "decode", "encode"]
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _PALETTE = 3
+_IDAT_SIZE = 8192  # libpng's PNG_ZBUF_SIZE: one IDAT chunk per full output buffer
 _SAMPLES = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}
 # libpng's fixed-point weights for png_set_rgb_to_gray(0.299, 0.587): (v * 32768) // 100000
 _RED, _GREEN = 29900 * 32768 // 100000, 58700 * 32768 // 100000
@@ -80,11 +86,41 @@ def decode(data: bytes, channels: int = 0, bits: int = 8) -> np.ndarray:
     return out.astype(np.uint16 if bits == 16 else np.uint8)
 
 
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return (struct.pack(">I", len(body)) + kind + body
+            + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+
+def _window_bits(size: int) -> int:
+    """libpng's ``png_deflate_claim``: the smallest zlib window (from 2**15 down) that still
+    holds `size` bytes of image data plus zlib's 262-byte lookahead."""
+    bits = 15
+    if size <= 16384:
+        while size + 262 <= 1 << (bits - 1):
+            bits -= 1
+    return bits
+
+
 def encode(image: np.ndarray, compression: int = -1) -> bytes:
-    """`image` (uint8 or uint16, ``[h, w, c]``, c in 1-4) as a PNG file; `compression` is
-    zlib's level (-1 its default). Raises `InternalError` where libpng refuses."""
+    """`image` (uint8 or uint16, ``[h, w, c]``, c in 1-4) as TF's PNG file; `compression` is
+    zlib's level (-1 its default, 6). Raises `InternalError` where libpng refuses."""
     try:
-        return bytes(imagecodecs.png_encode(np.ascontiguousarray(image), level=compression))
+        stored = bytes(imagecodecs.png_encode(np.ascontiguousarray(image), level=0))
     except (imagecodecs.PngError, ValueError) as exc:
         raise errors.InternalError(None, None, f"PNG encoding failed: {exc}") from None
+    if compression == 0:
+        return stored
+    # signature and IHDR (33 bytes), the IDAT chunks of stored deflate blocks, then IEND
+    pos, idat = 33, []
+    while stored[pos + 4:pos + 8] == b"IDAT":
+        (length,) = struct.unpack(">I", stored[pos:pos + 4])
+        idat.append(stored[pos + 8:pos + 8 + length])
+        pos += 12 + length
+    rows = zlib.decompress(b"".join(idat))
+    deflate = zlib.compressobj(compression, zlib.DEFLATED, _window_bits(len(rows)), 9,
+                               zlib.Z_FILTERED)
+    stream = deflate.compress(rows) + deflate.flush()
+    chunks = [_chunk(b"IDAT", stream[i:i + _IDAT_SIZE])
+              for i in range(0, len(stream), _IDAT_SIZE)]
+    return stored[:33] + b"".join(chunks) + stored[pos:]
 

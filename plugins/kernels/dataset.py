@@ -29,11 +29,13 @@ their tensors group into components; without it all are dense. Kinds and fields:
   an optional index, N > 1, or -1 for one per CPU: the step that needs the next element runs
   the function on the next N elements at once on N threads, and the following steps take the
   rest in order, so GIL-free kernels such as the image codecs scale with cores), ``filter``
-  keeps the elements
-  for which it is true, ``flat_map`` runs the ``inner`` description over its results (whose
-  component ``i`` is result ``i``) and yields that dataset's elements; ``interleave`` (also
+  keeps the elements for which it is true, ``flat_map`` runs the ``inner`` description over its
+  results (whose component ``i`` is result ``i``) and yields that dataset's elements;
+  ``interleave`` (also
   ``cycle_length``, -1 for one per CPU, and ``block_length``) does the same with TF's
-  interleaving order.
+  interleaving order (with ``num_parallel_calls`` N > 1: when the slot it reads from has nothing
+  read ahead, the step reads the next block of every open slot at once on N threads; the order
+  stays the same).
 - ``batch`` (``batch_size``, ``drop_remainder``; sparse components of rank r become one of rank
   r + 1 whose dense shape is the largest of the batch's in each dimension, as TF's
   ``DeserializeSparse``), ``unbatch`` (slices each element as ``tensor_slices``),
@@ -69,6 +71,7 @@ and the inputs: a seeded shuffle restarts with the same order.
 
 from __future__ import annotations
 
+import collections
 import glob
 import json
 import os
@@ -130,6 +133,7 @@ _OPTIONAL: dict[str, dict[str, str]] = {
     "tensor_slices": {"sparse": "positions"},
     "tensors": {"sparse": "positions"},
     "map": {"sparse": "positions", "num_parallel_calls": "index"},
+    "interleave": {"num_parallel_calls": "index"},
 }
 
 
@@ -484,35 +488,63 @@ class _Builder:
         if block <= 0:
             raise self.error("block_length must be greater than zero.")
 
+        parallel = self.int_of(desc["num_parallel_calls"]) if "num_parallel_calls" in desc else 1
+        parallel = (os.cpu_count() or 1) if parallel == -1 else parallel  # AUTOTUNE
+        if parallel <= 0:
+            raise self.error(f"num_parallel_calls must be greater than zero, got {parallel}")
+
         def run() -> Iterator[Element]:
             # TF's InterleaveDatasetOp: a slot whose dataset ends takes the next input element
             inputs = source()
-            slots: list[Iterator[Element] | None] = [None] * cycle
+            slots: list[_ReadAhead | None] = [None] * cycle
             index = taken = live = 0
             exhausted = False
-            while not exhausted or live:
-                current = slots[index]
-                if current is not None:
-                    element = next(current, None)
-                    if element is not None:
-                        taken += 1
-                        if taken == block:
-                            index, taken = (index + 1) % cycle, 0
-                        yield element
-                        continue
-                    slots[index] = None
-                    live -= 1
-                    index, taken = (index + 1) % cycle, 0
-                elif not exhausted:
-                    element = next(inputs, None)
-                    if element is None:
-                        exhausted = True
+
+            def open_slot() -> _ReadAhead | None:
+                """The next input's dataset, None at the end of the input."""
+                nonlocal exhausted, live
+                element = next(inputs, None)
+                if element is None:
+                    exhausted = True
+                    return None
+                live += 1
+                return _ReadAhead(self.build(desc["inner"],
+                                             self.call(desc, element, captured))())
+
+            pool = ThreadPoolExecutor(parallel, thread_name_prefix="tf_data_interleave") \
+                if parallel > 1 else None
+            try:
+                while not exhausted or live:
+                    current = slots[index]
+                    if pool is not None and (current is None or current.empty()):
+                        # Open the empty positions the index reaches next (the sequential
+                        # order gives them the next inputs in that order), then read the next
+                        # block of every open slot at once, all within this step.
+                        for offset in range(cycle):
+                            position = (index + offset) % cycle
+                            if slots[position] is None and not exhausted:
+                                slots[position] = _ReadAhead.opening(open_slot)
+                        current = slots[index]
+                        wait([pool.submit(slot.fill, block) for slot in slots
+                              if slot is not None and slot.empty()])
+                    if current is not None:
+                        element = current.next()
+                        if element is not None:
+                            taken += 1
+                            if taken == block:
+                                index, taken = (index + 1) % cycle, 0
+                            yield element
+                            continue
+                        slots[index] = None
+                        live -= 1
+                        index, taken = (index + 1) % cycle, 0
+                    elif not exhausted:
+                        slots[index] = open_slot()
                     else:
-                        outputs = self.call(desc, element, captured)
-                        slots[index] = self.build(desc["inner"], outputs)()
-                        live += 1
-                else:
-                    index, taken = (index + 1) % cycle, 0
+                        index, taken = (index + 1) % cycle, 0
+            finally:
+                if pool is not None:
+                    pool.shutdown()
 
         return run
 
@@ -816,6 +848,53 @@ def iterator_get_next_from_string_handle(ctx: KernelContext, step: Any, handle: 
             ctx.node_name, ctx.op, f"{value.tolist()!r} is not a string handle of an iterator "
                                    f"on {ctx.device.name}")
     return _next_element(ctx, step, get_or_create(ctx, resource_key(name), IteratorResource))
+
+
+class _ReadAhead:
+    """An interleave slot: its dataset's iterator, with elements read ahead by `fill` (from any
+    one thread at a time) and given in order by `next`; an error stops the reading and is
+    raised where it happened in the order."""
+
+    def __init__(self, elements: Iterator[Element]) -> None:
+        self.elements = elements
+        self.ready: collections.deque[Element] = collections.deque()
+        self.ended = False
+        self.error: Exception | None = None
+
+    @classmethod
+    def opening(cls, open_slot: Callable[[], _ReadAhead | None]) -> _ReadAhead | None:
+        """`open_slot()`, or, if opening failed, a slot that raises its error when read."""
+        try:
+            return open_slot()
+        except Exception as exc:  # noqa: BLE001 - raised when the index reaches the slot
+            failed = cls(iter(()))
+            failed.ended, failed.error = True, exc
+            return failed
+
+    def empty(self) -> bool:
+        return not self.ready and not self.ended
+
+    def fill(self, count: int) -> None:
+        try:
+            while len(self.ready) < count and not self.ended:
+                element = next(self.elements, None)
+                if element is None:
+                    self.ended = True
+                else:
+                    self.ready.append(element)
+        except Exception as exc:  # noqa: BLE001 - raised by `next` at its place
+            self.ended, self.error = True, exc
+
+    def next(self) -> Element | None:
+        """The next element, None at the end."""
+        if self.empty():
+            self.fill(1)
+        if self.ready:
+            return self.ready.popleft()
+        if self.error is not None:
+            error, self.error = self.error, None
+            raise error
+        return None
 
 
 def _take(inputs: Iterator[Element], count: int) -> tuple[list[Element], Exception | None]:

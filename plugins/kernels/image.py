@@ -2,14 +2,16 @@
 
 Contract: both resizes are separable, so each is two small matrix products: an ``(out, in)``
 matrix per spatial axis holds the interpolation weights (bilinear) or a one-hot row (nearest
-neighbour), and a gradient is the same products transposed. No Python loop runs per pixel and
-no scatter (atomics) is needed. The pixel mapping is TF's, in float32 as TF computes it: the
-scale is ``(in - 1) / (out - 1)`` with ``align_corners`` (and out > 1), else ``in / out``; an
-output pixel `x` reads source coordinate ``x * scale`` (legacy), or ``(x + 0.5) * scale - 0.5``
-for bilinear and ``(x + 0.5) * scale`` for nearest neighbour with ``half_pixel_centers``.
-Bilinear reads ``floor`` (clamped at 0) and ``ceil`` (clamped at ``in - 1``) with weight
-``source - floor(source)``; nearest neighbour reads ``floor`` (``round`` half away from zero with
-``align_corners``), clamped to the image. Bad sizes and images raise `InvalidArgumentError`.
+neighbour), and a gradient is the same products transposed. A matrix with few non-zeros per row
+(bilinear: 2) is applied as that many gathers, a denser one by a matrix product. No Python loop
+runs per pixel and no scatter (atomics) is needed. The pixel mapping is TF's, in float32 as TF
+computes it: the scale is ``(in - 1) / (out - 1)`` with ``align_corners`` (and out > 1), else
+``in / out``; an output pixel `x` reads source coordinate ``x * scale`` (legacy), or
+``(x + 0.5) * scale - 0.5`` for bilinear and ``(x + 0.5) * scale`` for nearest neighbour with
+``half_pixel_centers``. Bilinear reads ``floor`` (clamped at 0) and ``ceil`` (clamped at
+``in - 1``) with weight ``source - floor(source)``; nearest neighbour reads ``floor`` (``round``
+half away from zero with ``align_corners``), clamped to the image. Bad sizes and images raise
+`InvalidArgumentError`.
 """
 
 from __future__ import annotations
@@ -93,10 +95,37 @@ def _one_hot(xp: Any, index: Any, in_size: int) -> Any:
     return (xp.arange(in_size)[None, :] == index[:, None]).astype(xp.float32)
 
 
+# A weight matrix with at most this many non-zeros per row is applied as that many gathers.
+_MAX_TAPS = 8
+
+
+def _along(xp: Any, weights: Any, image: Any, axis: int) -> Any:
+    """`weights` ``(out, in)`` applied along `axis` of `image`: ``out[y] = sum_i w[y, i] *
+    image[i]``."""
+    nonzero = weights != 0
+    taps = int(nonzero.sum(axis=1).max())
+    if taps > _MAX_TAPS:  # a gradient of a large downscale: a matrix product
+        moved = xp.moveaxis(image, axis, -1)
+        return xp.moveaxis(xp.matmul(moved, weights.T.astype(image.dtype)), -1, axis)
+    # bilinear reads two pixels per output pixel, nearest neighbour one: gathers, not BLAS.
+    # Each row's non-zero columns in ascending order (a short row padded with weight 0).
+    size = weights.shape[1]
+    columns = xp.sort(xp.where(nonzero, xp.arange(size)[None, :], size), axis=1)
+    columns = columns[:, :max(taps, 1)]
+    index = xp.minimum(columns, size - 1)
+    taken = (xp.take_along_axis(weights, index, axis=1) * (columns < size)).astype(image.dtype)
+    shape = [1] * image.ndim
+    shape[axis] = weights.shape[0]
+    out = None
+    for k in range(index.shape[1]):
+        term = xp.take(image, index[:, k], axis=axis) * taken[:, k].reshape(shape)
+        out = term if out is None else out + term
+    return out
+
+
 def _apply(xp: Any, rows: Any, cols: Any, image: Any) -> Any:
     """``rows @ image @ cols.T`` over the spatial axes of an NHWC `image`."""
-    along_h = xp.einsum("yi,nijc->nyjc", rows.astype(image.dtype), image)
-    return xp.einsum("xj,nyjc->nyxc", cols.astype(image.dtype), along_h)
+    return _along(xp, cols, _along(xp, rows, image, 1), 2)
 
 
 def _compute_dtype(xp: Any, dtype: Any) -> Any:
