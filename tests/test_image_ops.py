@@ -10,7 +10,6 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
-from tensorweave.engine import errors
 from tensorweave.plugins.kernels.image import bilinear_weights
 
 RNG = np.random.default_rng(11)

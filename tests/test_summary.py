@@ -173,3 +173,36 @@ def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
     graphs = [GraphDef.FromString(raw) for raw in parts[3]]
     assert len(graphs) == len(metadata.partition_graphs)
     assert "total" in {node.name for g in graphs for node in g.node}
+
+
+def test_a_writer_with_a_graph_records_its_full_graph_def_and_meta_graph(tmp_path: Path) -> None:
+    from tensorweave.formats.meta_graph_proto import MetaGraphDef
+
+    graph = tw.Graph()
+    with graph.as_default():
+        x = tw.placeholder(tw.float32, [None, 3], name="x")
+        tw.reduce_sum(tw.nn.relu(x), axis=1, name="y")
+        tw.add_to_collection("outputs", graph.get_tensor_by_name("y:0"))
+    writer = tw.summary.FileWriter(str(tmp_path), graph=graph)
+    writer.close()
+    events = read_events(str(event_files(tmp_path)[0]))
+    graph_event, meta_event = events[1], events[2]
+    nodes = {n.name: n for n in tw.GraphDef.FromString(graph_event.graph_def).node}
+    assert set(nodes) >= {"x", "y", "Relu"}
+    assert nodes["x"].attr["dtype"] == tw.float32  # attrs are written ...
+    assert [s.as_list() for s in nodes["y"].attr["_output_shapes"]] == [[None]]  # ... and shapes
+    meta = MetaGraphDef.FromString(meta_event.meta_graph_def)
+    assert {n.name for n in meta.graph_def.node} == set(nodes)
+    assert meta.collection_def["outputs"].node_list.value == ["y:0"]
+    assert graph_event.meta_graph_def is None and meta_event.graph_def is None
+
+
+def test_add_graph_of_a_graph_def_writes_it_as_it_is(tmp_path: Path) -> None:
+    graph = tw.Graph()
+    with graph.as_default():
+        tw.constant([1.0, 2.0], name="c")
+    graph_def = graph.as_graph_def()
+    with tw.summary.FileWriter(str(tmp_path)) as writer:
+        writer.add_graph(None, global_step=4, graph_def=graph_def)
+    (event,) = [e for e in read_events(str(event_files(tmp_path)[0])) if e.graph_def]
+    assert event.step == 4 and event.graph_def == graph_def.SerializeToString()

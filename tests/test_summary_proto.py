@@ -7,14 +7,12 @@ import struct
 
 import pytest
 
-from tensorweave.engine.graph.graph_def import NodeDef
 from tensorweave.engine.proto.wire import fields, varint
 from tensorweave.formats.summary_proto import (
     Event,
     HistogramProto,
     Summary,
     SummaryValue,
-    serialize_graph_def,
 )
 
 
@@ -87,12 +85,11 @@ def test_malformed_bytes_raise_value_error(data: bytes) -> None:
         list(fields(data))
 
 
-def test_graph_def_has_names_ops_inputs_and_devices() -> None:
-    nodes = [NodeDef("a", "Const"), NodeDef("b", "Neg", ["a", "^a"], "/cpu:0")]
-    node_a = b"\x0a\x01a\x12\x05Const"
-    node_b = b"\x0a\x01b\x12\x03Neg\x1a\x01a\x1a\x02^a\x22\x06/cpu:0"
-    assert serialize_graph_def(nodes) == (b"\x0a" + bytes([len(node_a)]) + node_a
-                                          + b"\x0a" + bytes([len(node_b)]) + node_b)
+def test_event_graph_and_meta_graph_fields_are_4_and_9() -> None:
+    event = Event(wall_time=1.5, step=3, graph_def=b"g", meta_graph_def=b"mg")
+    data = event.SerializeToString()
+    assert data.endswith(b"\x22\x01g\x4a\x02mg")  # field 4 and field 9, length-delimited
+    assert Event.FromString(data) == event
 
 
 def test_image_value_round_trips_with_field_4() -> None:

@@ -14,10 +14,10 @@ numbers, from TF's protos:
                      double sum_squares = 5; repeated double bucket_limit = 6 [packed];
                      repeated double bucket = 7 [packed]; }
     Event          { double wall_time = 1; int64 step = 2; string file_version = 3;
-                     bytes graph_def = 4; Summary summary = 5; }
-    GraphDef       { repeated NodeDef node = 1; }   (written only, by `serialize_graph_def`)
-    NodeDef        { string name = 1; string op = 2; repeated string input = 3;
-                     string device = 4; }           (attrs are not written)
+                     bytes graph_def = 4; Summary summary = 5;
+                     TaggedRunMetadata tagged_run_metadata = 8; bytes meta_graph_def = 9; }
+
+``graph_def`` and ``meta_graph_def`` hold a serialized ``GraphDef`` / ``MetaGraphDef``.
 
 Encoding follows proto3: scalar fields equal to their default are not written, repeated doubles
 are packed, and fields are written in field-number order. Parsing skips fields it does not know
@@ -28,7 +28,6 @@ unpacked repeated doubles too.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -214,6 +213,7 @@ class Event:
     graph_def: bytes | None = None
     summary: bytes | None = None
     tagged_run_metadata: TaggedRunMetadata | None = None
+    meta_graph_def: bytes | None = None
 
     def SerializeToString(self) -> bytes:  # noqa: N802
         out = double_field(1, self.wall_time) + int64_field(2, self.step)
@@ -225,6 +225,8 @@ class Event:
             out += bytes_field(5, self.summary, always=True)
         if self.tagged_run_metadata is not None:
             out += bytes_field(8, self.tagged_run_metadata.SerializeToString(), always=True)
+        if self.meta_graph_def is not None:
+            out += bytes_field(9, self.meta_graph_def, always=True)
         return out
 
     @classmethod
@@ -243,18 +245,6 @@ class Event:
                 found["summary"] = bytes(raw)
             elif number == 8 and wire_type == wire.BYTES:
                 found["tagged_run_metadata"] = TaggedRunMetadata.FromString(raw)
+            elif number == 9 and wire_type == wire.BYTES:
+                found["meta_graph_def"] = bytes(raw)
         return cls(**found)
-
-
-def serialize_graph_def(nodes: Iterable[Any]) -> bytes:
-    """A ``GraphDef`` of `nodes` (objects with ``name``, ``op``, ``input`` and ``device``, such
-    as `NodeDef`), without attrs: enough for TensorBoard to draw the graph's structure."""
-    out = []
-    for node in nodes:
-        node_def = b"".join((
-            bytes_field(1, node.name.encode()), bytes_field(2, node.op.encode()),
-            *(bytes_field(3, i.encode(), always=True) for i in node.input),
-            bytes_field(4, node.device.encode()),
-        ))
-        out.append(bytes_field(1, node_def, always=True))
-    return b"".join(out)

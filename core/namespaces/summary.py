@@ -4,8 +4,10 @@ Contract: `FileWriter(logdir)` creates `logdir` and a new event file in it
 (``events.out.tfevents.<secs>.<host><suffix>``, never an existing one) whose first record is the
 ``file_version="brain.Event:2"`` event, as TF's. `add_summary` takes a serialized ``Summary``
 (what ``sess.run`` of a summary op returns) or a `Summary` object and records it with
-`global_step` and the wall time; `add_event` records an `Event`; `add_graph` records the graph's
-structure (nodes' names, ops, inputs and devices; attrs are not written); `add_run_metadata`
+`global_step` and the wall time; `add_event` records an `Event`; `add_graph` records the whole
+``GraphDef`` (attrs too, and each node's ``_output_shapes`` for a `Graph`, which TensorBoard's
+graph view shows), and `add_meta_graph` a ``MetaGraphDef``; a writer made with a graph writes
+both, as TF's does; `add_run_metadata`
 records a traced run's `RunMetadata` under a tag used once per writer (`ValueError` otherwise).
 Records reach the file in order; the file is flushed once `max_queue` records are pending,
 every `flush_secs` seconds (by a daemon thread), on `flush` and on `close`. After `close`, adds
@@ -30,7 +32,6 @@ from tensorweave.formats.summary_proto import (
     HistogramProto,
     Summary,
     TaggedRunMetadata,
-    serialize_graph_def,
 )
 from tensorweave.formats.tf_record import encode_record
 
@@ -58,6 +59,11 @@ class FileWriter:
         self._open()
         if graph is not None or graph_def is not None:
             self.add_graph(graph, graph_def=graph_def)
+            from tensorweave.train.meta_graph import export_meta_graph
+
+            self.add_meta_graph(export_meta_graph(
+                graph_def=graph_def if graph_def is not None else graph.as_graph_def(
+                    add_shapes=True), graph=graph))
 
     def _open(self) -> None:
         os.makedirs(self._logdir, exist_ok=True)
@@ -117,13 +123,18 @@ class FileWriter:
 
     def add_graph(self, graph: Graph | None, global_step: int | None = None,
                   graph_def: Any = None) -> None:
-        """Record the structure of `graph` (or of `graph_def`, a `GraphDef`)."""
+        """Record `graph` with its nodes' shapes (or `graph_def`, a `GraphDef`, as it is)."""
         if graph is not None and graph_def is not None:
             raise ValueError("Please pass only graph, or graph_def (deprecated), but not both.")
-        nodes = (graph if graph is not None else graph_def)
-        nodes = nodes.as_graph_def().node if isinstance(nodes, Graph) else nodes.node
+        if graph is not None:
+            graph_def = graph.as_graph_def(add_shapes=True)
         self._write(Event(wall_time=time.time(), step=int(global_step or 0),
-                          graph_def=serialize_graph_def(nodes)))
+                          graph_def=graph_def.SerializeToString()))
+
+    def add_meta_graph(self, meta_graph_def: Any, global_step: int | None = None) -> None:
+        """Record `meta_graph_def` (a `MetaGraphDef`), as TF's ``add_meta_graph``."""
+        self._write(Event(wall_time=time.time(), step=int(global_step or 0),
+                          meta_graph_def=meta_graph_def.SerializeToString()))
 
     def flush(self) -> None:
         with self._lock:
