@@ -36,6 +36,7 @@ from tensorweave.client.config import (
     RunOptions,
     StepStats,
 )
+from tensorweave.client.error_origin import user_error
 from tensorweave.client.fetches import FetchMapper
 from tensorweave.client.partial_run import PartialRun
 from tensorweave.device_spec import DeviceSpec
@@ -268,8 +269,11 @@ class Session:
         trace = options is not None and options.trace_level > RunOptions.NO_TRACE
         timeout = options.timeout_in_ms / 1000.0 if options and options.timeout_in_ms > 0 \
             else None
-        values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
-                                                   mapper.target_names, trace, timeout)
+        try:
+            values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
+                                                       mapper.target_names, trace, timeout)
+        except errors.OpError as exc:
+            raise user_error(exc, self._graph).with_traceback(exc.__traceback__) from None
         if run_metadata is not None:
             if trace:
                 run_metadata.step_stats = StepStats(
