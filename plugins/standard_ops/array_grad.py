@@ -121,7 +121,7 @@ def _concat_slices_grad(values: list[Tensor], axis: Tensor,
             start = end
         return out
     begin = 0
-    for value, value_shape in zip(values, shapes):
+    for value_shape in shapes:
         size = value_shape[dim]
         part = array_ops.gather(grad.values, array_ops.range(begin, begin + size), axis=dim)
         out.append(IndexedSlices(part, grad.indices, value_shape))
