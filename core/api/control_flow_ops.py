@@ -61,13 +61,31 @@ def _ops_of(inputs: Any) -> list[Operation]:
 
 
 def group(*inputs: Any, name: str | None = None) -> Operation:
-    """One ``NoOp`` with a control input on each op of `inputs` (nested lists included), so
-    running it runs them all."""
+    """A ``NoOp`` that runs every op of `inputs` (nested lists included), built as TF builds
+    it: in a ``group_deps`` name scope, with one ``NoOp`` per device of the inputs on that
+    device (in device order), or, when all are on one device, the returned ``NoOp`` itself
+    there with a control input on each."""
     ops = _ops_of(inputs)
     default = get_default_graph()
     graph = ops[0].graph if ops and not default.encloses(ops[0].graph) else default
-    with graph.as_default(), graph.control_dependencies(ops):
-        return no_op(name=name or "group_deps")
+    with graph.as_default(), graph.name_scope(name or "group_deps") as scope:
+        if not ops:
+            return no_op(name=scope)
+        by_device: dict[str, list[Operation]] = {}
+        for op in ops:
+            by_device.setdefault(op.device, []).append(op)
+        if len(by_device) == 1:
+            ((device, deps),) = by_device.items()
+            return _group_on(graph, device, deps, scope)
+        per_device = [_group_on(graph, device, by_device[device], None)
+                      for device in sorted(by_device)]
+        with graph.control_dependencies(per_device):
+            return no_op(name=scope)
+
+
+def _group_on(graph: Graph, device: str, deps: list[Operation], name: str | None) -> Operation:
+    with graph.control_dependencies(deps), graph.device(device):
+        return no_op(name=name)
 
 
 def tuple(tensors: Any, name: str | None = None, control_inputs: Any = None) -> list[Any]:  # noqa: A001
