@@ -269,6 +269,8 @@ class GraphKeys:
     BIASES = "biases"
     ACTIVATIONS = "activations"
     CONCATENATED_VARIABLES = "concatenated_variables"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
     # TF 1.x keeps the pre-1.0 name as a deprecated alias; old scripts still use it.
     VARIABLES = GLOBAL_VARIABLES
 
