@@ -120,3 +120,33 @@ def test_stop_gradient_blocks_one_path() -> None:
     grad = tf.gradients(x * x + tf.stop_gradient(x * x), x)[0]
     with tf.Session() as sess:
         assert sess.run(grad) == 6.0
+
+
+@pytest.mark.parametrize("axis, shapes", [(0, [[2, 3], [3, 3], [1, 3]]), (1, [[4, 2], [4, 3]]),
+                                          (-1, [[4, 2, 2], [4, 2, 3]]),
+                                          (-2, [[3, 1, 2], [3, 2, 2]])])
+def test_concat_gradient_of_gathered_rows_stays_sparse(axis, shapes) -> None:
+    # concat_op_test.testIndexedSlicesConcatDim*Grad: TF's IndexedSlices per input.
+    xs = [tf.constant(RNG.random(s)) for s in shapes]
+    out = tf.gather(tf.concat(xs, axis), [1, 2, 0, 1])
+    weights = RNG.random(out.shape.as_list())
+    grads = tf.gradients(out * weights, xs)
+    assert all(isinstance(g, tf.IndexedSlices) for g in grads)
+    dense = tf.gradients(tf.reduce_sum(tf.gather(tf.identity(tf.concat(xs, axis)) * 1.0,
+                                                 [1, 2, 0, 1]) * weights), xs)
+    with tf.Session() as sess:
+        got = sess.run([tf.convert_to_tensor(g) for g in grads])
+        want = sess.run([tf.convert_to_tensor(g) for g in dense])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)
+
+
+def test_sparse_concat_gradient_needs_a_static_axis_as_tf() -> None:
+    ps = [tf.placeholder(tf.float64) for _ in range(2)]
+    with pytest.raises(ValueError, match="negative concat_dim when first value rank is "
+                                         "statically-known"):
+        tf.gradients(tf.gather(tf.concat(ps, -1), [0]), ps)
+    axis = tf.placeholder(tf.int32, [])
+    x = tf.constant(np.ones((2, 2)))
+    with pytest.raises(ValueError, match="with statically-known concat_dim"):
+        tf.gradients(tf.gather(tf.concat([x, x], axis), [0]), x)

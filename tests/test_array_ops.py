@@ -152,6 +152,24 @@ def test_pad_modes(mode: str) -> None:
     check(t, expected, feed)
 
 
+def test_pad_and_tile_read_partly_known_paddings_and_multiples() -> None:
+    # As TF: a pack of known and unknown values still fixes the dims it can.
+    x = tf.placeholder(tf.float32, [4, None])
+    n = tf.placeholder(tf.int32, [])
+    assert tf.pad(x, tf.stack([[1, 2], tf.placeholder(tf.int32, [2])])).shape.as_list() == \
+        [7, None]
+    assert tf.pad(x, [[1, 2], [n, 1]]).shape.as_list() == [7, None]
+    five = tf.placeholder(tf.float32, [5, 3])
+    assert tf.pad(five, [[1, 2], [n, 1]], mode="SYMMETRIC").shape.as_list() == [8, None]
+    assert tf.pad(five, [[n, 2], [0, 1]], constant_values=1.0).shape.as_list() == [None, 4]
+    assert tf.tile(x, tf.stack([2, n])).shape.as_list() == [8, None]
+    assert tf.tile(x, [n, 3]).shape.as_list() == [None, None]
+    assert tf.tile(five, [n, 3]).shape.as_list() == [None, 9]
+    value = np.ones((4, 2), np.float32)
+    got = run([tf.pad(x, [[1, 2], [n, 1]]), tf.tile(x, tf.stack([2, n]))], {x: value, n: 2})
+    assert got[0].shape == (7, 5) and got[1].shape == (8, 4)
+
+
 def test_split_errors_word_tf() -> None:
     # split_op_test.testShapeFunctionEdgeCases and the SplitV shape function
     with pytest.raises(ValueError, match="should evenly divide"):

@@ -91,9 +91,19 @@ def test_partition_graphs_can_be_passed_separately() -> None:
     with_graphs = traced_two_device_step()
     graphs = with_graphs.partition_graphs
     with_graphs.partition_graphs = []
-    with pytest.raises(ValueError, match="output_partition_graphs"):
-        to_chrome_trace(with_graphs)
     assert _by_phase(to_chrome_trace(with_graphs, graphs), "s")
+
+
+def test_without_partition_graphs_transfers_pair_by_their_edge() -> None:
+    # TF's timeline.Timeline(run_metadata.step_stats) needs nothing but the stats.
+    from tensorweave.python.client import timeline
+
+    metadata = traced_two_device_step(partition_graphs=False)
+    trace = to_chrome_trace(metadata)
+    starts, ends = _by_phase(trace, "s"), _by_phase(trace, "f")
+    assert len(starts) == len(ends) == 1 and starts[0]["name"] == ends[0]["name"]
+    assert starts[0]["pid"] != ends[0]["pid"]
+    assert json.loads(timeline.Timeline(metadata.step_stats).generate_chrome_trace_format())
 
 
 def test_untraced_metadata_is_refused() -> None:

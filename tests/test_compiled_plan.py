@@ -44,7 +44,7 @@ def test_an_error_after_compilation_names_the_node():
             sess.run(z, {x: [1.0], y: [2.0]})
         with pytest.raises(errors.InvalidArgumentError) as info:
             sess.run(z, {x: [1.0, 2.0], y: [1.0, 2.0, 3.0]})
-        assert info.value.node_def == "product" and "Mul" in str(info.value)
+        assert info.value.op.name == "product" and "Mul" in str(info.value)
         np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [3.0]}), [6.0])
 
 

@@ -123,3 +123,12 @@ def test_complex_gradient_sums_broadcast_parts() -> None:
     g_re, g_im = run(tf.gradients(loss, [re, im]))
     np.testing.assert_array_equal(g_re, [3, 3])
     np.testing.assert_array_equal(g_im, [[4], [4], [4]])
+
+
+def test_squared_difference_of_complex_numbers_is_the_squared_modulus() -> None:
+    # cwise_ops_test (SquaredDifference, complex): TF's (x - y) * conj(x - y)
+    x = np.array([1 + 2j, 3 - 1j], np.complex64)
+    y = np.array([0.5j, 1 + 1j], np.complex64)
+    got = run(tf.squared_difference(x, y))
+    assert got.dtype == np.complex64
+    np.testing.assert_allclose(got, np.abs(x - y) ** 2)

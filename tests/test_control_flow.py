@@ -488,3 +488,16 @@ def test_a_runaway_loop_fails_at_the_step_deadline() -> None:
         with pytest.raises(tw.errors.DeadlineExceededError, match="forever/While"):
             sess.run(i, options=tw.RunOptions(timeout_in_ms=300))
         assert sess.run(tw.constant(1)) == 1  # the session is still usable
+
+
+def test_conds_and_loops_are_listed_in_tf1s_context_collections() -> None:
+    take = tw.placeholder(tw.bool, [])
+    tw.cond(take, lambda: tw.constant(1), lambda: tw.constant(2))
+    contexts = tw.get_collection(tw.GraphKeys.COND_CONTEXT)
+    assert tw.GraphKeys.COND_CONTEXT == "cond_context"
+    assert [(c.name, c.branch, c.pred) for c in contexts] == [
+        ("cond/cond_text", 1, take), ("cond/cond_text_1", 0, take)]
+    tw.while_loop(lambda i: i < 3, lambda i: i + 1, [tw.constant(0)], back_prop=False)
+    (loop,) = tw.get_collection(tw.GraphKeys.WHILE_CONTEXT)
+    assert (loop.name, loop.back_prop, loop.parallel_iterations) == (
+        "while/while_context", False, 10)

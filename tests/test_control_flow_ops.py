@@ -39,6 +39,30 @@ def test_group_depends_on_every_input_incl_nested() -> None:
     assert list(g.inputs) == []
 
 
+def test_group_spans_devices_as_tf() -> None:
+    # control_flow_ops_test.GroupTestCase: one NoOp per device (sorted), the root over them;
+    # inputs on one device make the root itself, on that device.
+    with tw.device("/job:ps/task:0"):
+        a = tw.constant(1.0, name="a")
+    with tw.device("/job:worker/task:0"):
+        b = tw.constant(2.0, name="b")
+    c = tw.constant(3.0, name="c")
+    g = cf.group(a, b, c)
+    assert (g.name, g.device) == ("group_deps", "")
+    per_device = {op.name: (op.device, [i.name for i in op.control_inputs])
+                  for op in g.control_inputs}
+    assert per_device == {"group_deps/NoOp": ("", ["c"]),
+                          "group_deps/NoOp_1": ("/job:ps/task:0", ["a"]),
+                          "group_deps/NoOp_2": ("/job:worker/task:0", ["b"])}
+    single = cf.group(a, name="mine")
+    assert (single.name, single.device) == ("mine", "/job:ps/task:0")
+    with tw.device("/cpu:0"):
+        nested = cf.group(b, c)
+    assert nested.device == "/device:CPU:0"
+    assert sorted(op.device for op in nested.control_inputs) == [
+        "/device:CPU:0", "/job:worker/task:0/device:CPU:0"]
+
+
 def test_group_name() -> None:
     assert cf.group(tw.constant(1), name="train").name == "train"
 

@@ -87,8 +87,9 @@ def test_the_first_error_is_raised_with_node_op_and_device() -> None:
     with tf.Session() as s:
         with pytest.raises(errors.InvalidArgumentError) as info:
             s.run(bad + 1.0, {x: [1.0, 2.0], y: [1.0, 2.0, 3.0]})
-        assert info.value.node_def == "bad" and info.value.op == "Mul"
-        assert f"[[node bad (op: Mul) on device {CPU0}]]" in info.value.message
+        assert info.value.op is bad.op and info.value.node_def == bad.op.node_def
+        assert f"[[node bad (op: Mul) on device {CPU0} (defined at {__file__}:" \
+            in info.value.message
         np.testing.assert_array_equal(s.run(bad, {x: [1.0, 2.0], y: [3.0, 4.0]}),
                                       np.array([3.0, 8.0], np.float32))
 

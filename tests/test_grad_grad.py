@@ -225,9 +225,19 @@ def test_hessians_of_a_quadratic_form() -> None:
     for p, q, r, t in np.ndindex(2, 2, 2, 2):
         want[p, q, r, t] = a[p, t] * (q == r) + a[r, q] * (t == p)
     np.testing.assert_allclose(hm_value, want, atol=1e-12)
-    assert tf.hessians(y, tf.constant(1.0, tf.float64)) == [None]
     with pytest.raises(ValueError, match="statically-known"):
         tf.hessians(y, tf.placeholder(tf.float64))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: (lambda x: (x, x))(tf.placeholder(tf.float32, (10, 10))),  # d(dx/dx)/dx is None
+    lambda: (tf.reduce_sum(tf.constant([1.0, 2.0]) ** 2), tf.constant(1.0)),  # y needs no x
+])
+def test_hessians_of_undefined_second_derivatives_raise_as_tf(make) -> None:
+    # gradients_test.testHessianInvalidDimension: TF's loop cannot write a None derivative.
+    ys, xs = make()
+    with pytest.raises(ValueError, match="None values not supported"):
+        tf.hessians(ys, xs)
 
 
 def test_random_gamma_gradient_is_the_implicit_reparameterization() -> None:

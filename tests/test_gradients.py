@@ -191,3 +191,33 @@ def test_unconnected_gradients_none_or_zero() -> None:
     np.testing.assert_array_equal(run(connected)[0], [2.0, 2.0])
     with pytest.raises(ValueError, match="Unknown value for unconnected_gradients: 'nonsense'"):
         tf.gradients(y, x, unconnected_gradients="nonsense")
+
+
+def test_colocated_gradients_are_placed_as_tf_places_them() -> None:
+    # gradients_test.testColocateGradients*: each op's gradient ops are colocated with it,
+    # ignoring outer colocation and device scopes; a sum is colocated with its first summand.
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable(2.0, name="w")
+    with tf.device("/job:worker/task:0"):
+        y = tf.multiply(w, tf.constant(3.0), name="y")
+        z = tf.add(y, y, name="z")
+    before = len(tf.get_default_graph().get_operations())
+    with tf.device("/job:worker/task:1"):
+        grad = tf.gradients(z, [w], colocate_gradients_with_ops=True)[0]
+    built = tf.get_default_graph().get_operations()[before:]
+    placed = {op.name: (op.type, op.device, op.get_attr("_class")) for op in built}
+    worker = "/job:worker/task:0"
+    assert placed["gradients/Shape"] == ("Const", worker, ["loc:@z"])
+    assert placed["gradients/grad_ys_0"] == ("Const", worker, ["loc:@z"])
+    assert placed["gradients/Fill"] == ("Fill", worker, ["loc:@z"])
+    assert placed["gradients/AddN"] == ("AddN", worker, ["loc:@z"])
+    assert all(v[1:] == (worker, ["loc:@y"]) for k, v in placed.items() if "y_grad" in k)
+    with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:
+        sess.run(w.initializer)
+        assert sess.run(grad) == 6.0
+
+
+def test_gradients_of_complex_ys_need_grad_ys() -> None:
+    y = tf.constant([1 + 1j]) * 2.0
+    with pytest.raises(TypeError, match="Gradients of complex tensors must set grad_ys"):
+        tf.gradients(y, y.op.inputs[0])

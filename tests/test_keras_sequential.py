@@ -18,6 +18,23 @@ def test_input_shape_builds_at_once_with_a_named_input():
     assert model.count_params() == 15 + 4
 
 
+def test_model_input_and_output_shapes_as_tf():
+    # A graph network's first inbound node is itself (TF's Network), so its shapes answer.
+    model = keras.Sequential([layers.Dense(4, input_shape=(3,)), layers.Dense(2)])
+    assert model.output_shape == (None, 2) and model.input_shape == (None, 3)
+    assert model.layers[0].output_shape == (None, 4)
+    model.add(layers.Dense(5))
+    assert model.output_shape == (None, 5)
+    inputs = keras.Input((7,))
+    functional = keras.Model(inputs, layers.Dense(3)(inputs))
+    assert functional.output_shape == (None, 3)
+    outer_in = keras.Input((7,))
+    outer = keras.Model(outer_in, functional(outer_in))
+    assert outer.output_shape == (None, 3)
+    with pytest.raises(AttributeError, match="no inbound nodes"):
+        keras.Sequential([layers.Dense(1)]).output_shape  # noqa: B018 - not built yet
+
+
 def test_input_layer_first():
     model = keras.Sequential([layers.InputLayer(input_shape=(2,)), layers.Dense(1)])
     assert len(model.layers) == 1 and model.inputs[0].shape.as_list() == [None, 2]

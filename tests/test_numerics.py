@@ -18,7 +18,7 @@ def test_check_numerics_error_names_the_node(values: list[float], what: str) -> 
         with pytest.raises(tf.errors.InvalidArgumentError) as info:
             sess.run(checked, {x: values})
     assert f"bad input : Tensor had {what} values" in str(info.value)
-    assert info.value.node_def == "guard"
+    assert info.value.op.name == "guard"
 
 
 def test_check_numerics_of_a_constant_still_runs_and_checks_gradients() -> None:

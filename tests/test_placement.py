@@ -114,7 +114,7 @@ def test_an_unsatisfiable_request_names_node_request_and_devices() -> None:
     message = str(info.value)
     for part in ("bad", "CPU:5", CPU0, CPU1, "allow_soft_placement"):
         assert part in message
-    assert info.value.node_def == "bad"
+    assert info.value.op.name == "bad"
 
 
 def test_soft_placement_relaxes_an_unsatisfiable_request() -> None:

@@ -199,7 +199,7 @@ def test_exceptions_of_the_callable_are_typed_and_the_session_keeps_working(
     assert message.startswith(f"{type(raised).__name__}: ")
     assert "Traceback (most recent call last)" in message and "in f\n" in message
     assert "[[node user_fn (op: PyFunc) on device /job:localhost/replica:0/task:0/" in message
-    assert info.value.node_def == "user_fn" and info.value.op == "PyFunc"
+    assert info.value.op.name == "user_fn" and info.value.op.type == "PyFunc"
 
 
 @pytest.mark.parametrize("returned, tout, expected, pattern", [
@@ -349,7 +349,7 @@ def test_on_another_process_the_token_is_not_found_and_the_session_goes_on(
             sess.run(y, {x: 1.0})
         assert sess.run(z, {x: 4.0}) == 8.0
     assert type(info.value) is errors.InvalidArgumentError
-    assert info.value.op == "PyFunc" and info.value.node_def == "local_only"
+    assert info.value.op.type == "PyFunc" and info.value.op.name == "local_only"
     message = str(info.value)
     assert message.startswith(f"callback {y.op.get_attr('token')} is not found")
     assert "[[node local_only (op: PyFunc) on device /job:worker/replica:0/task:0/" in message

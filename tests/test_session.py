@@ -119,7 +119,7 @@ def test_runtime_error_names_node_op_and_device(sess):
         sess.run(z, {x: [1.0, 2.0], y: [1.0, 2.0, 3.0]})
     message = str(info.value)
     assert "bad_add" in message and "AddV2" in message and "CPU:0" in message
-    assert info.value.node_def == "bad_add" and info.value.op == "AddV2"
+    assert info.value.op.name == "bad_add" and info.value.op.type == "AddV2"
     np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [2.0]}), [3.0])
 
 

@@ -371,3 +371,32 @@ def test_embedding_lookup_sparse_gradient_and_errors() -> None:
         tw.nn.embedding_lookup_sparse(params, sp_ids, None, combiner="max")
     with pytest.raises(TypeError, match="sp_ids must be SparseTensor"):
         tw.nn.embedding_lookup_sparse(params, [1, 2], None)
+
+
+def test_sparse_times_and_over_dense_broadcast_the_dense_side() -> None:
+    # sparse_ops_test.SparseMathOpsTest (cwise mul/div): the dense operand is broadcast to the
+    # sparse shape and read at each sparse index; the result keeps the sparse indices.
+    values = tw.constant([1.0, 2.0, 3.0])
+    sp = tw.SparseTensor([[0, 0], [1, 2], [1, 0]], values, [2, 3])
+    row = tw.constant([[1.0, 2.0, 3.0]])
+    product, quotient = sp * row, sp / tw.constant([2.0, 4.0, 8.0])
+    assert isinstance(product, tw.SparseTensor) and product.indices is sp.indices
+    assert product.values.op.type == "SparseDenseCwiseMul"
+    scaled = sp * 2.0
+    loss = tw.reduce_sum(product.values * tw.constant([1.0, 10.0, 100.0])) + \
+        tw.reduce_sum(quotient.values)
+    g_values, g_row = tw.gradients(loss, [values, row])
+    got = run(product.values, quotient.values, scaled.values, g_values, g_row)
+    np.testing.assert_allclose(got[0], [1.0, 6.0, 3.0])
+    np.testing.assert_allclose(got[1], [0.5, 0.25, 1.5])
+    np.testing.assert_allclose(got[2], [2.0, 4.0, 6.0])
+    np.testing.assert_allclose(got[3], [1.5, 30.125, 100.5])
+    np.testing.assert_allclose(got[4], [[301.0, 0.0, 20.0]])
+    ints = tw.SparseTensor([[0], [2]], tw.constant([7, -7]), [3])
+    true_div = ints / tw.constant([2, 2, 2])
+    assert true_div.values.dtype == tw.float64  # truediv casts int32 as TF's table says
+    old_div = ints.__div__(tw.constant([2, 2, 2]))
+    np.testing.assert_array_equal(run(true_div.values, old_div.values)[1], [3, -3])
+    wide = sp * tw.placeholder_with_default(np.ones(4, np.float32), [None])
+    with pytest.raises(errors.InvalidArgumentError, match="broadcasts dense to sparse only"):
+        run(wide.values)

@@ -50,7 +50,7 @@ def test_string_join_refuses_mismatched_shapes_and_non_strings() -> None:
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"Input shapes do not match: \[2\] vs. \[3\]") as info:
         _run(out, {p: ["a", "b"], q: ["a", "b", "c"]})
-    assert info.value.node_def == "joined"
+    assert info.value.op.name == "joined"
 
 
 # --- StringLength, upper/lower, strip --------------------------------------------------------
@@ -131,7 +131,7 @@ def test_substr_out_of_range_is_tf_error_naming_the_node() -> None:
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"pos 4 out of range for string b'abc' at index 1") as info:
         _run(out, {p: ["abcd", "abc"]})
-    assert info.value.node_def == "cut" and info.value.op == "Substr"
+    assert info.value.op.name == "cut" and info.value.op.type == "Substr"
     with pytest.raises(errors.InvalidArgumentError, match="pos -5 out of range"):
         _run(tw.substr(p, -5, 1), {p: ["abcd"]})
 
@@ -213,7 +213,7 @@ def test_string_to_number_refuses_what_tf_refuses(text: str, out_type: tw.DType)
     with pytest.raises(errors.InvalidArgumentError,
                        match="StringToNumberOp could not correctly convert string") as info:
         _run(out, {p: ["1", text]})
-    assert info.value.node_def == "num"
+    assert info.value.op.name == "num"
 
 
 def test_as_string_formats_as_printf() -> None:
@@ -469,7 +469,7 @@ def test_split_checks_ranks_of_fed_inputs_at_run_time() -> None:
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"input must be a vector, got shape: \[2,1\]") as info:
         _run(sp, {p: [["a"], ["b"]], sep: ","})
-    assert info.value.node_def == "splitter/StringSplitV2"
+    assert info.value.op.name == "splitter/StringSplitV2"
     with pytest.raises(errors.InvalidArgumentError,
                        match=r"sep must be a scalar, got shape: \[1\]"):
         _run(sp, {p: ["a"], sep: [","]})

@@ -3,6 +3,8 @@
 import pytest
 
 from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
+import tensorweave as tf
+from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 
 
 def test_partial_shapes():
@@ -62,3 +64,13 @@ def test_rank_assertions_follow_tf() -> None:
     TensorShape([2, 3]).assert_is_fully_defined()
     with pytest.raises(ValueError, match="not fully defined"):
         s.assert_is_fully_defined()
+
+
+def test_dims_is_a_list_as_tfs() -> None:
+    # transpose_op_test and friends compare `shape.dims` with lists
+    shape = tf.transpose(tf.placeholder(tf.float32, [4, None])).shape
+    assert shape.dims == [None, 4] and isinstance(shape.dims, list)
+    assert tf.TensorShape(None).dims is None
+    dims = shape.dims
+    dims.append(7)  # a copy: the shape itself does not change
+    assert shape.as_list() == [None, 4]

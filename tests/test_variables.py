@@ -191,3 +191,43 @@ def test_constraint_must_be_callable():
         tf.Variable(1.0, constraint="not callable")
     clip = tf.Variable(1.0, constraint=lambda x: x)
     assert callable(clip.constraint)
+
+
+def test_a_variable_made_in_a_cond_branch_lives_outside_it():
+    # TF's init_scope: the variable and its initializer are the outer graph's, so
+    # global_variables_initializer initializes it (control_flow_ops_test, variables in cond).
+    take = tf.placeholder(tf.bool, [])
+
+    def branch():
+        with tf.name_scope("inside"):
+            inner = tf.Variable(3.0, name="inner")
+        lazy = tf.Variable(lambda: tf.fill([2], 1.5), name="lazy")
+        return inner * 2.0 + tf.reduce_sum(lazy)
+
+    out = tf.cond(take, branch, lambda: tf.constant(1.0))
+    names = [v.name for v in tf.global_variables()]
+    assert names == ["cond/inside/inner:0", "cond/lazy:0"]
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(out, {take: True}) == 9.0
+        assert sess.run(out, {take: False}) == 1.0
+
+
+def test_a_variable_in_a_branch_refuses_an_initial_value_of_the_branch():
+    def branch():
+        return tf.Variable(tf.constant(1.0) * 2.0) * 1.0
+
+    with pytest.raises(ValueError, match="use a lambda as the initializer"):
+        tf.cond(tf.constant(True), branch, lambda: tf.constant(0.0))
+
+
+def test_assign_shape_mismatch_words_tf():
+    v = tf.Variable([[1.0, 2.0]])
+    with pytest.raises(ValueError, match=r"Dimension 1 in both shapes must be equal, but are 2 "
+                                         r"and 3\. Shapes are \[1,2\] and \[1,3\]\."):
+        v.assign([[2.0, 3.0, 4.0]])
+    grown = tf.assign(v, [[2.0, 3.0, 4.0]], validate_shape=False)
+    assert grown.shape == tf.TensorShape([1, 3])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        np.testing.assert_array_equal(sess.run(grown), [[2.0, 3.0, 4.0]])

@@ -244,7 +244,44 @@ def broadcast_to(input: Any, shape: Any, name: str | None = None) -> Tensor:  # 
 
 @dispatch.dispatchable
 def tile(input: Any, multiples: Any, name: str | None = None) -> Tensor:  # noqa: A002
-    return apply("Tile", [input, _index_input(multiples)], name=name or "Tile")
+    """`input` repeated `multiples[i]` times along each axis i. As TF's shape function, a
+    partly known `multiples` (a pack of ints and tensors) still gives the dims it can."""
+    out = apply("Tile", [input, _index_input(multiples)], name=name or "Tile")
+    x, times = out.op.inputs
+    if not out.shape.is_fully_defined() and x.shape.ndims is not None:
+        counts = _tensor_as_shape(times)
+        if counts.ndims == x.shape.ndims:
+            out.set_shape([None if d is None or m is None else d * m
+                           for d, m in zip(x.shape.dims, counts.dims)])
+    return out
+
+
+def _partial_paddings(paddings: Tensor) -> list[list[int | None]] | None:
+    """The rows of a paddings matrix as far as they are known when the graph is built (TF's
+    ``constant_value(paddings, partial=True)``): a constant, or a pack of rows that are
+    constants or packs of ints and tensors."""
+    known = constant_value(paddings)
+    if known is not None:
+        return None if np.ndim(known) != 2 else [[int(v) for v in row] for row in known]
+    op = paddings.op
+    if op.type != "Pack" or op.get_attr("axis") != 0:
+        return None
+    rows = [_tensor_as_shape(row) for row in op.inputs]
+    if any(row.ndims != 2 for row in rows):
+        return None
+    return [list(row.dims) for row in rows]
+
+
+def _restore_pad_shape(out: Tensor) -> Tensor:
+    """`out` with the static dims that partly known paddings give, as TF's ``tf.pad`` sets."""
+    x, paddings = out.op.inputs[0], out.op.inputs[1]
+    if out.shape.is_fully_defined() or x.shape.ndims is None:
+        return out
+    rows = _partial_paddings(paddings)
+    if rows is not None and len(rows) == x.shape.ndims:
+        out.set_shape([None if d is None or None in row else d + sum(row)
+                       for d, row in zip(x.shape.dims, rows)])
+    return out
 
 
 def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = None,
@@ -254,11 +291,13 @@ def pad(tensor: Any, paddings: Any, mode: str = "CONSTANT", name: str | None = N
     if mode == "CONSTANT":
         if not is_tensor_like(constant_values) and np.ndim(constant_values) == 0 \
                 and constant_values == 0:
-            return apply("Pad", [tensor, paddings], name=name or "Pad")
+            return _restore_pad_shape(apply("Pad", [tensor, paddings], name=name or "Pad"))
         tensor = convert_to_tensor(tensor)
-        return apply("PadV2", [tensor, paddings, constant_values], name=name or "PadV2")
+        return _restore_pad_shape(apply("PadV2", [tensor, paddings, constant_values],
+                                        name=name or "PadV2"))
     if mode in ("REFLECT", "SYMMETRIC"):
-        return apply("MirrorPad", [tensor, paddings], {"mode": mode}, name=name or "MirrorPad")
+        return _restore_pad_shape(apply("MirrorPad", [tensor, paddings], {"mode": mode},
+                                        name=name or "MirrorPad"))
     raise ValueError(f"Unknown padding mode: {mode}")
 
 

@@ -7,8 +7,10 @@ Contract: `to_chrome_trace(run_metadata)` needs the step stats of a traced run
 one thread per executor thread, a complete event (``"ph": "X"``, named after the op as TF's
 timeline does, ``args`` holding node and op) per executed node with ``ts``/``dur`` in microseconds
 from the step's first node, and a flow (``"ph": "s"`` on the ``_Send``, ``"ph": "f"`` on its
-``_Recv``, sharing an ``id``) per transfer whose two ends both ran. Stats that hold transfers but
-come without partition graphs raise `ValueError`. `write_chrome_trace` writes the same as a file.
+``_Recv``, sharing an ``id``) per transfer whose two ends both ran. Without partition graphs the
+transfers are paired from the stats alone, as TF's timeline pairs them: a ``_send_<edge>`` with
+the ``_recv_<edge>`` of the same edge (named after the edge). `write_chrome_trace` writes the
+same as a file.
 """
 
 from __future__ import annotations
@@ -34,11 +36,6 @@ def to_chrome_trace(run_metadata: Any,
     if not starts:
         raise ValueError("RunMetadata holds no step stats; run the step with "
                          "RunOptions(trace_level=RunOptions.FULL_TRACE)")
-    if not graphs and any(ns.op in ("_Send", "_Recv") for ds in dev_stats
-                          for ns in ds.node_stats):
-        raise ValueError("The step has transfers but no partition graphs to match them; run it "
-                         "with RunOptions(output_partition_graphs=True) or pass "
-                         "partition_graphs")
     origin = min(starts)
     events: list[dict[str, Any]] = []
     slices: dict[tuple[str, str], _Slice] = {}
@@ -59,12 +56,10 @@ def to_chrome_trace(run_metadata: Any,
                            "ts": ts, "dur": ns.all_end_rel_micros,
                            "args": {"name": ns.node_name, "op": ns.op}})
             slices[(ds.device, ns.node_name)] = (pid, tid, ts, ns.all_end_rel_micros)
-    for flow_id, ((_, send), (_, recv)) in enumerate(transfer_pairs(graphs)):
-        start = slices.get((send.device, send.name))
-        end = slices.get((recv.device, recv.name))
+    for flow_id, (name, send, recv) in enumerate(_transfers(graphs, dev_stats)):
+        start, end = slices.get(send), slices.get(recv)
         if start is None or end is None:
             continue
-        name = send.attr["tensor_name"]
         events.append({"ph": "s", "cat": "DataFlow", "name": name, "id": flow_id,
                        "pid": start[0], "tid": start[1], "ts": start[2]})
         # The arrow ends inside the recv's slice: when the value came, or as the recv began.
@@ -72,6 +67,22 @@ def to_chrome_trace(run_metadata: Any,
         events.append({"ph": "f", "bp": "e", "cat": "DataFlow", "name": name, "id": flow_id,
                        "pid": end[0], "tid": end[1], "ts": arrival})
     return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+
+def _transfers(graphs: list[GraphDef],
+               dev_stats: Any) -> list[tuple[str, tuple[str, str], tuple[str, str]]]:
+    """(tensor or edge name, (device, send node), (device, recv node)) of each transfer: from
+    the partition graphs when there are some, else by the edge the nodes are named after."""
+    if graphs:
+        return [(send.attr["tensor_name"], (send.device, send.name), (recv.device, recv.name))
+                for (_, send), (_, recv) in transfer_pairs(graphs)]
+    sends, recvs = {}, {}
+    for ds in dev_stats:
+        for ns in ds.node_stats:
+            for op, prefix, ends in (("_Send", "_send_", sends), ("_Recv", "_recv_", recvs)):
+                if ns.op == op and ns.node_name.startswith(prefix):
+                    ends[ns.node_name[len(prefix):]] = (ds.device, ns.node_name)
+    return [(edge, sends[edge], recvs[edge]) for edge in sends if edge in recvs]
 
 
 def write_chrome_trace(run_metadata: Any, path: str | os.PathLike[str],

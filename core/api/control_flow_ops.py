@@ -6,7 +6,10 @@ each building a `FuncGraph` (see `tensorweave.engine.graph.func_graph`); the res
 or ``While`` op (``StatelessIf``/``StatelessWhile`` when nothing inside is stateful) carrying
 them as `FunctionDef` attrs, as TF's control flow v2 builds. Tensors the functions use from
 outside become the op's extra inputs; only the branch taken runs, with its stateful ops.
-Signatures, defaults and construction errors follow ``tf.compat.v1``.
+Signatures, defaults and construction errors follow ``tf.compat.v1``. As TF1, each `cond`
+adds a `CondContext` per branch to the ``cond_context`` collection and each `while_loop` a
+`WhileContext` to ``while_context``: records of the construct (predicate, branch, loop
+settings, name), for scripts that look them up; the ops themselves are the functional ones.
 """
 
 from __future__ import annotations
@@ -15,6 +18,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import attrs
+
+from tensorweave.engine import dtypes
 from tensorweave.api import math_ops
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import name_scope
@@ -31,10 +37,36 @@ from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default
 from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.tensor_shape import TensorShape, as_shape
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.tensor_shape import TensorShape, as_shape
 
-__all__ = ["case", "cond", "group", "identity", "no_op", "switch_case", "tuple", "while_loop"]
+__all__ = ["CondContext", "WhileContext", "case", "cond", "group", "identity", "no_op",
+           "switch_case", "tuple", "while_loop"]
 
 _tuple = tuple
+
+
+@attrs.frozen
+class CondContext:
+    """One branch of a `cond`, as TF1's ``cond_context`` collection holds it: the predicate,
+    the branch (1 for true, 0 for false) and its unique name (``cond/cond_text``)."""
+
+    pred: Tensor
+    branch: int
+    name: str
+
+
+@attrs.frozen
+class WhileContext:
+    """One `while_loop`, as TF1's ``while_context`` collection holds it."""
+
+    name: str
+    parallel_iterations: int
+    back_prop: bool
+    swap_memory: bool
+    maximum_iterations: Tensor | None
 
 
 def no_op(name: str | None = None) -> Operation:
@@ -61,13 +93,31 @@ def _ops_of(inputs: Any) -> list[Operation]:
 
 
 def group(*inputs: Any, name: str | None = None) -> Operation:
-    """One ``NoOp`` with a control input on each op of `inputs` (nested lists included), so
-    running it runs them all."""
+    """A ``NoOp`` that runs every op of `inputs` (nested lists included), built as TF builds
+    it: in a ``group_deps`` name scope, with one ``NoOp`` per device of the inputs on that
+    device (in device order), or, when all are on one device, the returned ``NoOp`` itself
+    there with a control input on each."""
     ops = _ops_of(inputs)
     default = get_default_graph()
     graph = ops[0].graph if ops and not default.encloses(ops[0].graph) else default
-    with graph.as_default(), graph.control_dependencies(ops):
-        return no_op(name=name or "group_deps")
+    with graph.as_default(), graph.name_scope(name or "group_deps") as scope:
+        if not ops:
+            return no_op(name=scope)
+        by_device: dict[str, list[Operation]] = {}
+        for op in ops:
+            by_device.setdefault(op.device, []).append(op)
+        if len(by_device) == 1:
+            ((device, deps),) = by_device.items()
+            return _group_on(graph, device, deps, scope)
+        per_device = [_group_on(graph, device, by_device[device], None)
+                      for device in sorted(by_device)]
+        with graph.control_dependencies(per_device):
+            return no_op(name=scope)
+
+
+def _group_on(graph: Graph, device: str, deps: list[Operation], name: str | None) -> Operation:
+    with graph.control_dependencies(deps), graph.device(device):
+        return no_op(name=name)
 
 
 def tuple(tensors: Any, name: str | None = None, control_inputs: Any = None) -> list[Any]:  # noqa: A001
@@ -272,6 +322,9 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         then_fn, else_fn = _functions_of([(g_t, flat_t), (g_f, flat_f)], 0, inputs)
         shapes = [most_specific_compatible_shape(x.shape, y.shape) for x, y in zip(flat_t, flat_f)]
         outputs = make_if(pred, inputs, then_fn, else_fn, shapes, [g_t, g_f])
+        for branch in (1, 0):
+            graph.add_to_collection(GraphKeys.COND_CONTEXT, CondContext(
+                pred, branch, graph.unique_name("cond_text")))
         return _pack_as(r_t, outputs)
 
 
@@ -468,6 +521,9 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             "output_shapes": invariants + [t.shape for t in captured],
             "parallel_iterations": parallel_iterations,
         }, [g_c, g_b], "While")
+        graph.add_to_collection(GraphKeys.WHILE_CONTEXT, WhileContext(
+            graph.unique_name("while_context"), parallel_iterations, back_prop, swap_memory,
+            maximum_iterations))
         exits = op.outputs[:n]
         if not back_prop:  # TF1: no gradient flows back through the loop
             exits = [apply("StopGradient", [t]) for t in exits]

@@ -36,6 +36,15 @@ from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply
+import numpy as np
+
+from tensorweave.engine import dtypes
+from tensorweave.api import array_ops, custom_gradient, math_ops
+from tensorweave.api.control_flow_ops import tuple as _tuple
+from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor
+from tensorweave.api.indexed_slices import IndexedSlices, to_dense
+from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["AggregationMethod", "UnconnectedGradients", "gradients", "stop_gradient"]
 
@@ -150,10 +159,24 @@ def _aggregate(grads: list[Gradient]) -> Gradient | None:
     if len(grads) == 1:
         return grads[0]
     if not any(isinstance(g, IndexedSlices) for g in grads):
-        return math_ops.add_n(grads)
+        return _multi_device_add_n(grads)
     if any(isinstance(g, Tensor) for g in grads):  # a dense sum anyway: no densify warning
         return math_ops.add_n([to_dense(g) for g in grads])
     return _concat_slices(grads)
+
+
+def _multi_device_add_n(grads: list[Tensor]) -> Tensor:
+    """The sum of `grads` as TF's ``_MultiDeviceAddN``: an ``AddN`` per device of the
+    summands, colocated with the first summand there, then one over those partial sums."""
+    by_device: dict[str, list[Tensor]] = {}
+    for g in grads:
+        by_device.setdefault(g.device, []).append(g)
+    graph = grads[0].graph
+    partial = []
+    for device in sorted(by_device):
+        with graph.colocate_with(by_device[device][0].op, ignore_existing=True):
+            partial.append(math_ops.add_n(by_device[device]))
+    return partial[0] if len(partial) == 1 else math_ops.add_n(partial)
 
 
 def _concat_slices(grads: list[IndexedSlices]) -> IndexedSlices:
@@ -211,11 +234,19 @@ class _Backprop:
 
     def _colocated(self, op: Operation) -> contextlib.AbstractContextManager[None]:
         """Colocation with `op` when asked for (``colocate_gradients_with_ops``)."""
-        return self.graph.colocate_with(op) if self.colocate else contextlib.nullcontext()
+        if not self.colocate:
+            return contextlib.nullcontext()
+        return self.graph.colocate_with(op, ignore_existing=True)
 
     def _default_grad_y(self, y: Tensor, i: int) -> Tensor:
+        # TF's: fill(shape(y), constant(1, name="grad_ys_i"))
+        if y.dtype.is_complex:
+            raise TypeError(f"Gradients of complex tensors must set grad_ys (y.dtype = "
+                            f"{y.dtype!r})")
         with self._colocated(y.op):
-            return array_ops.ones_like(y, name=f"grad_ys_{i}")
+            dims = array_ops.shape(y)
+            one = constant(np.ones((), y.dtype.np_type), name=f"grad_ys_{i}")
+            return array_ops.fill(dims, one)
 
     def _add(self, t: Tensor, grad: Gradient) -> None:
         slots = self.grads.setdefault(t.op, [[] for _ in t.op.outputs])
@@ -263,9 +294,10 @@ class _Backprop:
 
     def _backprop_op(self, op: Operation, leaf: bool) -> list[Gradient | None]:
         slots = self.grads.get(op, [[] for _ in op.outputs])
+        # As TF, the gradients reaching each output are summed before the op's _grad scope.
+        out_grads = [self._sum(s, t) for s, t in zip(slots, op.outputs)]
+        self.done[op] = list(out_grads)
         with self.graph.name_scope(f"{op.name}_grad"):
-            out_grads = [self._sum(s, t) for s, t in zip(slots, op.outputs)]
-            self.done[op] = list(out_grads)
             if leaf or all(g is None for g in out_grads):
                 return [None] * len(op.inputs)
             fn = gradient_function(op)

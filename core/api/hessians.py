@@ -4,9 +4,10 @@ Contract: for each x of known rank, the result has shape ``x.shape + x.shape`` a
 ``d^2 sum(ys) / dx_i dx_j``: the gradient is flattened, and each of its elements is
 differentiated again with respect to x. TF loops over the elements with a ``while_loop``; here
 the loop is unrolled at graph construction, so x must have a statically known number of elements
-(a `ValueError` otherwise, as TF raises for an unknown rank). An x that ``ys`` does not depend
-on gets ``None``, as from ``gradients``; a gradient element that no longer depends on x (ys
-linear in it) contributes a row of zeros.
+(a `ValueError` otherwise, as TF raises for an unknown rank). As in TF, whose loop writes each
+second derivative into a TensorArray, a derivative that is ``None`` is a `ValueError` ("None
+values not supported."): an x that ``ys`` does not depend on, or a first derivative that no
+longer depends on x (``hessians(x, x)``, ys linear in x).
 """
 
 from __future__ import annotations
@@ -25,23 +26,19 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _hessian(ys: Any, x: Any, t: Tensor, kwargs: dict[str, Any]) -> Tensor | None:
+def _hessian(ys: Any, x: Any, t: Tensor, kwargs: dict[str, Any]) -> Tensor:
     """`x` as given (a `Variable` is differentiated through its ref); `t` its tensor."""
-    grad = gradients(ys, x, **kwargs)[0]
-    if grad is None:
-        return None
-    flat = array_ops.reshape(convert_to_tensor(grad), [-1])
+    flat = array_ops.reshape(convert_to_tensor(gradients(ys, x, **kwargs)[0]), [-1])
     rows = []
     for j in range(t.shape.num_elements()):
-        row = gradients(flat[j], x, **kwargs)[0]
-        rows.append(array_ops.zeros_like(t) if row is None else convert_to_tensor(row))
+        rows.append(convert_to_tensor(gradients(flat[j], x, **kwargs)[0]))
     dims = t.shape.as_list()
     return array_ops.reshape(array_ops.stack(rows), dims + dims)
 
 
 def hessians(ys: Any, xs: Any, name: str = "hessians", colocate_gradients_with_ops: bool = False,
              gate_gradients: bool = False,
-             aggregation_method: int | None = None) -> list[Tensor | None]:
+             aggregation_method: int | None = None) -> list[Tensor]:
     """The Hessian of ``sum(ys)`` with respect to each of `xs`; see the module docstring."""
     kwargs = {"name": name, "colocate_gradients_with_ops": colocate_gradients_with_ops,
               "gate_gradients": gate_gradients, "aggregation_method": aggregation_method}

@@ -467,11 +467,12 @@ class BatchNormalization(Layer):
                 variance = _select(training, variance, moving_variance.value())
                 moving_target = _select(training, moving_target, moving_variance.value())
             graph = get_default_graph()
+            # TF's layers collect the updates' operations (Layer.add_update takes `.op`)
             graph.add_to_collection(GraphKeys.UPDATE_OPS,
-                                    _assign_moving_average(moving_mean, mean, self.momentum))
+                                    _assign_moving_average(moving_mean, mean, self.momentum).op)
             graph.add_to_collection(GraphKeys.UPDATE_OPS,
                                     _assign_moving_average(moving_variance, moving_target,
-                                                           self.momentum))
+                                                           self.momentum).op)
         params = [mean, variance, self.beta, self.gamma]
         if len(axes) == 1 and axes[0] != ndims - 1:
             shape = [1] * ndims

@@ -291,3 +291,34 @@ def _broadcastable(weights: Tensor, like: Tensor) -> Tensor:
         return array_ops.reshape(weights, [-1] + [1] * (rank - 1))
     ones = array_ops.ones(array_ops.expand_dims(array_ops.rank(like) - 1, 0), dtypes.int32)
     return array_ops.reshape(weights, array_ops.concat([[-1], ones], 0))
+
+
+# -- operators ----------------------------------------------------------------------------------
+# TF overloads ``*``, ``/`` and Python 2's ``div`` on SparseTensor (a dense right operand,
+# broadcast to the sparse shape; no reflected forms): the result keeps the sparse indices.
+
+
+def _sparse_dense_operator(op_name: str, op_type: str, true_division: bool = False) -> Any:
+    def operator(sp: SparseTensor, y: Any) -> SparseTensor:
+        with name_scope(None, op_name, [sp, y]) as scope:
+            values = sp.values
+            if true_division:
+                other = convert_to_tensor(y, name="y")
+                if other.dtype != values.dtype:
+                    raise TypeError(f"x and y must have the same dtype, got "
+                                    f"{values.dtype!r} != {other.dtype!r}")
+                target = math_ops._TRUEDIV_FLOAT.get(values.dtype)
+                if target is not None:
+                    values, other = math_ops.cast(values, target), math_ops.cast(other, target)
+            else:
+                other = convert_to_tensor(y, dtype=values.dtype, name="y")
+            out = apply(op_type, [sp.indices, values, sp.dense_shape, other], name=scope)
+            return SparseTensor(sp.indices, out, sp.dense_shape)
+
+    operator.__name__ = f"__{op_name}__"
+    return operator
+
+
+SparseTensor.__mul__ = _sparse_dense_operator("mul", "SparseDenseCwiseMul")
+SparseTensor.__div__ = _sparse_dense_operator("div", "SparseDenseCwiseDiv")
+SparseTensor.__truediv__ = _sparse_dense_operator("truediv", "SparseDenseCwiseDiv", True)

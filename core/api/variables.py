@@ -10,9 +10,10 @@ ref. Reading an uninitialized variable raises `FailedPreconditionError` at run t
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,11 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.scopes import name_scope
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
+from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
+from tensorweave.engine.graph.func_graph import FuncGraph
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.tensor_shape import TensorShape
@@ -65,6 +71,31 @@ def _enum_arg(kind: type[enum.Enum], value: Any, default: enum.Enum, what: str,
         raise ValueError(f"Invalid variable {what} mode: {value} for variable: {name}") from None
 
 
+@contextlib.contextmanager
+def _init_scope(graph: Graph, initial_value: Any) -> Iterator[Graph]:
+    """Where a variable is created (TF's ``init_scope``): in `graph`, or, when `graph` is a
+    function's (a `cond` branch, a loop body), in the outermost graph under the name scope
+    the function was built in, without control dependencies. There its initializer runs with
+    the others, and the function reads it as an outside tensor."""
+    if not isinstance(graph, FuncGraph):
+        yield graph
+        return
+    if is_tensor_like(initial_value) and getattr(initial_value, "graph", None) is graph:
+        raise ValueError(
+            "Initializer for variable is from inside a control-flow construct, such as a loop "
+            "or conditional. When creating a variable inside a loop or conditional, use a "
+            "lambda as the initializer.")
+    scopes = []
+    while isinstance(graph, FuncGraph):
+        scopes.append(graph.get_name_scope())
+        graph = graph.outer_graph
+    scopes.append(graph.get_name_scope())
+    scope = "/".join(s for s in reversed(scopes) if s)
+    with graph.as_default(), graph.name_scope(f"{scope}/" if scope else None), \
+            graph.control_dependencies(None):
+        yield graph
+
+
 class Variable:
     """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
     `import_scope`, `caching_device` and `use_resource` are accepted and ignored;
@@ -90,8 +121,8 @@ class Variable:
                                       "aggregation", name)
         self._trainable = trainable
         self._constraint = constraint
-        graph = get_default_graph()
-        with name_scope(name, "Variable", [] if init_from_fn else [initial_value]) as scope:
+        with _init_scope(get_default_graph(), initial_value) as graph, \
+                name_scope(name, "Variable", [] if init_from_fn else [initial_value]) as scope:
             if init_from_fn:
                 with name_scope("Initializer"):
                     self._initial_value = convert_to_tensor(initial_value(), dtype=dtype,

@@ -1,6 +1,6 @@
 """Static shapes, possibly partially known.
 
-Contract: a `TensorShape` has unknown rank (`dims is None`) or a tuple of dimensions, each a
+Contract: a `TensorShape` has unknown rank (`dims is None`) or a list of dimensions, each a
 `Dimension` (an `int` >= 0 with TF1's ``.value``) or `None` (unknown). Indexing returns a
 `Dimension` or `None`, so TF1's ``shape[1].value`` and TF2's ``shape[1] is None`` both work
 (TF1 returns ``Dimension(None)`` for an unknown one: here it is `None`, which has no
@@ -40,8 +40,9 @@ class TensorShape:
             self._dims = tuple(_dim(d) for d in dims)
 
     @property
-    def dims(self) -> tuple[Dimension | None, ...] | None:
-        return self._dims
+    def dims(self) -> list[Dimension | None] | None:
+        """The dimensions as a new list, as TF's (None when the rank is unknown)."""
+        return None if self._dims is None else list(self._dims)
 
     @property
     def ndims(self) -> int | None:

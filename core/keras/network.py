@@ -104,6 +104,14 @@ class Network(Layer):
                 raise ValueError("Output tensors to a Model must be the output of a TensorFlow "
                                  f"`Layer` (thus holding past layer metadata). Found: {x}")
         self._nodes = _network_nodes(flat_inputs, flat_outputs)
+        # As TF's, a graph network's first inbound node is itself from its inputs to its
+        # outputs, so `input_shape`/`output_shape` answer; a rebuilt Sequential replaces it.
+        own = Node(self, list(flat_inputs), list(flat_outputs), {}, [])
+        if self._inbound_nodes and self._inbound_nodes[0] is getattr(self, "_own_node", None):
+            self._inbound_nodes[0] = own
+        else:
+            self._inbound_nodes.insert(0, own)
+        self._own_node = own
         self._input_structure, self._output_structure = inputs, outputs
         self.inputs, self.outputs = flat_inputs, flat_outputs
         self._input_names = [x._keras_history[0].name for x in flat_inputs]

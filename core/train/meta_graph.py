@@ -131,7 +131,9 @@ class VariableDef:
 
 
 def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef | None:
-    if not items:
+    if not items or name in (GraphKeys.COND_CONTEXT, GraphKeys.WHILE_CONTEXT):
+        # tensorweave's control flow is functional: there is no CondContextDef/WhileContextDef
+        # to rebuild from, so these records are not exported
         return None
     if name in VARIABLE_COLLECTIONS and all(isinstance(i, Variable) for i in items):
         return CollectionDef(bytes_list=ValueList([

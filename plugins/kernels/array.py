@@ -319,8 +319,9 @@ def _check_indices(ctx: KernelContext, indices: Any, limit: int) -> None:
     if bad.any():
         flat = int(ctx.xp.argmax(bad.ravel()))
         value = int(indices.ravel()[flat])
-        raise _fail(ctx, f"indices[{_position(flat, indices.shape)}] = {value} is not in "
-                         f"[0, {limit})")
+        # TF's SliceDebugString: no brackets for a scalar index
+        where = f"[{_position(flat, indices.shape)}]" if indices.ndim else ""
+        raise _fail(ctx, f"indices{where} = {value} is not in [0, {limit})")
 
 
 def gather_v2(ctx: KernelContext, params: Any, indices: Any, axis: Any) -> Any:

@@ -120,7 +120,8 @@ def truncate_mod(ctx: KernelContext, x: Any, y: Any) -> Any:
 
 def squared_difference(ctx: KernelContext, x: Any, y: Any) -> Any:
     d = ctx.xp.subtract(x, y)
-    return ctx.xp.multiply(d, d)
+    # TF's functor is (x - y) * conj(x - y): |x - y|^2 for complex numbers
+    return ctx.xp.multiply(d, ctx.xp.conj(d) if d.dtype.kind == "c" else d)
 
 
 def xlogy(ctx: KernelContext, x: Any, y: Any) -> Any:

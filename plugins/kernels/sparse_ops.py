@@ -385,10 +385,44 @@ def sparse_fill_empty_rows(ctx: KernelContext, indices: Any, values: Any, shape:
             position[:n].astype(xp.int64, copy=False))
 
 
+def _sparse_dense_cwise(op: str) -> Any:
+    """TF's ``SparseDenseBinaryOpShared``: `dense` broadcast to the sparse shape (never the
+    other way), read at each sparse index and combined with that value."""
+
+    def kernel(ctx: KernelContext, indices: Any, values: Any, shape: Any, dense: Any) -> Any:
+        xp = ctx.xp
+        if indices.ndim != 2 or values.ndim != 1 or shape.ndim != 1:
+            raise _fail(ctx, f"Inputs sp_indices, sp_values and sp_shape should be a matrix "
+                             f"and two vectors but received shapes: {_fmt(indices.shape)}, "
+                             f"{_fmt(values.shape)} and {_fmt(shape.shape)}")
+        dims = _ints(shape)
+        if dense.ndim > len(dims) or any(
+                d != 1 and d != s for d, s in zip(reversed(dense.shape), reversed(dims))):
+            raise _fail(ctx, f"SparseDenseBinaryOpShared broadcasts dense to sparse only; got "
+                             f"incompatible shapes: [{','.join(map(str, dims))}] vs. "
+                             f"[{','.join(map(str, dense.shape))}]")
+        full = xp.broadcast_to(dense, dims)
+        picked = full[tuple(xp.asarray(indices, dtype=xp.int64).T)] if len(dims) else full
+        if op == "Mul":
+            return values * picked
+        if op == "Div":
+            if values.dtype.kind in "iu":
+                if bool((picked == 0).any()):
+                    raise _fail(ctx, "Integer division by zero")
+                # C division, as Eigen's: the quotient truncated toward zero
+                quotient = xp.abs(values) // xp.abs(picked)
+                return (xp.sign(values) * xp.sign(picked) * quotient).astype(values.dtype)
+            return values / picked
+        return values + picked
+
+    return kernel
+
+
 KERNELS = {
     "SparseToDense": sparse_to_dense, "SparseReorder": sparse_reorder,
     "SparseReshape": sparse_reshape, "SparseReduceSum": sparse_reduce_sum,
     "SparseTensorDenseAdd": sparse_tensor_dense_add,
+    **{f"SparseDenseCwise{op}": _sparse_dense_cwise(op) for op in ("Add", "Mul", "Div")},
     "SparseFillEmptyRows": sparse_fill_empty_rows, "SparseAdd": sparse_add,
     "SparseAddGrad": sparse_add_grad,
 }

@@ -76,14 +76,57 @@ def _sizes_along(values: list[Tensor], axis: Tensor | int) -> Tensor:
     return array_ops.stack([array_ops.gather(shape(v), axis) for v in values])
 
 
-def _concat_grad(op: Operation, grad: Tensor) -> Grads:
+@accepts_indexed_slices
+def _concat_grad(op: Operation, grad: Tensor | IndexedSlices) -> Grads:
     *values, axis = op.inputs
     if len(values) == 1:
         return [grad, None]
+    if isinstance(grad, IndexedSlices):
+        return [*_concat_slices_grad(values, axis, grad), None]
     static = _static_axis(axis, values[0])
     axis = static if static is not None else math_ops.floormod(axis, array_ops.rank(values[0]))
     parts = array_ops.split(grad, _sizes_along(values, axis), axis=axis, num=len(values))
     return [*parts, None]
+
+
+def _concat_slices_grad(values: list[Tensor], axis: Tensor,
+                        grad: IndexedSlices) -> list[IndexedSlices]:
+    """The `IndexedSlices` gradient of each concatenated value, as TF's ``_ConcatGradHelper``:
+    along axis 0 each value takes the rows that fall in its range, along another axis each
+    takes its columns of every row. The axis must be known when the graph is built."""
+    axis_value = constant_value(axis)
+    if axis_value is None:
+        raise ValueError("Can only compute IndexedSlices gradient with statically-known "
+                         "concat_dim")
+    dim = int(axis_value)
+    if dim < 0:
+        rank = values[0].shape.ndims
+        if rank is None:
+            raise ValueError("Can only compute IndexedSlices gradient with negative "
+                             "concat_dim when first value rank is statically-known.")
+        dim %= rank
+    shapes = [shape(v) for v in values]
+    out = []
+    if dim == 0:
+        start = constant(0, dtypes.int32)
+        indices = math_ops.cast(grad.indices, dtypes.int32)
+        for value_shape in shapes:
+            end = start + value_shape[0]
+            chosen = array_ops.reshape(array_ops.where(math_ops.logical_and(
+                indices >= start, indices < end)), [-1])
+            out.append(IndexedSlices(array_ops.gather(grad.values, chosen),
+                                     array_ops.gather(grad.indices, chosen)
+                                     - math_ops.cast(start, grad.indices.dtype),
+                                     value_shape))
+            start = end
+        return out
+    begin = 0
+    for value_shape in shapes:
+        size = value_shape[dim]
+        part = array_ops.gather(grad.values, array_ops.range(begin, begin + size), axis=dim)
+        out.append(IndexedSlices(part, grad.indices, value_shape))
+        begin = begin + size
+    return out
 
 
 def _pack_grad(op: Operation, grad: Tensor) -> Grads:

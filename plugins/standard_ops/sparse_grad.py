@@ -74,6 +74,30 @@ def _sparse_dense_add_grad(op: Operation, grad: Tensor) -> Grads:
     return [None, array_ops.gather_nd(grad, op.inputs[0]), None, grad]
 
 
+def _sparse_dense_cwise_grad(is_mul: bool) -> Any:
+    """TF's ``_SparseDenseCwiseMulOrDivGrad``: the sparse values' gradient, and the dense
+    operand's, summed back over the positions each dense element was broadcast to."""
+
+    def grad_fn(op: Operation, grad: Tensor) -> Grads:
+        indices, values, sp_shape, dense = op.inputs
+        dense_shape = math_ops.cast(array_ops.shape(dense), dtypes.int64)
+        added = array_ops.expand_dims(array_ops.size(sp_shape) - array_ops.size(dense_shape), 0)
+        full = array_ops.concat([array_ops.ones(added, dtypes.int64), dense_shape], 0)
+        scaled = array_ops.slice(indices // (sp_shape // full),
+                                 array_ops.concat([[0], added], 0), [-1, -1])
+        picked = array_ops.gather_nd(dense, scaled)
+        if is_mul:
+            values_grad, dense_values = grad * picked, grad * values
+        else:
+            values_grad = grad / picked
+            dense_values = grad * (-values / math_ops.square(picked))
+        # indices can repeat after scaling: a scatter-add, as TF's sparse_add onto zeros
+        dense_grad = array_ops.scatter_nd(scaled, dense_values, dense_shape)
+        return [None, values_grad, None, dense_grad]
+
+    return grad_fn
+
+
 def _sparse_add_grad(op: Operation, _indices_grad: Tensor, values_grad: Tensor,
                      _shape_grad: Tensor) -> Grads:
     a_indices, b_indices, sum_indices = op.inputs[0], op.inputs[3], op.outputs[0]
@@ -97,5 +121,7 @@ def register_gradients(registry: Any) -> None:
         "SparseReduceSum": _sparse_reduce_sum_grad,
         "SparseTensorDenseAdd": _sparse_dense_add_grad,
         "SparseFillEmptyRows": _fill_empty_rows_grad, "SparseAdd": _sparse_add_grad,
+        "SparseDenseCwiseMul": _sparse_dense_cwise_grad(True),
+        "SparseDenseCwiseDiv": _sparse_dense_cwise_grad(False),
     }.items():
         registry.add(name, fn)

@@ -1,7 +1,8 @@
 """OpDefs of the sparse-tensor ops, as TF's ``sparse_ops.cc`` (and ``SparseTensorDenseMatMul``
 of ``math_ops.cc``): ``SparseToDense``, ``SparseReorder``, ``SparseReshape``,
 ``SparseTensorDenseMatMul``, ``SparseReduceSum``, ``SparseTensorDenseAdd``, ``SparseAdd`` (and
-its ``SparseAddGrad``) and ``SparseFillEmptyRows``.
+its ``SparseAddGrad``), ``SparseFillEmptyRows`` and the ``SparseDenseCwise{Add,Mul,Div}`` ops (a
+dense operand broadcast to the sparse one's shape, one value per sparse value).
 
 Contract: a sparse operand is passed as its three component inputs (indices ``[N, rank]``,
 values ``[N]``, dense shape ``[rank]``). Shape functions check the components' ranks
@@ -121,6 +122,11 @@ def _sparse_dense_add(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.dtype(1), ctx.shape(3))]
 
 
+def _sparse_dense_cwise(ctx: InferContext) -> list[TensorSpec]:
+    n, _ = _sparse_operand(ctx, 0)
+    return [TensorSpec(ctx.dtype(1), TensorShape([n]))]
+
+
 def _sparse_add(ctx: InferContext) -> list[TensorSpec]:
     _, rank = _sparse_operand(ctx, 0)
     rank = _same(ctx, rank, _sparse_operand(ctx, 3)[1])
@@ -170,6 +176,10 @@ def register(registry: Any) -> None:
     op("SparseTensorDenseAdd", ["a_indices:Tindices", "a_values:T", "a_shape:Tindices", "b:T"],
        _sparse_dense_add, attrs={"T": REQUIRED, "Tindices": None},
        type_constraints={"T": dtypes.NUMERIC, **index})
+    for name in ("SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"):
+        op(name, ["sp_indices:int64", "sp_values:T", "sp_shape:int64", "dense:T"],
+           _sparse_dense_cwise, attrs={"T": REQUIRED},
+           type_constraints={"T": dtypes.NUMERIC | dtypes.COMPLEX})
     op("SparseAdd",
        ["a_indices:int64", "a_values:T", "a_shape:int64", "b_indices:int64", "b_values:T",
         "b_shape:int64", "thresh:Treal"], _sparse_add,

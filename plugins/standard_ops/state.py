@@ -7,7 +7,7 @@ from typing import Any
 
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
-from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.engine.tensor_shape import TensorShape, format_dims
 from tensorweave.plugins.standard_ops.shape_fns import unchanged
 
 
@@ -25,9 +25,14 @@ def _with_default(ctx: InferContext) -> list[TensorSpec]:
 def _assign(ctx: InferContext) -> list[TensorSpec]:
     ref, value = ctx.shape(0), ctx.shape(1)
     if ctx.attrs.get("validate_shape", True) and not ref.is_compatible_with(value):
-        raise ctx.shape_error(f"Shapes must be equal rank, but are {ref.ndims} and "
-                              f"{value.ndims}" if ref.ndims != value.ndims else
-                              f"Dimension mismatch: variable {ref} vs value {value}")
+        if ref.ndims != value.ndims:
+            raise ctx.shape_error(f"Shapes must be equal rank, but are {ref.ndims} and "
+                                  f"{value.ndims}")
+        k = next(i for i, (a, b) in enumerate(zip(ref.dims, value.dims))
+                 if a is not None and b is not None and a != b)
+        raise ctx.shape_error(  # TF's words for a failed shape merge
+            f"Dimension {k} in both shapes must be equal, but are {ref[k]} and {value[k]}. "
+            f"Shapes are {format_dims(ref)} and {format_dims(value)}.")
     shape = ref.merge_with(value) if ctx.attrs.get("validate_shape", True) else value
     return [TensorSpec(ctx.dtype(0), shape)]
 

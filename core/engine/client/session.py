@@ -46,6 +46,18 @@ from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
 from tensorweave.engine.runtime.worker import Worker
+from tensorweave.engine.client.error_origin import user_error
+from tensorweave.engine.client.fetches import FetchMapper
+from tensorweave.engine.client.partial_run import PartialRun
+from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
+from tensorweave.api.ragged_tensor import RaggedTensor, ragged_feed_items
+from tensorweave.api.sparse_tensor import SparseTensor, sparse_feed_items
+from tensorweave.engine.graph.string_array import to_string_array
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.master import MasterSession
+from tensorweave.engine.runtime.worker import Worker
 
 _default = threading.local()
 CACHE_ENTRIES = 256  # fetch structures and feed keys remembered per session (0: none)
@@ -265,8 +277,11 @@ class Session:
         trace = options is not None and options.trace_level > RunOptions.NO_TRACE
         timeout = options.timeout_in_ms / 1000.0 if options and options.timeout_in_ms > 0 \
             else None
-        values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
-                                                   mapper.target_names, trace, timeout)
+        try:
+            values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
+                                                       mapper.target_names, trace, timeout)
+        except errors.OpError as exc:
+            raise user_error(exc, self._graph).with_traceback(exc.__traceback__) from None
         if run_metadata is not None:
             if trace:
                 run_metadata.step_stats = StepStats(

@@ -10,7 +10,9 @@ creation bumps `Graph.version`, which keys the session's step cache.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -106,6 +108,24 @@ class Tensor:
         return f"<tf.Tensor '{self.name}' shape={self._shape} dtype={self._dtype.name}>"
 
 
+def _creation_frames() -> list[tuple[Any, int]]:
+    """The calling frames as (code, instruction offset), innermost first: what is cheapest to
+    take at every op's creation; lines are worked out only when an error asks (`_line`)."""
+    frames = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        frames.append((frame.f_code, frame.f_lasti))
+        frame = frame.f_back
+    return frames
+
+
+def _line(code: Any, offset: int) -> int:
+    for start, end, line in code.co_lines():
+        if start <= offset < end and line is not None:
+            return line
+    return code.co_firstlineno
+
+
 class Operation:
     """One node of the graph."""
 
@@ -121,6 +141,7 @@ class Operation:
         self._device = ""  # set by the graph once device functions have seen the op
         self._outputs = [Tensor(self, i, s.dtype, s.shape) for i, s in enumerate(output_specs)]
         self._id = graph._next_id()
+        self._frames = _creation_frames()
         for t in self._inputs:
             t._consumers.append(self)
 
@@ -159,6 +180,17 @@ class Operation:
     @property
     def attrs(self) -> dict[str, Any]:
         return self._attrs
+
+    @property
+    def traceback(self) -> list[tuple[str, int, str, str]]:
+        """Where the op was created, outermost call first: (file, line, function, source
+        line), as TF's ``Operation.traceback``."""
+        out = []
+        for code, offset in reversed(self._frames):
+            line = _line(code, offset)
+            out.append((code.co_filename, line, code.co_name,
+                        linecache.getline(code.co_filename, line).strip()))
+        return out
 
     def values(self) -> tuple[Tensor, ...]:
         return tuple(self._outputs)
@@ -230,6 +262,8 @@ class GraphKeys:
     BIASES = "biases"
     ACTIVATIONS = "activations"
     CONCATENATED_VARIABLES = "concatenated_variables"
+    COND_CONTEXT = "cond_context"
+    WHILE_CONTEXT = "while_context"
     # TF 1.x keeps the pre-1.0 name as a deprecated alias; old scripts still use it.
     VARIABLES = GLOBAL_VARIABLES
 

@@ -2,9 +2,10 @@
 
 Contract: ``Timeline(run_metadata.step_stats).generate_chrome_trace_format()`` is the JSON text
 of `tensorweave.api.chrome_trace.to_chrome_trace` for that step. TF's `graph` argument is accepted
-and unused: tensorweave draws a transfer's flow arrow from the step's partition graphs instead,
-so a step whose stats hold ``_Send``/``_Recv`` nodes needs `partition_graphs`
-(``run_metadata.partition_graphs`` of a run with ``output_partition_graphs=True``).
+and unused. A transfer's flow arrow joins its ``_Send`` and ``_Recv`` by the edge they are named
+after, as TF's timeline does from the stats alone; `partition_graphs` (tensorweave's own
+argument: ``run_metadata.partition_graphs`` of a run with ``output_partition_graphs=True``)
+names each arrow after its tensor instead.
 """
 
 from __future__ import annotations

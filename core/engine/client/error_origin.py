@@ -1,0 +1,84 @@
+"""Run-time errors as the user sees them: about the Operation they built, and where.
+
+Contract: `user_error(exc, graph)` returns `exc` as TF reports it. The node is found from the
+error's node name, or failing that from the ``[[node NAME ...]]`` line or the placement
+message it carries (an error that crossed a process boundary keeps only its message). A
+constant the folding pass made (``<node>/_folded``, ``_folded_<i>``) stands for `<node>`, the
+node the user created: the message names that node and its op instead. When the node is in
+`graph`, the error's ``op`` is that `Operation` and ``node_def`` its `NodeDef`, the node line
+says where the op was defined (``defined at FILE:LINE``, the innermost frame outside
+tensorweave) and the message ends with TF's "Original stack trace for 'NAME':". An error of no
+node of `graph` (a session-level one, or a node of a function body) gets ``op`` None.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+
+from tensorweave.engine import errors
+from tensorweave.engine.graph.graph import Graph, Operation
+
+_NODE_LINE = re.compile(r"\[\[node (?P<name>[^\s\]]+) \(op: [^)]*\)[^\]]*(?=\]\])")
+_PLACEMENT = re.compile(r"Cannot assign a device for operation (?P<name>\S+) \(op "
+                        r"(?P<op>[^)]*)\)")
+_FOLDED = re.compile(r"^(?P<source>.+)/_folded(?:_\d+)*$")
+# tensorweave's own code (the library, its plugins and contrib): not where a user defined an op
+_OWN_DIRS = tuple(os.path.join(location, "") for package in (
+    "tensorweave", "tensorweave.plugins", "tensorweave.contrib")
+    for location in importlib.util.find_spec(package).submodule_search_locations)
+
+
+def user_error(exc: errors.OpError, graph: Graph) -> errors.OpError:
+    """`exc` about the user's node of `graph` (see the module docstring)."""
+    name = exc.node_def if isinstance(exc.node_def, str) else _named_in(exc.message)
+    if name is None:
+        return _without_op(exc) if isinstance(exc.op, str) else exc
+    message = exc.message
+    folded = _FOLDED.match(name)
+    op = graph._by_name.get(name)
+    if op is None and folded is not None:
+        op = graph._by_name.get(folded["source"])
+        if op is not None:
+            message = _unfolded(message, name, op)
+            name = op.name
+    if op is None:
+        return _without_op(exc) if isinstance(exc.op, str) else exc
+    return type(exc)(op.node_def, op, _with_origin(message, op))
+
+
+def _named_in(message: str) -> str | None:
+    match = _NODE_LINE.search(message) or _PLACEMENT.search(message)
+    return match["name"] if match else None
+
+
+def _without_op(exc: errors.OpError) -> errors.OpError:
+    return type(exc)(None, None, exc.message)
+
+
+def _unfolded(message: str, folded: str, source: Operation) -> str:
+    """`message` naming the node the folded constant came from, and that node's op."""
+    for pattern in (f"{folded} (op Const)", f"{folded} (op: Const)"):
+        message = message.replace(pattern, pattern.replace(folded, source.name)
+                                  .replace("Const", source.type))
+    return message.replace(folded, source.name)
+
+
+def defined_at(op: Operation) -> tuple[str, int] | None:
+    """(file, line) of the innermost frame of `op`'s creation outside tensorweave."""
+    for filename, line, _, _ in reversed(op.traceback):
+        if not filename.startswith(_OWN_DIRS):
+            return filename, line
+    return None
+
+
+def _with_origin(message: str, op: Operation) -> str:
+    where = defined_at(op)
+    if where is not None:
+        note = f" (defined at {where[0]}:{where[1]})"
+        message = _NODE_LINE.sub(lambda m: m[0] + note if m["name"] == op.name else m[0],
+                                 message, count=1)
+    frames = "".join(f'  File "{f}", line {n}, in {fn}\n' + (f"    {text}\n" if text else "")
+                     for f, n, fn, text in op.traceback)
+    return f"{message}\n\nOriginal stack trace for '{op.name}':\n{frames}"
