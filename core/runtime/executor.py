@@ -274,13 +274,16 @@ class Executor:
         if not self.plan.straight_line:
             _Run(self, step, done).start()
             return
+        done(self.run_straight_line(step))
+
+    def run_straight_line(self, step: StepContext) -> BaseException | None:
+        """Run a straight-line plan's step to its end on this thread (what `run_async` does
+        before calling back); the step's error, or None."""
         # numpy's floating-point warnings off: TF yields inf/nan silently.
         with np.errstate(all="ignore"):
             if step.stats is None and self._compile_ready():
-                error = self._run_compiled(step)
-            else:
-                error = self._run_straight(step)
-        done(error)
+                return self._run_compiled(step)
+            return self._run_straight(step)
 
     def _compile_ready(self) -> bool:
         """Compile the plan once it has run a few times, so one-off steps never pay for it."""
