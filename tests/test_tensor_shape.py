@@ -2,7 +2,6 @@
 
 import pytest
 
-from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 import tensorweave as tf
 from tensorweave.engine.tensor_shape import TensorShape, format_dims, unknown_shape
 

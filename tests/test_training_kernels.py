@@ -16,7 +16,8 @@ import tensorweave as tf
 F = np.float32
 N = 1 << 18
 HYPER = {"alpha": 0.1, "lr": 0.01, "momentum": 0.9, "beta1_power": 0.9 ** 3,
-         "beta2_power": 0.999 ** 3, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7, "rho": 0.95}
+         "beta2_power": 0.999 ** 3, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7, "rho": 0.95,
+         "l1": 0.001, "l2": 0.02, "l2_shrinkage": 0.01, "lr_power": -0.5}
 
 
 def _gd(h: dict[str, Any], g: np.ndarray, var: np.ndarray) -> list[np.ndarray]:
@@ -68,6 +69,31 @@ def _centered_rms_prop(h: dict[str, Any], g: np.ndarray, var: np.ndarray, mg: np
     return [var - mom, mg, ms, mom]
 
 
+def _adadelta(h: dict[str, Any], g: np.ndarray, var: np.ndarray, accum: np.ndarray,
+              accum_update: np.ndarray) -> list[np.ndarray]:
+    accum = accum * h["rho"] + g * g * (1 - h["rho"])
+    update = np.sqrt(accum_update + h["epsilon"]) * (1 / np.sqrt(accum + h["epsilon"])) * g
+    accum_update = accum_update * h["rho"] + update * update * (1 - h["rho"])
+    return [var - update * h["lr"], accum, accum_update]
+
+
+def _ftrl(shrinkage: bool, lr_power: float) -> Callable[..., list[np.ndarray]]:
+    def power(x: np.ndarray) -> np.ndarray:
+        return np.sqrt(x) if lr_power == -0.5 else np.power(x, F(-lr_power))
+
+    def rows(h: dict[str, Any], g: np.ndarray, var: np.ndarray, accum: np.ndarray,
+             linear: np.ndarray) -> list[np.ndarray]:
+        g_s = g + 2 * h["l2_shrinkage"] * var if shrinkage else g
+        new_accum = accum + g * g
+        linear = linear + (g_s - (power(new_accum) - power(accum)) / h["lr"] * var)
+        x = np.sign(linear) * h["l1"] - linear
+        y = power(new_accum) / h["lr"] + 2 * h["l2"]
+        return [np.where(np.abs(linear) > h["l1"], x / y, F(0)), new_accum, linear]
+
+    return rows
+
+
+FTRL = ("lr", "l1", "l2")
 # op, slots, scalar inputs, attrs, numpy reference, scratch arrays of the variable's size
 CASES = [
     ("ApplyGradientDescent", (), ("alpha",), {}, _gd, 1),
@@ -82,12 +108,16 @@ CASES = [
     ("ApplyRMSProp", ("ms", "mom"), ("lr", "rho", "momentum", "epsilon"), {}, _rms_prop, 2),
     ("ApplyCenteredRMSProp", ("mg", "ms", "mom"), ("lr", "rho", "momentum", "epsilon"), {},
      _centered_rms_prop, 2),
+    ("ApplyAdadelta", ("accum", "accum_update"), ("lr", "rho", "epsilon"), {}, _adadelta, 2),
+    ("ApplyFtrl", ("accum", "linear"), (*FTRL, "lr_power"), {}, _ftrl(False, -0.5), 6),
+    ("ApplyFtrlV2", ("accum", "linear"), (*FTRL, "l2_shrinkage", "lr_power"), {},
+     _ftrl(True, -0.5), 6),
 ]
 IDS = [f"{c[0]}{'-nesterov' if c[3] else ''}" for c in CASES]
 
 
 def _build(op: str, slots: tuple[str, ...], scalars: tuple[str, ...], attrs: dict[str, Any],
-           size: int) -> tuple[Any, ...]:
+           size: int, hyper: dict[str, float] = HYPER) -> tuple[Any, ...]:
     """Variables (var and slots) of positive random floats (a small mean gradient ``mg``, so
     that ``ms - mg**2 > 0``), a fed gradient and the update."""
     rs = np.random.RandomState(0)
@@ -96,7 +126,7 @@ def _build(op: str, slots: tuple[str, ...], scalars: tuple[str, ...], attrs: dic
     refs = [tf.Variable(value, name=name) for name, value in zip(("var", *slots), start)]
     grad = tf.placeholder(tf.float32, [size], name="grad")
     inputs = {"delta" if op == "ApplyGradientDescent" else "grad": grad}
-    inputs |= {name: tf.constant(F(HYPER[name])) for name in scalars}
+    inputs |= {name: tf.constant(F(hyper[name])) for name in scalars}
     update = getattr(tf.raw_ops, op)(
         var=refs[0]._ref(), **{n: r._ref() for n, r in zip(slots, refs[1:])}, **inputs, **attrs)
     return start, refs, grad, update
@@ -106,10 +136,22 @@ def _build(op: str, slots: tuple[str, ...], scalars: tuple[str, ...], attrs: dic
                          ids=IDS)
 def test_update_follows_tf_formula_in_tf_order(op, slots, scalars, attrs, reference,
                                                scratch) -> None:
+    _check_formula(op, slots, scalars, attrs, reference, HYPER)
+
+
+def test_ftrl_with_another_learning_rate_power_uses_powers() -> None:
+    hyper = HYPER | {"lr_power": -0.7}
+    _check_formula("ApplyFtrlV2", ("accum", "linear"), (*FTRL, "l2_shrinkage", "lr_power"), {},
+                   _ftrl(True, -0.7), hyper)
+
+
+def _check_formula(op: str, slots: tuple[str, ...], scalars: tuple[str, ...],
+                   attrs: dict[str, Any], reference: Callable[..., list[np.ndarray]],
+                   hyper_values: dict[str, float]) -> None:
     with tf.Graph().as_default():
-        start, refs, grad, update = _build(op, slots, scalars, attrs, 1000)
+        start, refs, grad, update = _build(op, slots, scalars, attrs, 1000, hyper_values)
         grads = [np.random.RandomState(k).randn(1000).astype(F) for k in range(3)]
-        hyper = {k: F(v) for k, v in HYPER.items()}
+        hyper = {k: F(v) for k, v in hyper_values.items()}
         want = start
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())

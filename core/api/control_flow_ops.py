@@ -20,7 +20,6 @@ from typing import Any
 
 import attrs
 
-from tensorweave.engine import dtypes
 from tensorweave.api import math_ops
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import name_scope
@@ -33,10 +32,6 @@ from tensorweave.engine.graph.func_graph import (
     to_function_def,
     unique_function_name,
 )
-from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.engine.graph.op_builder import apply, make_op
-from tensorweave.engine.plugin_manager import get_registries
-from tensorweave.engine.tensor_shape import TensorShape, as_shape
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.engine.plugin_manager import get_registries

@@ -29,21 +29,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tensorweave.api import array_ops, custom_gradient, math_ops
-from tensorweave.api.control_flow_ops import tuple as _tuple
-from tensorweave.api.indexed_slices import IndexedSlices, to_dense
-from tensorweave.engine import dtypes
-from tensorweave.engine.graph.constant_op import convert_to_tensor
-from tensorweave.engine.graph.graph import Graph, Operation, Tensor
-from tensorweave.engine.graph.op_builder import apply
 import numpy as np
 
-from tensorweave.engine import dtypes
 from tensorweave.api import array_ops, custom_gradient, math_ops
 from tensorweave.api.control_flow_ops import tuple as _tuple
+from tensorweave.api.indexed_slices import IndexedSlices, to_dense
+from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
-from tensorweave.api.indexed_slices import IndexedSlices, to_dense
 from tensorweave.engine.graph.op_builder import apply
 
 __all__ = ["AggregationMethod", "UnconnectedGradients", "gradients", "stop_gradient"]

@@ -22,10 +22,6 @@ from tensorweave.api import state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.scopes import name_scope
 from tensorweave.engine import dtypes
-from tensorweave.engine.graph.constant_op import convert_to_tensor
-from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.engine.graph.op_builder import apply
-from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.engine.graph.func_graph import FuncGraph
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph

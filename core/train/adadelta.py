@@ -10,8 +10,8 @@ is TF's ``ApplyAdadelta``::
     var -= lr * update
 
 An `IndexedSlices` gradient applies the same rule to its (deduplicated) rows only, as
-``SparseApplyAdadelta``. The update is composed from graph ops (reads, then assigns): every read
-of the step happens before any of its writes.
+``SparseApplyAdadelta``. The update is TF's fused kernel, which changes the variable and its
+slots in place.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Tensor
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.api.indexed_slices import IndexedSlices
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.train.optimizers import Optimizer
 
 __all__ = ["AdadeltaOptimizer"]
@@ -45,28 +48,13 @@ class AdadeltaOptimizer(Optimizer):
             self._slot(v, "accum")
             self._slot(v, "accum_update")
 
-    def _step(self, grad: Tensor, var: Tensor, accum: Tensor,
-              accum_update: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """The new ``(var, accum, accum_update)`` from their current values."""
-        dtype = var.dtype
-        lr, rho, eps = (self._param(n, dtype) for n in ("learning_rate", "rho", "epsilon"))
-        new_accum = rho * accum + (1.0 - rho) * math_ops.square(grad)
-        update = math_ops.sqrt(accum_update + eps) * math_ops.rsqrt(new_accum + eps) * grad
-        new_accum_update = rho * accum_update + (1.0 - rho) * math_ops.square(update)
-        return var - lr * update, new_accum, new_accum_update
+    def _update(self, op: str, var: Variable, grads: list[Tensor]) -> Any:
+        refs = [var._ref()] + [self.get_slot(var, n)._ref() for n in ("accum", "accum_update")]
+        scalars = [self._param(n, var.dtype) for n in ("learning_rate", "rho", "epsilon")]
+        return apply(op, refs + scalars + grads, self._attrs())
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
-        slots = [self.get_slot(var, n) for n in ("accum", "accum_update")]
-        values = self._step(grad, var.value(), *(s.value() for s in slots))
-        with var.graph.control_dependencies(list(values)):
-            return group(*(state_ops.assign(ref, value, use_locking=self._use_locking)
-                           for ref, value in zip((var, *slots), values)))
+        return self._update("ApplyAdadelta", var, [grad])
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
-        refs = [var] + [self.get_slot(var, n) for n in ("accum", "accum_update")]
-        rows = [array_ops.gather(v.value(), grad.indices) for v in refs]
-        values = self._step(grad.values, *rows)
-        with var.graph.control_dependencies(list(values)):
-            return group(*(state_ops.scatter_update(ref, grad.indices, value,
-                                                    use_locking=self._use_locking)
-                           for ref, value in zip(refs, values)))
+        return self._update("SparseApplyAdadelta", var, [grad.values, grad.indices])

@@ -11,8 +11,8 @@ Contract: two slots per variable, ``accum`` (starting at `initial_accumulator_va
     accum = new_accum
 
 An `IndexedSlices` gradient applies the same rule to its (deduplicated) rows only, as
-``SparseApplyFtrl``. The update is composed from graph ops (reads, then assigns), not one fused
-kernel: every read of the step happens before any of its writes.
+``SparseApplyFtrl`` (``V2``). The update is TF's fused kernel, which changes the variable and
+its slots in place.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Tensor
+from tensorweave.api import init_ops
+from tensorweave.engine.graph.graph import Tensor
+from tensorweave.api.indexed_slices import IndexedSlices
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.train.optimizers import Optimizer
 
 __all__ = ["FtrlOptimizer"]
@@ -72,34 +76,22 @@ class FtrlOptimizer(Optimizer):
                 self._initial_accumulator_value))
             self._slot(v, "linear")
 
-    def _step(self, grad: Tensor, var: Tensor, accum: Tensor,
-              linear: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """The new ``(var, accum, linear)`` from their current values."""
+    def _update(self, op: str, var: Variable, grad: Tensor, indices: Tensor | None) -> Any:
+        """The fused update: ``ApplyFtrl`` when the shrinkage is 0, else ``ApplyFtrlV2``, as
+        TF; ``SparseApply*`` with `indices`."""
         dtype = var.dtype
-        lr, l1, l2 = (self._param(n, dtype) for n in ("learning_rate", "l1", "l2"))
-        neg_power = math_ops.negative(self._param("learning_rate_power", dtype))
-        shrunk = grad + 2.0 * self._param("l2_shrinkage", dtype) * var
-        new_accum = accum + math_ops.square(grad)
-        new_scale = math_ops.pow(new_accum, neg_power)
-        new_linear = linear + shrunk - (new_scale - math_ops.pow(accum, neg_power)) / lr * var
-        quadratic = new_scale / lr + 2.0 * l2
-        shrunk_var = (math_ops.sign(new_linear) * l1 - new_linear) / quadratic
-        new_var = array_ops.where(math_ops.greater(math_ops.abs(new_linear), l1), shrunk_var,
-                                  array_ops.zeros_like(shrunk_var))
-        return new_var, new_accum, new_linear
+        scalars = [self._param(n, dtype) for n in ("learning_rate", "l1", "l2")]
+        if self._l2_shrinkage > 0.0:
+            op += "V2"
+            scalars.append(self._param("l2_shrinkage", dtype))
+        scalars.append(self._param("learning_rate_power", dtype))
+        refs = [var._ref(), self.get_slot(var, "accum")._ref(),
+                self.get_slot(var, "linear")._ref()]
+        grads = [grad] if indices is None else [grad, indices]
+        return apply(op, refs + grads + scalars, self._attrs())
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
-        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
-        values = self._step(grad, var.value(), accum.value(), linear.value())
-        with var.graph.control_dependencies(list(values)):
-            return group(*(state_ops.assign(ref, value, use_locking=self._use_locking)
-                           for ref, value in zip((var, accum, linear), values)))
+        return self._update("ApplyFtrl", var, grad, None)
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Any:
-        accum, linear = self.get_slot(var, "accum"), self.get_slot(var, "linear")
-        rows = [array_ops.gather(v.value(), grad.indices) for v in (var, accum, linear)]
-        values = self._step(grad.values, *rows)
-        with var.graph.control_dependencies(list(values)):
-            return group(*(state_ops.scatter_update(ref, grad.indices, value,
-                                                    use_locking=self._use_locking)
-                           for ref, value in zip((var, accum, linear), values)))
+        return self._update("SparseApplyFtrl", var, grad.values, grad.indices)

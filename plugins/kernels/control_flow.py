@@ -61,6 +61,17 @@ def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> 
     """Run the function attr `attr` of the node on `args` in `step`; its results."""
     executor = _executor(ctx, attr)
     inner = StepContext(step.step_id, step.rendezvous, args, {}, step.stats, step.copy_tensor)
+    if executor.plan.straight_line:  # (a loop body's usual case: no wait, no event to set)
+        error = executor.run_straight_line(inner)
+    else:
+        error = _run_and_wait(executor, inner)
+    if error is not None:
+        raise error
+    return [inner.retvals[i] for i in range(len(inner.retvals))]
+
+
+def _run_and_wait(executor: Executor, inner: StepContext) -> BaseException | None:
+    """Run a function with async kernels; wait for it to finish."""
     outcome: list[BaseException | None] = []
     finished = threading.Event()
 
@@ -73,10 +84,7 @@ def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> 
     # dequeue from an empty queue) finishes it from the thread that satisfies it, or with the
     # step's error when the step aborts (deadline, a peer's failure, the session closing).
     finished.wait()
-    (error,) = outcome
-    if error is not None:
-        raise error
-    return [inner.retvals[i] for i in range(len(inner.retvals))]
+    return outcome[0]
 
 
 def _truthy(value: Any) -> bool:

@@ -42,20 +42,41 @@ def _invalid(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
 
 def elementwise(fn: Fn) -> Fn:
     """A kernel applying ``fn(ctx, *arrays)``, with TF's broadcast error and exact dtype."""
+    ufunc = getattr(fn, "ufunc", None)
+    if ufunc is not None:  # the commonest kernels, called directly: one Python frame per call
 
-    def kernel(ctx: KernelContext, *inputs: Any) -> Any:
-        try:
-            result = fn(ctx, *inputs)
-        except ValueError:
-            shapes = [x.shape for x in inputs]
-            if not _broadcastable(*shapes):
-                raise _invalid(ctx, "Incompatible shapes: " + " vs. ".join(map(_dims, shapes))) \
-                    from None
-            raise
-        return _exact(ctx, result)
+        def kernel(ctx: KernelContext, *inputs: Any) -> Any:
+            try:
+                result = getattr(ctx.xp, ufunc)(*inputs)
+            except ValueError:
+                error = _incompatible(ctx, inputs)
+                if error is None:
+                    raise
+                raise error from None
+            out = ctx.output_dtypes[0].np_type
+            return result if result.dtype == out else result.astype(out)
+    else:
+
+        def kernel(ctx: KernelContext, *inputs: Any) -> Any:
+            try:
+                result = fn(ctx, *inputs)
+            except ValueError:
+                error = _incompatible(ctx, inputs)
+                if error is None:
+                    raise
+                raise error from None
+            return _exact(ctx, result)
 
     kernel.__name__ = fn.__name__
     return kernel
+
+
+def _incompatible(ctx: KernelContext, inputs: tuple[Any, ...]) -> Exception | None:
+    """TF's error for inputs whose shapes do not broadcast; None if they do."""
+    shapes = [x.shape for x in inputs]
+    if _broadcastable(*shapes):
+        return None
+    return _invalid(ctx, "Incompatible shapes: " + " vs. ".join(map(_dims, shapes)))
 
 
 def _ufunc(name: str) -> Fn:
@@ -63,6 +84,7 @@ def _ufunc(name: str) -> Fn:
         return getattr(ctx.xp, name)(*inputs)
 
     fn.__name__ = name
+    fn.ufunc = name  # type: ignore[attr-defined]  # `elementwise` calls it directly
     return fn
 
 

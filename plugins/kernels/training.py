@@ -164,6 +164,76 @@ def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRe
         return _store((var, mg, ms, mom), [w, mg_t, ms_t, mom_t])
 
 
+def apply_adadelta(ctx: KernelContext, var: VariableRef, accum: VariableRef,
+                   accum_update: VariableRef, lr: Any, rho: Any, epsilon: Any,
+                   grad: Any) -> Any:
+    xp = ctx.xp
+    with _locked(ctx, var, accum, accum_update):
+        _check(ctx, var, ("accum", accum), ("accum_update", accum_update), ("grad", grad))
+        w, a, au = _updating(var, accum, accum_update)
+        t = xp.multiply(grad, grad)
+        _decay(a, rho, t)
+        update = xp.add(au, epsilon)
+        xp.sqrt(update, out=update)
+        xp.add(a, epsilon, out=t)
+        xp.sqrt(t, out=t)
+        xp.reciprocal(t, out=t)  # TF's rsqrt
+        update *= t
+        update *= grad
+        w -= xp.multiply(update, lr, out=t)
+        _decay(au, rho, xp.multiply(update, update, out=t))
+        return _store((var, accum, accum_update), [w, a, au])
+
+
+def _decay(slot: Any, rho: Any, square: Any) -> None:
+    """``slot = slot * rho + square * (1 - rho)``, overwriting `square`."""
+    slot *= rho
+    square *= 1 - rho
+    slot += square
+
+
+def apply_ftrl(ctx: KernelContext, var: VariableRef, accum: VariableRef, linear: VariableRef,
+               grad: Any, lr: Any, l1: Any, l2: Any, *rest: Any) -> Any:
+    """``ApplyFtrl`` (`rest` = lr_power) and ``ApplyFtrlV2`` (l2_shrinkage, lr_power)."""
+    with _locked(ctx, var, accum, linear):
+        _check(ctx, var, ("accum", accum), ("linear", linear), ("grad", grad))
+        arrays = _updating(var, accum, linear)
+        _ftrl(ctx.xp, *arrays, grad, lr, l1, l2, *_ftrl_power(rest))
+        return _store((var, accum, linear), arrays)
+
+
+def _ftrl_power(rest: tuple[Any, ...]) -> tuple[Any, Any]:
+    """(l2_shrinkage or None, lr_power) from the inputs after l2."""
+    return (None, rest[0]) if len(rest) == 1 else (rest[0], rest[1])
+
+
+def _ftrl(xp: Any, w: Any, a: Any, lin: Any, grad: Any, lr: Any, l1: Any, l2: Any,
+          shrinkage: Any, lr_power: Any) -> None:
+    """TF's FTRL step on `w`, `a` (accum) and `lin` (linear), in place."""
+    g2 = xp.multiply(grad, grad)
+    new_a = xp.add(a, g2)
+    if lr_power == -0.5:  # TF's special case: square roots, not powers
+        scale, old = xp.sqrt(new_a), xp.sqrt(a)
+    else:
+        scale, old = xp.power(new_a, -lr_power), xp.power(a, -lr_power)
+    old -= scale
+    old /= lr
+    old *= w  # -(new_scale - old_scale) / lr * var
+    if shrinkage is None:
+        old += grad
+    else:
+        old += grad + 2 * shrinkage * w
+    lin += old
+    scale /= lr
+    scale += 2 * l2  # the quadratic term
+    x = xp.sign(lin)
+    x *= l1
+    x -= lin
+    x /= scale
+    xp.copyto(w, xp.where(xp.abs(lin) > l1, x, 0))
+    a += g2
+
+
 def _momentum_step(xp: Any, mom: Any, momentum: Any, lr: Any, grad: Any, denom: Any) -> None:
     """``mom = mom * momentum + lr * grad / sqrt(denom)``, overwriting `denom`."""
     xp.sqrt(denom, out=denom)
@@ -282,7 +352,34 @@ def _centered_rms_prop_rows(ctx: KernelContext, var: Any, mg: Any, ms: Any, mom:
     return [var - mom, mg, ms, mom]
 
 
+def _adadelta_rows(ctx: KernelContext, var: Any, accum: Any, accum_update: Any, grad: Any,
+                   lr: Any, rho: Any, epsilon: Any) -> list[Any]:
+    xp = ctx.xp
+    accum = accum * rho + grad * grad * (1 - rho)
+    update = xp.sqrt(accum_update + epsilon) * xp.reciprocal(xp.sqrt(accum + epsilon)) * grad
+    accum_update = accum_update * rho + update * update * (1 - rho)
+    return [var - update * lr, accum, accum_update]
+
+
+def _ftrl_rows(ctx: KernelContext, var: Any, accum: Any, linear: Any, grad: Any, lr: Any,
+               l1: Any, l2: Any, lr_power: Any, l2_shrinkage: Any = None) -> list[Any]:
+    _ftrl(ctx.xp, var, accum, linear, grad, lr, l1, l2, l2_shrinkage, lr_power)
+    return [var, accum, linear]  # (the gathered rows, updated in place)
+
+
 KERNELS = {
+    "SparseApplyAdadelta": _sparse_apply(
+        ("var", "accum", "accum_update"), ("lr", "rho", "epsilon", "grad", "indices"),
+        _adadelta_rows),
+    "SparseApplyFtrl": _sparse_apply(
+        ("var", "accum", "linear"), ("grad", "indices", "lr", "l1", "l2", "lr_power"),
+        _ftrl_rows),
+    "SparseApplyFtrlV2": _sparse_apply(
+        ("var", "accum", "linear"),
+        ("grad", "indices", "lr", "l1", "l2", "l2_shrinkage", "lr_power"), _ftrl_rows),
+    "ApplyAdadelta": apply_adadelta,
+    "ApplyFtrl": apply_ftrl,
+    "ApplyFtrlV2": apply_ftrl,
     "SparseApplyMomentum": _sparse_apply(
         ("var", "accum"), ("lr", "grad", "indices", "momentum"), _momentum_rows),
     "SparseApplyAdagrad": _sparse_apply(

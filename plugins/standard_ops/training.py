@@ -1,7 +1,9 @@
 """OpDefs of the fused optimizer updates (TF's ``training_ops``): ``ApplyGradientDescent``,
 ``ApplyMomentum``, ``ApplyAdam``, ``ApplyAdagrad``, ``ApplyRMSProp``, ``ApplyCenteredRMSProp``,
-and the sparse updates ``SparseApplyMomentum``, ``SparseApplyAdagrad``, ``SparseApplyRMSProp``,
-``SparseApplyCenteredRMSProp``.
+``ApplyAdadelta``, ``ApplyFtrl``, ``ApplyFtrlV2``, and the sparse updates
+``SparseApplyMomentum``, ``SparseApplyAdagrad``, ``SparseApplyRMSProp``,
+``SparseApplyCenteredRMSProp``, ``SparseApplyAdadelta``, ``SparseApplyFtrl``,
+``SparseApplyFtrlV2``.
 
 Each takes the variable and its slots as refs (so it is placed with the variable, on a ps task in a
 cluster), updates them in one kernel, and returns the variable's new value. A dense update's
@@ -28,6 +30,10 @@ UPDATES: dict[str, tuple[tuple[str, ...], int, dict[str, Any]]] = {
     "ApplyRMSProp": (("var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"), 3, {}),
     "ApplyCenteredRMSProp": (("var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon",
                               "grad"), 4, {}),
+    "ApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad"), 3, {}),
+    "ApplyFtrl": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "lr_power"), 3, {}),
+    "ApplyFtrlV2": (("var", "accum", "linear", "grad", "lr", "l1", "l2", "l2_shrinkage",
+                     "lr_power"), 3, {}),
 }
 SPARSE_UPDATES: dict[str, tuple[tuple[str, ...], int, dict[str, Any]]] = {
     "SparseApplyMomentum": (("var", "accum", "lr", "grad", "indices", "momentum"), 2,
@@ -37,6 +43,12 @@ SPARSE_UPDATES: dict[str, tuple[tuple[str, ...], int, dict[str, Any]]] = {
                             "indices"), 3, {}),
     "SparseApplyCenteredRMSProp": (("var", "mg", "ms", "mom", "lr", "rho", "momentum",
                                     "epsilon", "grad", "indices"), 4, {}),
+    "SparseApplyAdadelta": (("var", "accum", "accum_update", "lr", "rho", "epsilon", "grad",
+                             "indices"), 3, {}),
+    "SparseApplyFtrl": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                         "lr_power"), 3, {}),
+    "SparseApplyFtrlV2": (("var", "accum", "linear", "grad", "indices", "lr", "l1", "l2",
+                           "l2_shrinkage", "lr_power"), 3, {}),
 }
 GRADIENT_INPUTS = ("grad", "delta")
 

@@ -37,22 +37,11 @@ from tensorweave.engine.client.config import (
     StepStats,
 )
 from tensorweave.engine.client.conversions import conversion_of
-from tensorweave.engine.client.fetches import FetchMapper
-from tensorweave.engine.client.partial_run import PartialRun
-from tensorweave.engine.device_spec import DeviceSpec
-from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.engine.graph.string_array import to_string_array
-from tensorweave.engine.plugin_manager import get_registries
-from tensorweave.engine.runtime.device import TaskSpec
-from tensorweave.engine.runtime.master import MasterSession
-from tensorweave.engine.runtime.worker import Worker
 from tensorweave.engine.client.error_origin import user_error
 from tensorweave.engine.client.fetches import FetchMapper
 from tensorweave.engine.client.partial_run import PartialRun
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
-from tensorweave.api.ragged_tensor import RaggedTensor, ragged_feed_items
-from tensorweave.api.sparse_tensor import SparseTensor, sparse_feed_items
 from tensorweave.engine.graph.string_array import to_string_array
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.runtime.device import TaskSpec

@@ -2,9 +2,11 @@
 
 Contract: `compile_plan(plan)` turns a plan that runs in one topological order (no async kernel,
 nothing to overlap) into one generated Python function ``run(step)`` that calls each node's
-kernel in order, keeps tensors in local variables and deletes each one after its last use. The
-results are exactly those of the interpreted loop; only the bookkeeping between kernels goes
-away. When a kernel raises, `failed_node` maps the traceback back to the node.
+kernel in order, keeps tensors in local variables and deletes each one after its last use;
+Consts whose values the plan has already computed (`ExecutorPlan.seed_slots`) are read from the
+function's globals instead of being run. The results are exactly those of the interpreted loop;
+only the bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the
+traceback back to the node.
 """
 
 from __future__ import annotations
@@ -45,20 +47,32 @@ def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
     namespace: dict[str, Any] = {}
     lines = ["def run(step):"]
     line_to_node: dict[int, int] = {}
+    seeds = plan.seed_slots
+    skipped = set(plan.consts) if seeds is not None else set()
+    seeded = {plan.nodes[i].out_base for i in skipped}
+    for slot in seeded:
+        namespace[f"k{slot}"] = seeds[slot]
+
+    def name(slot: int) -> str:
+        return f"k{slot}" if slot in seeded else f"v{slot}"
+
     for i in plan.order:
         item = plan.nodes[i]
         if item.mode not in (SYNC, STEP):
             raise ValueError(f"node {item.name} is asynchronous; it cannot run straight-line")
+        if i in skipped:
+            continue
         namespace[f"f{i}"] = item.fn
         namespace[f"c{i}"] = item.ctx
         args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
-        args += [f"v{s}" for s in item.inputs]
+        args += [name(s) for s in item.inputs]
         outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
         target = f"{', '.join(outputs)} = " if outputs else ""
         lines.append(f"    {target}f{i}({', '.join(args)})")
         line_to_node[len(lines)] = i
-        if item.frees:
-            lines.append(f"    del {', '.join(f'v{s}' for s in item.frees)}")
+        frees = [f"v{s}" for s in item.frees if s not in seeded]
+        if frees:
+            lines.append(f"    del {', '.join(frees)}")
     if len(lines) == 1:
         lines.append("    pass")
     exec(compile("\n".join(lines), f"<tensorweave plan {plan.device.name}>", "exec"), namespace)

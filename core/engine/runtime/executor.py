@@ -118,6 +118,15 @@ class ExecutorPlan:
                 self.readers[slot] += 1
         if straight_line:
             _plan_frees(nodes, order)
+            # The untraced straight-line loop's records, one tuple per node (no attribute
+            # lookups per node and step). Consts run once: their values seed each step's slots.
+            self.consts = [i for i in order if nodes[i].op == "Const" and not nodes[i].inputs
+                           and nodes[i].mode == SYNC]
+            seeded = set(self.consts)
+            self.records = [(n.fn, n.ctx, n.mode == SYNC, tuple(n.inputs), n.out_base,
+                             n.num_outputs, tuple(n.frees))
+                            for n in (nodes[i] for i in order if i not in seeded)]
+            self.seed_slots: list[Any] | None = None  # made by the first untraced run
 
     @classmethod
     def build(cls, graph_def: GraphDef, device: Device, registries: Any,
@@ -265,13 +274,16 @@ class Executor:
         if not self.plan.straight_line:
             _Run(self, step, done).start()
             return
+        done(self.run_straight_line(step))
+
+    def run_straight_line(self, step: StepContext) -> BaseException | None:
+        """Run a straight-line plan's step to its end on this thread (what `run_async` does
+        before calling back); the step's error, or None."""
         # numpy's floating-point warnings off: TF yields inf/nan silently.
         with np.errstate(all="ignore"):
             if step.stats is None and self._compile_ready():
-                error = self._run_compiled(step)
-            else:
-                error = self._run_straight(step)
-        done(error)
+                return self._run_compiled(step)
+            return self._run_straight(step)
 
     def _compile_ready(self) -> bool:
         """Compile the plan once it has run a few times, so one-off steps never pay for it."""
@@ -299,6 +311,47 @@ class Executor:
         return None
 
     def _run_straight(self, step: StepContext) -> BaseException | None:
+        if step.stats is None:
+            return self._run_records(step)
+        return self._run_traced(step)
+
+    def _seed_slots(self) -> list[Any]:
+        """The slots a step starts from: every Const's value in place (computed once; its
+        kernel returns the same array each step)."""
+        plan = self.plan
+        if plan.seed_slots is None:
+            seeded: list[Any] = [None] * plan.num_slots
+            for i in plan.consts:
+                item = plan.nodes[i]
+                try:
+                    seeded[item.out_base] = item.fn(item.ctx)
+                except BaseException as exc:  # noqa: BLE001 - the step fails at that node
+                    raise node_error(exc, item.name, item.op, plan.device.name) from None
+            plan.seed_slots = seeded
+        return plan.seed_slots
+
+    def _run_records(self, step: StepContext) -> BaseException | None:
+        """The straight-line loop over the plan's records, untraced."""
+        ctx = None
+        try:
+            slots = list(self._seed_slots())
+            get = slots.__getitem__
+            for fn, ctx, sync, inputs, out_base, n, frees in self.plan.records:
+                out = fn(ctx, *map(get, inputs)) if sync else fn(ctx, step, *map(get, inputs))
+                if n == 1:
+                    slots[out_base] = out
+                elif n:
+                    slots[out_base:out_base + n] = out
+                for s in frees:
+                    slots[s] = None
+        except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
+            error = exc if ctx is None else node_error(exc, ctx.node_name, ctx.op,
+                                                       self.plan.device.name)
+            step.rendezvous.start_abort(error)
+            return error
+        return None
+
+    def _run_traced(self, step: StepContext) -> BaseException | None:
         nodes = self.plan.nodes
         slots: list[Any] = [None] * self.plan.num_slots
         stats = step.stats
