@@ -8,7 +8,9 @@ creates the task's server through the transport plugin registered for `protocol`
 left out when the cluster leaves no choice. `start` is idempotent, `join` blocks until `stop`,
 and a stopped server cannot start again. `ServerOptions` carries what a TF server has no field
 for: the bind host, TLS files (``tls_client_ca`` requires client certificates: mutual TLS), the
-shared auth token, the session garbage-collection delay and `insecure`.
+shared auth token, the session garbage-collection delay, `insecure` and `file_root` (every
+file-touching kernel of the task, readers and datasets included, refuses a path outside it with
+`PermissionDeniedError`).
 
 Beyond TF: a server bound to an address that is not loopback refuses to start (`ValueError`)
 without a token or mutual TLS, unless ``insecure=True`` (``Server(..., insecure=True)``,
@@ -58,6 +60,7 @@ class ServerOptions:
     tls_client_ca: str | None = None  # PEM file of the CA clients' certificates must chain to
     session_gc_seconds: float = DEFAULT_SESSION_GC_SECONDS
     insecure: bool | None = None  # serve a non-loopback address unauthenticated
+    file_root: str | None = None  # a directory: every file the task's kernels touch is under it
 
 
 class Server:
@@ -159,6 +162,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--insecure", action="store_true", default=None,
                         help="serve an address that is not loopback without a token or mutual "
                              "TLS (default: refuse)")
+    parser.add_argument("--file-root", help="directory that every file the task's ops read, "
+                        "write or list must be under (default: anywhere)")
     parser.add_argument("--stop-on-stdin-eof", action="store_true",
                         help="shut down when standard input is closed (e.g. the parent died)")
     return parser
@@ -200,7 +205,7 @@ def run_server_cli(argv: Sequence[str]) -> int:
         options = ServerOptions(host=args.host, tls_cert=args.tls_cert, tls_key=args.tls_key,
                                 tls_root_ca=args.tls_root_ca, tls_client_ca=args.tls_client_ca,
                                 session_gc_seconds=args.session_gc_seconds,
-                                insecure=args.insecure)
+                                insecure=args.insecure, file_root=args.file_root)
         config = ConfigProto(operation_timeout_in_ms=args.operation_timeout_ms)
         server = Server(cluster, job, task, config=config, start=False, protocol=args.protocol,
                         options=options)

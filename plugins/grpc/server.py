@@ -6,7 +6,8 @@ by sessions and by the remote rendezvous, and (without TLS) the bulk lane for la
 It binds exactly ``host:port`` (the host of the task's address unless `options.host` says
 otherwise); `target` is ``grpc://host:port`` with the port actually bound. A host that is not
 loopback needs a token or mutual TLS unless `options.insecure` (`Security.check_exposure`:
-`ValueError` before anything is bound). Without TLS the bulk
+`ValueError` before anything is bound). With `options.file_root`, the worker's devices confine
+the files their kernels touch to it. Without TLS the bulk
 lane's port also serves the call lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run
 on the same handler pool as gRPC's. A background sweep sends queued step cleanups, closes idle
 sessions, reclaims steps whose master never cleaned them and drops unfetched replies. `stop`
@@ -15,6 +16,7 @@ ends every call, session and channel; `join` returns once stopped.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +66,9 @@ class GrpcServer:
                                          options.tls_root_ca,
                                          tls_client_ca=options.tls_client_ca)
         self.security.check_exposure(self.task.name, options.host or host, options.insecure)
+        file_root = options.file_root and os.path.realpath(options.file_root)
+        if file_root and not os.path.isdir(file_root):
+            raise ValueError(f"The file root '{options.file_root}' is not a directory")
         self._addresses = {TaskSpec(job, 0, i).name: address
                            for job, i, address in cluster.tasks()}
         self._callbacks = ThreadPoolExecutor(CALLBACK_THREADS, thread_name_prefix="tw-rpc-cb")
@@ -72,6 +77,8 @@ class GrpcServer:
         registries = get_registries()
         self.worker = Worker(self.task, config, registries,
                              rendezvous_mgr=RendezvousManager(self._rendezvous))
+        for device in self.worker.devices:  # what `kernels.file_access` checks
+            device.file_root = file_root or None
         self.outbox = Outbox()
         # gRPC's handlers and the call lane's share one pool
         self._handlers = ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc")

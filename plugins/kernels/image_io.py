@@ -47,6 +47,7 @@ from tensorweave.formats.jpeg_encode import encode_jpeg
 from tensorweave.formats.png_decode import PngError, decode_png
 from tensorweave.formats.png_encode import encode_png
 from tensorweave.platform import gfile
+from tensorweave.plugins.kernels.file_access import checked_path
 
 _JPEG, _PNG, _GIF = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8"
 
@@ -85,13 +86,13 @@ def _check_channels(ctx: KernelContext, channels: int, allowed: tuple[int, ...],
 
 
 def read_file(ctx: KernelContext, filename: Any) -> np.ndarray:
-    name = _scalar(ctx, filename, "filename").decode()
+    name = checked_path(ctx, _scalar(ctx, filename, "filename").decode())
     with gfile.GFile(name, "rb") as f:
         return _string(f.read())
 
 
 def write_file(ctx: KernelContext, filename: Any, contents: Any) -> None:
-    name = _scalar(ctx, filename, "filename").decode()
+    name = checked_path(ctx, _scalar(ctx, filename, "filename").decode())
     data = _scalar(ctx, contents, "contents")
     parent = os.path.dirname(name)
     if parent:
