@@ -782,3 +782,19 @@ def test_reshape_to_a_shape_tensor_keeps_its_static_dims() -> None:
     with tf.Session() as sess:
         out = sess.run(tf.reshape(flat, tf.shape(x)), {x: value})
     np.testing.assert_array_equal(out, value)
+
+
+def test_lin_space_and_bias_add_grad_refuse_what_numpy_would_broadcast() -> None:
+    start = tf.placeholder(tf.float32)
+    dy = tf.placeholder(tf.float32)
+    space = tf.raw_ops.LinSpace(start=start, stop=tf.constant(1.0), num=3)
+    grad = tf.raw_ops.BiasAddGrad(out_backprop=dy)
+    with tf.Session() as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"start must be a scalar, not shape \[3\]") as info:
+            sess.run(space, {start: np.zeros(3, np.float32)})  # numpy: one range per element
+        assert info.value.node_def.name == space.op.name
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"Input tensor must be at least 2D: \[3\]"):
+            sess.run(grad, {dy: np.ones(3, np.float32)})
+        np.testing.assert_allclose(sess.run(space, {start: 0.0}), [0.0, 0.5, 1.0])

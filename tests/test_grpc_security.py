@@ -1,12 +1,15 @@
 """Security of the gRPC transport: hostile bytes get error statuses and the server keeps
-serving; the shared token; TLS with a self-signed certificate; binding exactly the host given."""
+serving; the shared token; TLS with a self-signed certificate; mutual TLS; binding exactly the
+host given; servers on an address that is not loopback refuse to start unauthenticated."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import struct
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,8 +19,8 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.plugins.grpc import wire
-from tensorweave.plugins.grpc.rpc import AUTH_KEY, MAX_MESSAGE_BYTES
-from tensorweave.train.local_cluster import free_ports
+from tensorweave.plugins.grpc.rpc import AUTH_KEY, MAX_MESSAGE_BYTES, Security, is_loopback
+from tensorweave.train.local_cluster import READY_MARKER, LocalCluster, free_ports
 from tensorweave.train.server_lib import ServerOptions
 
 TOKEN = "s3cret-token"
@@ -240,3 +243,139 @@ def test_tls_with_a_self_signed_certificate(tmp_path: Path,
         with tf.Session(worker.target) as sess:  # client -> worker -> ps, all over TLS
             assert sess.run(y, {x: 20.0}) == 41.0
             np.testing.assert_array_equal(sess.run(y, {x: big}), big * 2.0 + 1.0)
+
+
+def signed_by_ca(directory: Path) -> dict[str, Path]:
+    """A CA, and a certificate it signed for each of "server" and "client" (with keys)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("the openssl command is not installed: cannot make a test certificate")
+    files = {"ca": directory / "ca.pem", "ca_key": directory / "ca.key"}
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], check=True, capture_output=True, timeout=60)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout",
+        str(files["ca_key"]), "-out", str(files["ca"]), "-subj", "/CN=tensorweave test CA")
+    san = directory / "san.ext"
+    san.write_text("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for who in ("server", "client"):
+        cert, key, csr = (directory / f"{who}.{ext}" for ext in ("pem", "key", "csr"))
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(csr),
+            "-subj", "/CN=localhost")
+        run("x509", "-req", "-in", str(csr), "-CA", str(files["ca"]), "-CAkey",
+            str(files["ca_key"]), "-CAcreateserial", "-days", "1", "-out", str(cert),
+            "-extfile", str(san))
+        files[who], files[f"{who}_key"] = cert, key
+    return files
+
+
+def test_mutual_tls_accepts_only_clients_with_a_certificate_of_the_ca(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pki = signed_by_ca(tmp_path)
+    monkeypatch.delenv("TENSORWEAVE_AUTH_TOKEN", raising=False)
+    server_env = {"TENSORWEAVE_TLS_CERT": str(pki["server"]),
+                  "TENSORWEAVE_TLS_KEY": str(pki["server_key"]),
+                  "TENSORWEAVE_TLS_ROOT_CA": str(pki["ca"])}
+    with LocalCluster({"ps": 1, "worker": 1}, env=server_env,
+                      extra_args=["--tls-client-ca", str(pki["ca"])]) as cluster:
+        with tf.device("/job:ps/task:0"):
+            x = tf.placeholder(tf.float32, name="mtls_x")
+            v = x * 2.0
+        with tf.device("/job:worker/task:0"):
+            y = v + 1.0
+        monkeypatch.setenv("TENSORWEAVE_TLS_ROOT_CA", str(pki["ca"]))
+        with pytest.raises(tf.errors.UnavailableError):  # TLS, but no client certificate
+            tf.Session(cluster.target("worker", 0))
+        (tmp_path / "other").mkdir()
+        other = signed_by_ca(tmp_path / "other")
+        monkeypatch.setenv("TENSORWEAVE_TLS_CERT", str(other["client"]))  # another CA's
+        monkeypatch.setenv("TENSORWEAVE_TLS_KEY", str(other["client_key"]))
+        with pytest.raises(tf.errors.UnavailableError):
+            tf.Session(cluster.target("worker", 0))
+        monkeypatch.setenv("TENSORWEAVE_TLS_CERT", str(pki["client"]))
+        monkeypatch.setenv("TENSORWEAVE_TLS_KEY", str(pki["client_key"]))
+        with tf.Session(cluster.target("worker", 0)) as sess:  # client -> worker -> ps, mTLS
+            assert sess.run(y, {x: 20.0}) == 41.0
+    assert Security.resolve("", str(pki["server"]), str(pki["server_key"]),
+                            tls_client_ca=str(pki["ca"]), environ={}).mutual_tls
+
+
+def public_address() -> str | None:
+    """An address of this machine that is not loopback and can be bound, if there is one."""
+    hostname = shutil.which("hostname")
+    if hostname is None:
+        return None
+    found = subprocess.run([hostname, "-I"], capture_output=True, text=True, timeout=10)
+    for address in found.stdout.split():
+        if ":" in address or is_loopback(address):
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind((address, 0))
+            except OSError:
+                continue
+        return address
+    return None
+
+
+def serve(host: str, *args: str, env: dict[str, str] | None = None,
+          ) -> tuple[int | None, str]:
+    """Start ``tensorweave server`` for one task on `host`; (its exit code, or None if it
+    started serving (then it is stopped), and its output)."""
+    (port,) = free_ports(1)
+    cluster = f'{{"w": ["{host}:{port}"]}}'
+    environ = {k: v for k, v in os.environ.items()
+               if k not in ("TENSORWEAVE_AUTH_TOKEN", "TENSORWEAVE_INSECURE")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tensorweave", "server", "--cluster", cluster, "--job", "w",
+         "--task", "0", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env={**environ, **(env or {})})
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        if READY_MARKER in first:
+            assert f"{host}:{port}" in first
+            return None, first
+        return process.wait(30), first + process.stdout.read()
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(30)
+
+
+def test_a_server_on_a_public_address_refuses_to_start_unauthenticated() -> None:
+    code, output = serve("0.0.0.0")
+    assert code == 2
+    assert "not a loopback address" in output and "TENSORWEAVE_AUTH_TOKEN" in output
+    assert "--insecure" in output and "TENSORWEAVE_INSECURE=1" in output
+    address = public_address()
+    if address is not None:
+        assert serve(address)[0] == 2
+        assert serve(address, env={"TENSORWEAVE_AUTH_TOKEN": TOKEN})[0] is None
+        assert serve(address, "--insecure")[0] is None
+    assert serve("0.0.0.0", env={"TENSORWEAVE_INSECURE": "1"})[0] is None
+
+
+def test_the_exposure_rule() -> None:
+    token = Security(auth_token=TOKEN)
+    tls_only = Security(root_ca=b"ca", cert=b"cert", key=b"key")
+    mutual = Security(root_ca=b"ca", cert=b"cert", key=b"key", client_ca=b"ca")
+    none = Security()
+    for host in ("localhost", "127.0.0.1", "127.0.0.2", "::1", "[::1]"):
+        none.check_exposure("/job:w/task:0", host, environ={})
+    for host in ("0.0.0.0", "", "::", "192.0.2.1", "no-such-host.invalid"):
+        for security in (none, tls_only):
+            with pytest.raises(ValueError, match="TENSORWEAVE_AUTH_TOKEN"):
+                security.check_exposure("/job:w/task:0", host, environ={})
+        token.check_exposure("/job:w/task:0", host, environ={})
+        mutual.check_exposure("/job:w/task:0", host, environ={})
+        none.check_exposure("/job:w/task:0", host, insecure=True, environ={})
+        none.check_exposure("/job:w/task:0", host, environ={"TENSORWEAVE_INSECURE": "1"})
+        with pytest.raises(ValueError):
+            none.check_exposure("/job:w/task:0", host, environ={"TENSORWEAVE_INSECURE": "0"})
+    with pytest.raises(ValueError, match="/job:w/replica:0/task:0 on '0.0.0.0'"):
+        tf.train.Server({"w": ["0.0.0.0:0"]}, options=ServerOptions(auth_token=""))
+    tf.train.Server({"w": ["localhost:0"]}, options=ServerOptions(host="0.0.0.0",
+                                                                  auth_token=""),
+                    insecure=True).stop()

@@ -114,3 +114,20 @@ def test_is_variable_initialized() -> None:
             sess.run(v)
         sess.run(v.initializer)
         assert sess.run(check)
+
+
+@pytest.mark.parametrize("update", [tw.assign_add, tw.assign_sub])
+@pytest.mark.parametrize("shape", [(2, 1, 3), (), (3, 1)])
+def test_assign_add_and_sub_refuse_a_value_of_another_shape(update, shape) -> None:
+    # TF: "Parameters and update must be the same size"; numpy would broadcast and reshape v
+    v = tw.Variable(np.zeros(3, np.float32))
+    delta = tw.placeholder(tw.float32)
+    op = update(v, delta)
+    with tw.Session() as sess:
+        sess.run(v.initializer)
+        with pytest.raises(errors.InvalidArgumentError, match="must be the same size") as info:
+            sess.run(op, {delta: np.ones(shape, np.float32)})
+        assert info.value.node_def.name == op.op.name
+        assert sess.run(v).shape == (3,)
+        np.testing.assert_array_equal(sess.run(op, {delta: np.ones(3, np.float32)}),
+                                      np.ones(3) if update is tw.assign_add else -np.ones(3))

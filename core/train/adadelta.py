@@ -18,13 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.api import array_ops, math_ops, state_ops
-from tensorweave.api.control_flow_ops import group
 from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Tensor
-from tensorweave.engine.graph.graph import Tensor
-from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.train.optimizers import Optimizer
 

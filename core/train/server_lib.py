@@ -7,7 +7,15 @@ creates the task's server through the transport plugin registered for `protocol`
 ``Session(server.target)``, and the worker its peers call. `job_name` and `task_index` may be
 left out when the cluster leaves no choice. `start` is idempotent, `join` blocks until `stop`,
 and a stopped server cannot start again. `ServerOptions` carries what a TF server has no field
-for: the bind host, TLS files, the shared auth token and the session garbage-collection delay.
+for: the bind host, TLS files (``tls_client_ca`` requires client certificates: mutual TLS), the
+shared auth token, the session garbage-collection delay, `insecure` and `file_root` (every
+file-touching kernel of the task, readers and datasets included, refuses a path outside it with
+`PermissionDeniedError`).
+
+Beyond TF: a server bound to an address that is not loopback refuses to start (`ValueError`)
+without a token or mutual TLS, unless ``insecure=True`` (``Server(..., insecure=True)``,
+``--insecure``, or ``TENSORWEAVE_INSECURE=1``) says so. A TF1 cluster script runs unchanged with
+``TENSORWEAVE_AUTH_TOKEN`` set to the same secret in every task's environment.
 
 `run_server_cli(argv)` runs ``tensorweave server --cluster spec.json --job ps --task 0`` (or the
 cluster and task of ``TF_CONFIG``), prints one line with the target once serving, and returns 0
@@ -42,14 +50,17 @@ DEFAULT_SESSION_GC_SECONDS = 600.0
 class ServerOptions:
     """Transport settings of a server. ``None`` fields fall back to the environment
     (``TENSORWEAVE_AUTH_TOKEN``, ``TENSORWEAVE_TLS_CERT``, ``TENSORWEAVE_TLS_KEY``,
-    ``TENSORWEAVE_TLS_ROOT_CA``)."""
+    ``TENSORWEAVE_TLS_ROOT_CA``, ``TENSORWEAVE_TLS_CLIENT_CA``, ``TENSORWEAVE_INSECURE``)."""
 
     host: str | None = None  # bind host; default: the host of the task's address
     auth_token: str | None = None
     tls_cert: str | None = None  # PEM file of the server's certificate
     tls_key: str | None = None  # PEM file of its private key
     tls_root_ca: str | None = None  # PEM file trusted when calling peers
+    tls_client_ca: str | None = None  # PEM file of the CA clients' certificates must chain to
     session_gc_seconds: float = DEFAULT_SESSION_GC_SECONDS
+    insecure: bool | None = None  # serve a non-loopback address unauthenticated
+    file_root: str | None = None  # a directory: every file the task's kernels touch is under it
 
 
 class Server:
@@ -58,7 +69,7 @@ class Server:
     def __init__(self, server_or_cluster_def: Any, job_name: str | None = None,
                  task_index: int | None = None, config: ConfigProto | None = None,
                  start: bool = True, protocol: str | None = "grpc",
-                 options: ServerOptions | None = None) -> None:
+                 options: ServerOptions | None = None, insecure: bool | None = None) -> None:
         cluster = ClusterSpec(server_or_cluster_def)
         if not cluster:
             raise ValueError("The cluster must have at least one job")
@@ -79,8 +90,11 @@ class Server:
         self._cluster = cluster
         self._job_name = job_name
         self._task_index = task_index
+        options = options or ServerOptions()
+        if insecure is not None:
+            options = attrs.evolve(options, insecure=insecure)
         self._impl = transport.create_server(cluster, job_name, task_index,
-                                             config or ConfigProto(), options or ServerOptions())
+                                             config or ConfigProto(), options)
         if start:
             self.start()
 
@@ -143,6 +157,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tls-cert", help="PEM certificate of this server (enables TLS)")
     parser.add_argument("--tls-key", help="PEM private key of this server")
     parser.add_argument("--tls-root-ca", help="PEM certificate trusted when calling peers")
+    parser.add_argument("--tls-client-ca", help="PEM certificate of the CA that must have "
+                        "signed every client's certificate (mutual TLS)")
+    parser.add_argument("--insecure", action="store_true", default=None,
+                        help="serve an address that is not loopback without a token or mutual "
+                             "TLS (default: refuse)")
+    parser.add_argument("--file-root", help="directory that every file the task's ops read, "
+                        "write or list must be under (default: anywhere)")
     parser.add_argument("--stop-on-stdin-eof", action="store_true",
                         help="shut down when standard input is closed (e.g. the parent died)")
     return parser
@@ -195,8 +216,9 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace,
         task = args.task if args.task is not None else (tf_config.task_index if tf_config
                                                          else None)
         options = ServerOptions(host=args.host, tls_cert=args.tls_cert, tls_key=args.tls_key,
-                                tls_root_ca=args.tls_root_ca,
-                                session_gc_seconds=args.session_gc_seconds)
+                                tls_root_ca=args.tls_root_ca, tls_client_ca=args.tls_client_ca,
+                                session_gc_seconds=args.session_gc_seconds,
+                                insecure=args.insecure, file_root=args.file_root)
         config = ConfigProto(operation_timeout_in_ms=args.operation_timeout_ms)
         server = Server(cluster, job, task, config=config, start=False, protocol=args.protocol,
                         options=options)

@@ -1,15 +1,16 @@
 """The ``constant_folding`` plugin: evaluate constant-only subgraphs before placement.
 
 Contract: a node is foldable when its op has an `OpDef`, is not stateful (random ops, variables,
-``_Arg``...), is not a placeholder, every input (data and control) comes from a foldable node,
-and no output is statically known to exceed `MAX_CONSTANT_BYTES`. Foldable nodes are evaluated
-once, in topological order, with the registered CPU kernels on a throwaway CPU device; a node
-whose kernel is missing, needs the step, fails, or returns another dtype or shape than declared is
-left alone (its error surfaces at run time), and so are its consumers. Each evaluated output that
-a non-folded node consumes becomes a new ``Const`` named ``<node>/_folded`` (``_folded_<i>`` for
-output i > 0) on the node's requested device, unless its value exceeds `MAX_CONSTANT_BYTES`.
-Folded nodes nothing needs any more are removed, with the control edges they sent (they had no
-effect to order); nodes in `PassContext.protected` are always kept. Runs after ``cse``.
+``_Arg``...), is not a placeholder nor a file read (`READS_FILES`), every input (data and control)
+comes from a foldable node, and no output is statically known to exceed `MAX_CONSTANT_BYTES`.
+Foldable nodes are evaluated once, in topological order, with the registered CPU kernels on a
+throwaway CPU device; a node whose kernel is missing, needs the step, fails, or returns another
+dtype or shape than declared is left alone (its error surfaces at run time), and so are its
+consumers. Each evaluated output that a non-folded node consumes becomes a new ``Const`` named
+``<node>/_folded`` (``_folded_<i>`` for output i > 0) on the node's requested device, unless its
+value exceeds `MAX_CONSTANT_BYTES`. Folded nodes nothing needs any more are removed, with the
+control edges they sent (they had no effect to order); nodes in `PassContext.protected` are always
+kept. Runs after ``cse``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ from tensorweave.plugins.cse import ORDER as CSE_ORDER
 
 ORDER = CSE_ORDER + 10
 MAX_CONSTANT_BYTES = 10 * 2**20
-NEVER_FOLDED = frozenset({"Placeholder", "PlaceholderWithDefault", "_Arg"})
+# A file's contents and a directory's listing may change between runs, and a server's file
+# root is checked by the kernels in a step, not on the throwaway device folding runs them on.
+READS_FILES = frozenset({"ReadFile", "MatchingFiles"})
+NEVER_FOLDED = frozenset({"Placeholder", "PlaceholderWithDefault", "_Arg"}) | READS_FILES
 
 
 def _statically_small(node: NodeDef, limit: int) -> bool:

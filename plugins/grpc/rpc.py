@@ -23,7 +23,9 @@ Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small m
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import os
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -80,32 +82,68 @@ class Security:
     """TLS material and the shared token of one process's channels and servers.
 
     Each setting comes from the explicit argument, else the environment:
-    ``TENSORWEAVE_AUTH_TOKEN``, ``TENSORWEAVE_TLS_CERT`` and ``TENSORWEAVE_TLS_KEY`` (a server's
-    PEM certificate and key), ``TENSORWEAVE_TLS_ROOT_CA`` (the PEM a client trusts; a TLS server
-    trusts its own certificate when none is given).
+    ``TENSORWEAVE_AUTH_TOKEN``, ``TENSORWEAVE_TLS_CERT`` and ``TENSORWEAVE_TLS_KEY`` (this
+    process's PEM certificate and key: a server's identity, and the client certificate its
+    channels present), ``TENSORWEAVE_TLS_ROOT_CA`` (the PEM a client trusts; a TLS server
+    trusts its own certificate when none is given), ``TENSORWEAVE_TLS_CLIENT_CA`` (mutual TLS:
+    a server then accepts only clients presenting a certificate this PEM signed).
+
+    `check_exposure` is the rule for where a server may listen: on a loopback address anything
+    goes; on any other address (a wildcard included) only with a token or mutual TLS, unless
+    the caller says ``insecure`` (``TENSORWEAVE_INSECURE=1``, ``--insecure``).
     """
 
     auth_token: str = ""
     root_ca: bytes | None = None
     cert: bytes | None = None
     key: bytes | None = None
+    client_ca: bytes | None = None
 
     @classmethod
     def resolve(cls, auth_token: str | None = None, tls_cert: str | None = None,
                 tls_key: str | None = None, tls_root_ca: str | None = None,
-                environ: Mapping[str, str] | None = None) -> Security:
+                environ: Mapping[str, str] | None = None,
+                tls_client_ca: str | None = None) -> Security:
         env = os.environ if environ is None else environ
         cert = _read(tls_cert or env.get("TENSORWEAVE_TLS_CERT"), "certificate")
         key = _read(tls_key or env.get("TENSORWEAVE_TLS_KEY"), "key")
         if (cert is None) != (key is None):
             raise ValueError("TLS needs both a certificate and a key (tls_cert and tls_key)")
         root = _read(tls_root_ca or env.get("TENSORWEAVE_TLS_ROOT_CA"), "root CA") or cert
+        client_ca = _read(tls_client_ca or env.get("TENSORWEAVE_TLS_CLIENT_CA"), "client CA")
         token = auth_token if auth_token is not None else env.get("TENSORWEAVE_AUTH_TOKEN", "")
-        return cls(token, root, cert, key)
+        return cls(token, root, cert, key, client_ca)
+
+    @property
+    def mutual_tls(self) -> bool:
+        """Whether a server with these settings requires client certificates."""
+        return self.cert is not None and self.client_ca is not None
+
+    def check_exposure(self, task: str, host: str, insecure: bool | None = None,
+                       environ: Mapping[str, str] | None = None) -> None:
+        """`ValueError` if a server of `task` may not listen on `host` with these settings:
+        a host that is not loopback needs a token or mutual TLS, unless `insecure` (else
+        ``TENSORWEAVE_INSECURE=1``) says to serve it unauthenticated anyway."""
+        env = os.environ if environ is None else environ
+        if insecure is None:
+            insecure = env.get("TENSORWEAVE_INSECURE", "") not in ("", "0")
+        if insecure or self.auth_token or self.mutual_tls or is_loopback(host):
+            return
+        raise ValueError(
+            f"Refusing to serve {task} on '{host}', which is not a loopback address, without "
+            "authentication: anyone who reaches it could run graphs and read and write files. "
+            "Set the same secret on every task (and client) with the environment variable "
+            "TENSORWEAVE_AUTH_TOKEN=<secret> (or ServerOptions(auth_token=...)), or use TLS "
+            "with client certificates (--tls-cert, --tls-key and --tls-client-ca), or say "
+            "--insecure, Server(..., insecure=True) or TENSORWEAVE_INSECURE=1 to serve it "
+            "unauthenticated.")
 
     def channel(self, address: str) -> grpc.Channel:
         if self.root_ca is not None:
-            creds = grpc.ssl_channel_credentials(root_certificates=self.root_ca)
+            # with a certificate of its own, a channel presents it (for mutual TLS)
+            creds = grpc.ssl_channel_credentials(root_certificates=self.root_ca,
+                                                 private_key=self.key,
+                                                 certificate_chain=self.cert)
             return grpc.secure_channel(address, creds, options=OPTIONS)
         return grpc.insecure_channel(address, options=OPTIONS)
 
@@ -113,8 +151,9 @@ class Security:
         """Bind `server` to exactly `address`; returns the port (`OSError` if it cannot)."""
         try:
             if self.cert is not None:
-                port = server.add_secure_port(
-                    address, grpc.ssl_server_credentials([(self.key, self.cert)]))
+                port = server.add_secure_port(address, grpc.ssl_server_credentials(
+                    [(self.key, self.cert)], root_certificates=self.client_ca,
+                    require_client_auth=self.client_ca is not None))
             else:
                 port = server.add_insecure_port(address)
         except RuntimeError as exc:
@@ -126,6 +165,20 @@ class Security:
     @property
     def metadata(self) -> tuple[tuple[str, str], ...] | None:
         return ((AUTH_KEY, self.auth_token),) if self.auth_token else None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether every address `host` names is a loopback one (a wildcard, an empty host and a
+    name that does not resolve are not)."""
+    name = host.strip("[]")
+    if not name:
+        return False
+    try:
+        infos = socket.getaddrinfo(name, None)
+    except (OSError, UnicodeError):
+        return False
+    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback
+                               for info in infos)
 
 
 def split_address(address: str) -> tuple[str, int]:

@@ -4,7 +4,10 @@ Contract: the server owns the task's `Worker` (its devices, so variables outlive
 `MasterService` whose sessions span the whole cluster, one `WorkerStub` per peer task, shared
 by sessions and by the remote rendezvous, and (without TLS) the bulk lane for large replies.
 It binds exactly ``host:port`` (the host of the task's address unless `options.host` says
-otherwise); `target` is ``grpc://host:port`` with the port actually bound. Without TLS the bulk
+otherwise); `target` is ``grpc://host:port`` with the port actually bound. A host that is not
+loopback needs a token or mutual TLS unless `options.insecure` (`Security.check_exposure`:
+`ValueError` before anything is bound). With `options.file_root`, the worker's devices confine
+the files their kernels touch to it. Without TLS the bulk
 lane's port also serves the call lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run
 on the same handler pool as gRPC's. A background sweep sends queued step cleanups, closes idle
 sessions, reclaims steps whose master never cleaned them and drops unfetched replies. `stop`
@@ -13,6 +16,7 @@ ends every call, session and channel; `join` returns once stopped.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,7 +63,12 @@ class GrpcServer:
         host, port = split_address(cluster.task_address(job_name, task_index))
         self.config = config
         self.security = Security.resolve(options.auth_token, options.tls_cert, options.tls_key,
-                                         options.tls_root_ca)
+                                         options.tls_root_ca,
+                                         tls_client_ca=options.tls_client_ca)
+        self.security.check_exposure(self.task.name, options.host or host, options.insecure)
+        file_root = options.file_root and os.path.realpath(options.file_root)
+        if file_root and not os.path.isdir(file_root):
+            raise ValueError(f"The file root '{options.file_root}' is not a directory")
         self._addresses = {TaskSpec(job, 0, i).name: address
                            for job, i, address in cluster.tasks()}
         self._callbacks = ThreadPoolExecutor(CALLBACK_THREADS, thread_name_prefix="tw-rpc-cb")
@@ -68,6 +77,8 @@ class GrpcServer:
         registries = get_registries()
         self.worker = Worker(self.task, config, registries,
                              rendezvous_mgr=RendezvousManager(self._rendezvous))
+        for device in self.worker.devices:  # what `kernels.file_access` checks
+            device.file_root = file_root or None
         self.outbox = Outbox()
         # gRPC's handlers and the call lane's share one pool
         self._handlers = ThreadPoolExecutor(RPC_THREADS, thread_name_prefix="tw-grpc")

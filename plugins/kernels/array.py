@@ -514,6 +514,9 @@ def range_(ctx: KernelContext, start: Any, limit: Any, delta: Any) -> Any:
 
 def lin_space(ctx: KernelContext, start: Any, stop: Any, num: Any) -> Any:
     xp, dtype = ctx.xp, ctx.out_np
+    for what, v in (("start", start), ("stop", stop)):
+        if v.ndim:  # numpy would make one range per element
+            raise _fail(ctx, f"{what} must be a scalar, not shape {_fmt(v.shape)}")
     n = _scalar(ctx, num, "num")
     if n <= 0:
         raise _fail(ctx, f"Requires num > 0: {n}")

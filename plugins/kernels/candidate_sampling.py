@@ -28,6 +28,7 @@ import numpy as np
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.platform import gfile
+from tensorweave.plugins.kernels.file_access import checked_path
 
 _SEED_MASK = (1 << 64) - 1
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -91,7 +92,7 @@ def _fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
 def _read_vocab(ctx: KernelContext, path: str) -> list[float]:
     """The weight of each vocabulary line: its last comma-separated field."""
     weights = []
-    with gfile.GFile(path, "r") as f:
+    with gfile.GFile(checked_path(ctx, path), "r") as f:
         for line in f.read().splitlines():
             field = line.split(",")[-1]
             try:

@@ -88,6 +88,7 @@ from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.formats.tf_record import read_lines, read_records
 from tensorweave.plugins.kernels.control_flow import call_function
+from tensorweave.plugins.kernels.file_access import checked_matches, checked_path, checked_pattern
 from tensorweave.plugins.kernels.resources import get_or_create
 
 Element = list[Any]
@@ -377,7 +378,7 @@ class _Builder:
                                                            dtype=object).reshape(-1)]
 
     def _files(self, desc: dict[str, Any], read: Callable[..., Iterator[bytes]]) -> Stage:
-        files = self._strings(desc["filenames"])
+        files = [checked_path(self.ctx, f) for f in self._strings(desc["filenames"])]
         if np.ndim(self.components[desc["filenames"]]) > 1:
             raise self.error("`filenames` must be a scalar or a vector.")
         compression = bytes(self.components[desc["compression_type"]][()]).decode()
@@ -401,7 +402,8 @@ class _Builder:
 
     def _list_files(self, desc: dict[str, Any]) -> Stage:
         patterns = self._strings(desc["patterns"])
-        files = [f for p in patterns for f in sorted(glob.glob(p))]
+        files = checked_matches(self.ctx, (f for p in patterns for f in
+                                           sorted(glob.glob(checked_pattern(self.ctx, p)))))
         if not files:
             raise self.error(f"No files matched pattern: {', '.join(patterns)}")
         rng = np.random.default_rng(self.resource.seed_sequence([desc["seed"], desc["seed2"]]))

@@ -89,6 +89,8 @@ def broadcast_gradient_args(ctx: KernelContext, s0: Any, s1: Any) -> tuple[Any, 
 
 
 def bias_add_grad(ctx: KernelContext, dy: Any) -> Any:
+    if dy.ndim < 2:
+        raise _fail(ctx, f"Input tensor must be at least 2D: [{','.join(map(str, dy.shape))}]")
     axis = 1 if ctx.attrs["data_format"] == "NCHW" else dy.ndim - 1
     return _out(ctx, dy.sum(axis=tuple(i for i in range(dy.ndim) if i != axis)))
 

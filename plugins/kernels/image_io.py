@@ -38,6 +38,7 @@ from tensorweave.formats import jpeg, png
 from tensorweave.formats.bmp import BmpError, decode_bmp
 from tensorweave.formats.gif import GifError, decode_gif
 from tensorweave.platform import gfile
+from tensorweave.plugins.kernels.file_access import checked_path
 
 _JPEG, _PNG, _GIF = b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF8"
 
@@ -71,13 +72,13 @@ def _check_channels(ctx: KernelContext, channels: int, allowed: tuple[int, ...],
 
 
 def read_file(ctx: KernelContext, filename: Any) -> np.ndarray:
-    name = _scalar(ctx, filename, "filename").decode()
+    name = checked_path(ctx, _scalar(ctx, filename, "filename").decode())
     with gfile.GFile(name, "rb") as f:
         return _string(f.read())
 
 
 def write_file(ctx: KernelContext, filename: Any, contents: Any) -> None:
-    name = _scalar(ctx, filename, "filename").decode()
+    name = checked_path(ctx, _scalar(ctx, filename, "filename").decode())
     data = _scalar(ctx, contents, "contents")
     parent = os.path.dirname(name)
     if parent:

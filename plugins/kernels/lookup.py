@@ -40,6 +40,7 @@ import numpy as np
 from tensorweave.engine import dtypes, errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.tensor_shape import TensorShape, format_dims
+from tensorweave.plugins.kernels.file_access import checked_path
 from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.plugins.standard_ops.lookup import LINE_NUMBER, TABLE_OPS, WHOLE_LINE
 
@@ -169,6 +170,7 @@ def _initialize(ctx: KernelContext, table: Table, pairs: list[tuple[Any, Any]],
 
 def _read_lines(ctx: KernelContext, filename: str) -> list[tuple[bytes, int]]:
     """Each line of `filename` and the file offset just past it."""
+    checked_path(ctx, filename)
     try:
         with open(filename, "rb") as f:
             content = f.read()

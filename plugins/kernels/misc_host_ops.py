@@ -21,6 +21,7 @@ from tensorweave.engine.graph.graph_def_proto import parse_tensor
 from tensorweave.engine.graph.tensor_proto import serialize_tensor_content
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.platform import gfile
+from tensorweave.plugins.kernels.file_access import checked_matches, checked_pattern
 
 
 def _scalar_string(data: bytes) -> np.ndarray:
@@ -57,7 +58,8 @@ def timestamp(ctx: KernelContext) -> np.ndarray:
 def matching_files(ctx: KernelContext, pattern: Any) -> np.ndarray:
     patterns = [p.decode() if isinstance(p, bytes) else str(p)
                 for p in np.asarray(pattern, dtype=object).reshape(-1)]
-    found = sorted(name for p in patterns for name in gfile.glob(p))
+    found = sorted(checked_matches(ctx, (name for p in patterns
+                                         for name in gfile.glob(checked_pattern(ctx, p)))))
     if not found:
         raise errors.NotFoundError(ctx.node_name, ctx.op,
                                    f"No files matched pattern: {', '.join(patterns)}")

@@ -39,6 +39,7 @@ from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.formats.tf_record import open_for_reading, read_lines, read_records
 from tensorweave.plugins.kernels.data_flow_ops import Queue, dequeue_for
+from tensorweave.plugins.kernels.file_access import checked_path
 from tensorweave.plugins.kernels.resources import find, make_handle
 from tensorweave.plugins.standard_ops.readers import READER_OPS
 
@@ -188,7 +189,10 @@ def _read_records(ctx: KernelContext, step: Any, done: Done, handle: Any, queue_
                 finish(got if partial_ok and got else _node_error(ctx, result))
                 return
             try:
-                reader.start(np.asarray(result[0]).item())
+                work = np.asarray(result[0]).item()
+                if reader.kind != "IdentityReaderV2":  # its work items are not files
+                    checked_path(ctx, work)
+                reader.start(work)
             except Exception as exc:  # noqa: BLE001 - a failed open fails the read
                 finish(_node_error(ctx, exc))
                 return

@@ -1,4 +1,10 @@
-"""Kernels for constants, placeholders, identity and variables."""
+"""Kernels for constants, placeholders, identity and variables.
+
+Contract: `Assign` (with ``validate_shape``) of an initialized variable, `AssignAdd` and
+`AssignSub` take a value of exactly the variable's shape, as TF's kernels do; any other shape
+raises `InvalidArgumentError` naming the node, and the variable is left unchanged (numpy would
+broadcast it and change the variable's shape).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.runtime.variables_store import VariableRef
 from tensorweave.engine.tensor_shape import format_dims
+from tensorweave.plugins.kernels.array import _fmt
 from tensorweave.plugins.kernels.resources import get_or_create
 
 
@@ -61,15 +68,25 @@ def assign(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
         return ref.store(value)
 
 
+def _check_update(ctx: KernelContext, old: Any, value: Any) -> None:
+    if old.shape != value.shape:
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op,
+            f"Parameters and update must be the same size (shapes must be equal): variable "
+            f"shape {_fmt(old.shape)}, update shape {_fmt(value.shape)}")
+
+
 def assign_add(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
     with ref.lock:
         old = ref.read()
+        _check_update(ctx, old, value)
         return ref.store(ctx.xp.add(old, value, dtype=old.dtype))
 
 
 def assign_sub(ctx: KernelContext, ref: VariableRef, value: Any) -> Any:
     with ref.lock:
         old = ref.read()
+        _check_update(ctx, old, value)
         return ref.store(ctx.xp.subtract(old, value, dtype=old.dtype))
 
 

@@ -16,13 +16,22 @@ reused while the structure is the same, and each feed key is resolved to its ten
 shape check once (`CACHE_ENTRIES`, 0 turns both caches off). A run that compiles (new ops, or a
 new step signature) pauses Python's cyclic garbage collector (`PAUSE_GC_TO_COMPILE`): its full
 collections walk every object of a large graph again and again while the pipeline allocates.
+
+Exit never waits on a remote master: when the interpreter exits, the remote sessions still open
+send their CloseSession all at once and are given `EXIT_CLOSE_SECONDS` in all, live masters or
+dead. A session collected unclosed sends its CloseSession without waiting, and one collected
+during interpreter shutdown sends nothing (no thread may start then; the master reclaims it).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import gc
+import sys
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -41,6 +50,7 @@ from tensorweave.engine.client.error_origin import user_error
 from tensorweave.engine.client.fetches import FetchMapper
 from tensorweave.engine.client.partial_run import PartialRun
 from tensorweave.engine.device_spec import DeviceSpec
+from tensorweave.engine.distributed.master_client import RemoteMaster
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.string_array import to_string_array
 from tensorweave.engine.plugin_manager import get_registries
@@ -51,6 +61,23 @@ from tensorweave.engine.runtime.worker import Worker
 _default = threading.local()
 CACHE_ENTRIES = 256  # fetch structures and feed keys remembered per session (0: none)
 PAUSE_GC_TO_COMPILE = True
+EXIT_CLOSE_SECONDS = 0.5  # what exit gives all open remote sessions together to close
+_open_remote: weakref.WeakSet[Session] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_remote_sessions() -> None:
+    """Close every remote session still open, concurrently, within `EXIT_CLOSE_SECONDS`."""
+    sessions = [s for s in list(_open_remote) if not s._closed]
+    closing = []
+    for session in sessions:
+        session._closed = True
+        closing.append(session._master.start_close())
+    deadline = time.monotonic() + EXIT_CLOSE_SECONDS
+    for done in closing:
+        done.wait(max(0.0, deadline - time.monotonic()))
+    for session in sessions:
+        session._master.close(timeout=0.0)
 
 
 class _GcPause:
@@ -129,6 +156,8 @@ class Session:
             self._master = transport.connect_master(target, self._config)
         self._sent_ops = 0
         self._closed = False
+        if isinstance(self._master, RemoteMaster):
+            _open_remote.add(self)
         self._lock = threading.Lock()
         self._mappers: dict[Any, FetchMapper] = {}
         self._feed_targets: dict[Any, _FeedTarget] = {}
@@ -373,9 +402,15 @@ class Session:
         self.close()
 
     def __del__(self) -> None:
+        if sys.is_finalizing() or getattr(self, "_closed", True):
+            return  # a thread started now never runs, and waiting on it hangs the exit
         try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
+            if isinstance(self._master, RemoteMaster):
+                self._closed = True
+                self._master.start_close()
+            else:
+                self.close()
+        except Exception:  # noqa: BLE001 - a collected session has no caller to tell
             pass
 
 

@@ -4,11 +4,14 @@ Contract: offers what `MasterSession` offers to `Session`: `devices`, `extend(no
 ``run(feeds, fetches, targets, collect_stats, timeout)`` returning (values, stats, compiled)
 and `close()`. The compiled step's `partitions` and `records` are fetched from the master on
 first use and cached per compiled step. `close` gives up after a short deadline and never
-raises for a master that is gone: the server garbage-collects the session.
+raises for a master that is gone: the server garbage-collects the session. `start_close` sends
+the same CloseSession without waiting and returns an event set once it is answered (or has
+failed); `close(timeout)` waits that long at most, then closes the channel.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -59,6 +62,8 @@ class RemoteMaster:
         self._peer = channel
         self._compiled: dict[int, RemoteCompiledStep] = {}
         self.closed = False
+        self._closing: threading.Event | None = None
+        self._channel_closed = False
         try:
             body = self._peer.call(MASTER, "CreateSession",
                                    {"config": messages.config_to_wire(config)},
@@ -118,14 +123,29 @@ class RemoteMaster:
         return ([GraphDef(node=messages.graph_from_wire(p, message)) for p in partitions],
                 messages.records_from_wire(records, message))
 
-    def close(self) -> None:
-        if self.closed:
-            return
+    def start_close(self) -> threading.Event:
+        """Send CloseSession and return at once (no thread started, nothing waited for); the
+        event is set when the master answered or the call failed. Idempotent."""
+        if self._closing is not None:
+            return self._closing
         self.closed = True
+        done = self._closing = threading.Event()
         try:
-            self._peer.call(MASTER, "CloseSession", {"session_handle": self._handle},
-                            min(self._timeout, CLOSE_TIMEOUT_SECONDS))
-        except errors.OpError:
-            pass  # the master is gone or slow; it reclaims the session on its own
+            self._peer.call_async(MASTER, "CloseSession", {"session_handle": self._handle},
+                                  min(self._timeout, CLOSE_TIMEOUT_SECONDS),
+                                  lambda error, body: done.set(), quick=True)
+        except (errors.OpError, RuntimeError):
+            done.set()  # no channel, or no thread left to send on: the master reclaims it
+        return done
+
+    def close(self, timeout: float = CLOSE_TIMEOUT_SECONDS) -> None:
+        """End the session, waiting at most `timeout` seconds for the master to confirm; the
+        channel is closed either way (a call still in flight is cancelled)."""
+        if self._channel_closed:
+            return
+        done = self.start_close()
+        try:
+            done.wait(timeout)
         finally:
+            self._channel_closed = True
             self._peer.close()

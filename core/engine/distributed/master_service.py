@@ -7,7 +7,9 @@ an unknown or closed handle gives `AbortedError`. `collect_garbage` closes sessi
 no call in flight for `gc_seconds` (the state of a client that vanished). With a pool, RunStep
 also has an asynchronous form (`async_methods`) for the call lane: a step of an already compiled
 signature over several tasks is answered from the callback of its last task, so no thread waits
-for it.
+for it. RunStep checks each feed against the dtype and static shape its tensor has in the
+session's graph (`check_feeds`), so a client that skips the Python checks still gets
+`InvalidArgumentError` naming the fed node, not a kernel running on a value it cannot take.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from tensorweave.engine import errors
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.distributed import messages
 from tensorweave.engine.distributed.transport import AsyncMethod, Method
+from tensorweave.engine.graph.graph_def import NodeDef
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
+from tensorweave.engine.tensor_shape import as_shape, format_dims
 
 
 @attrs.define
@@ -47,6 +51,31 @@ def _step_request(body: dict[str, Any],
             messages.strings(fetches, message, "fetches"),
             messages.strings(targets, message, "targets"), collect_stats,
             messages.optional_float(body, message, "timeout"))
+
+
+def check_feeds(nodes: Mapping[str, NodeDef], feeds: Mapping[str, np.ndarray]) -> None:
+    """`InvalidArgumentError` for a feed whose dtype is not its tensor's or whose shape is not
+    compatible with the tensor's static shape (a name not in `nodes` is left to the pruner)."""
+    for name, value in feeds.items():
+        node_name, _, index = name.partition(":")
+        node = nodes.get(node_name)
+        if node is None or not (index or "0").isdigit():
+            continue
+        i = int(index or "0")
+        types, shapes = node.output_types, node.output_shapes
+        if i >= len(types):
+            continue
+        dtype = types[i]
+        if value.dtype != np.dtype(dtype.np_type):
+            got = value.dtype.name if value.dtype.kind != "O" else "string"
+            raise errors.InvalidArgumentError(
+                node.name, node.op, f"Cannot feed value of dtype {got} for Tensor '{name}', "
+                                    f"which has dtype {dtype.name}")
+        if i < len(shapes) and not shapes[i].is_compatible_with(value.shape):
+            fed = format_dims(as_shape(value.shape))
+            raise errors.InvalidArgumentError(
+                node.name, node.op, f"Cannot feed value of shape {fed} for Tensor '{name}', "
+                                    f"which has shape {format_dims(shapes[i])}")
 
 
 def _step_reply(result: tuple[list[Any], dict[str, list[Any]], Any],
@@ -128,6 +157,7 @@ class MasterService:
         session = self._call(body, "RunStepRequest")
         try:
             step = _step_request(body)
+            check_feeds(session.master.nodes, step[0])
             return _step_reply(session.master.run(*step), step[3])
         finally:
             self._done(session)
@@ -141,6 +171,7 @@ class MasterService:
         session = self._call(body, "RunStepRequest")
         try:
             step = _step_request(body)
+            check_feeds(session.master.nodes, step[0])
             compiled = session.master.cached(list(step[0]), step[1], step[2])
             if compiled is None or len(compiled.handles) < 2:
                 self._pool.submit(self._run_step_pooled, session, step, reply)

@@ -49,6 +49,8 @@ class Device:
     # what `device_lib.list_local_devices` reports; 0 bytes means the host's memory
     memory_limit: int = 0
     description: str = ""
+    # a server's --file-root: every file its kernels touch must be under it (None: anywhere)
+    file_root: str | None = None
 
     @classmethod
     def create(cls, task: TaskSpec, device_type: str, index: int, xp: Any,
