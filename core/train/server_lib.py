@@ -7,7 +7,8 @@ creates the task's server through the transport plugin registered for `protocol`
 ``Session(server.target)``, and the worker its peers call. `job_name` and `task_index` may be
 left out when the cluster leaves no choice. `start` is idempotent, `join` blocks until `stop`,
 and a stopped server cannot start again. `ServerOptions` carries what a TF server has no field
-for: the bind host, TLS files, the shared auth token and the session garbage-collection delay.
+for: the bind host, TLS files, the shared auth token, the session garbage-collection delay and the
+memory caps on incoming messages.
 
 `run_server_cli(argv)` runs ``tensorweave server --cluster spec.json --job ps --task 0`` (or the
 cluster and task of ``TF_CONFIG``), prints one line with the target once serving, and returns 0
@@ -36,6 +37,8 @@ from tensorweave.train.cluster import ClusterSpec, TFConfig
 __all__ = ["Server", "ServerOptions"]
 
 DEFAULT_SESSION_GC_SECONDS = 600.0
+DEFAULT_MAX_MESSAGE_BYTES = (2 << 30) + (64 << 20)  # TF's 2 GiB TensorProto, and a header
+DEFAULT_MAX_SESSION_BYTES = 4 << 30
 
 
 @attrs.frozen
@@ -50,6 +53,10 @@ class ServerOptions:
     tls_key: str | None = None  # PEM file of its private key
     tls_root_ca: str | None = None  # PEM file trusted when calling peers
     session_gc_seconds: float = DEFAULT_SESSION_GC_SECONDS
+    # the most one incoming message may declare, and the most the messages arriving on one
+    # client connection may hold between them while they arrive (ResourceExhaustedError)
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES
 
 
 class Server:
@@ -140,6 +147,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="close sessions idle this long (default %(default)s)")
     parser.add_argument("--operation-timeout-ms", type=int, default=0,
                         help="deadline of steps and calls (default: ConfigProto's)")
+    parser.add_argument("--max-message-bytes", type=int,
+                        default=DEFAULT_MAX_MESSAGE_BYTES,
+                        help="the most one incoming message may declare")
+    parser.add_argument("--max-session-bytes", type=int,
+                        default=DEFAULT_MAX_SESSION_BYTES,
+                        help="the most the messages arriving on one connection may hold")
     parser.add_argument("--tls-cert", help="PEM certificate of this server (enables TLS)")
     parser.add_argument("--tls-key", help="PEM private key of this server")
     parser.add_argument("--tls-root-ca", help="PEM certificate trusted when calling peers")
@@ -183,7 +196,9 @@ def run_server_cli(argv: Sequence[str]) -> int:
                                                          else None)
         options = ServerOptions(host=args.host, tls_cert=args.tls_cert, tls_key=args.tls_key,
                                 tls_root_ca=args.tls_root_ca,
-                                session_gc_seconds=args.session_gc_seconds)
+                                session_gc_seconds=args.session_gc_seconds,
+                                max_message_bytes=args.max_message_bytes,
+                                max_session_bytes=args.max_session_bytes)
         config = ConfigProto(operation_timeout_in_ms=args.operation_timeout_ms)
         server = Server(cluster, job, task, config=config, start=False, protocol=args.protocol,
                         options=options)

@@ -428,8 +428,14 @@ class ServiceHandlers:
 
     def __init__(self, service: str, methods: Mapping[str, Method], security: Security,
                  outbox: Outbox, reply_ttl: float, bulk_port: int | None = None,
-                 async_methods: Mapping[str, AsyncMethod] | None = None) -> None:
+                 async_methods: Mapping[str, AsyncMethod] | None = None,
+                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+                 memory: wire.MemoryCap | None = None) -> None:
+        """A streamed request may declare at most `max_message_bytes`, and the requests
+        arriving on one connection hold at most `memory`'s limit between them."""
         self.service = service
+        self._max_message_bytes = max_message_bytes
+        self._memory = wire.MemoryCap() if memory is None else memory
         self.methods = dict(methods)
         self.async_methods = dict(async_methods or {})
         self._token = security.auth_token.encode()
@@ -527,7 +533,8 @@ class ServiceHandlers:
             if not self.authorized(context):
                 self.reject(context)
             try:
-                message = wire.decode_stream(chunks)
+                message = wire.decode_stream(chunks, self._max_message_bytes, self._memory,
+                                             context.peer())
                 return self._reply(fn(_request_body(message)))
             except Exception as exc:  # noqa: BLE001
                 fail(context, _as_op_error(exc))
