@@ -88,10 +88,10 @@ class GrpcServer:
         services = [
             ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox, ttl,
                             bulk_port, self.master.async_methods(), options.max_message_bytes,
-                            memory),
+                            memory, self.master.cancellable),
             ServiceHandlers(WORKER, worker_service.methods(), self.security, self.outbox, ttl,
                             bulk_port, worker_service.async_methods(),
-                            options.max_message_bytes, memory),
+                            options.max_message_bytes, memory, worker_service.cancellable),
         ]
         self._lane_methods: dict[bytes, lane.Handler] = {}
         self._lane_inline: dict[bytes, lane.InlineHandler] = {}
