@@ -308,6 +308,21 @@ def test_fuzzed_frames_to_every_service_leave_the_cluster_serving(
         np.testing.assert_array_equal(sess.run(y, {x: [1.0, 1.0]}), [4.0, 6.0])
 
 
+def test_control_flow_nested_100_deep_runs_across_the_cluster(cluster: LocalCluster) -> None:
+    def nest(value: object, depth: int) -> object:
+        if depth == 0:
+            return value + 1.0
+        return tf.cond(value > -1.0, lambda: nest(value, depth - 1), lambda: value)
+
+    with tf.device("/job:ps/task:0"):
+        x = tf.placeholder(tf.float32, [], name="nest_x")
+        deep = nest(x, 100)  # the wire once refused 16
+    with tf.device("/job:worker/task:0"):
+        out = deep * 2.0
+    with tf.Session(cluster.target("worker")) as sess:
+        assert sess.run(out, {x: 1.0}) == 4.0
+
+
 def test_a_session_created_right_after_a_task_restarts_waits_for_it(
         cluster: LocalCluster) -> None:
     cluster.kill("ps")

@@ -155,6 +155,24 @@ def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
         wire.decode(header(0, len(padded), 0) + padded)
 
 
+def test_a_header_over_64_mib_streams_within_the_per_message_cap() -> None:
+    envelope = wire.encode({"blob": bytes(80 << 20)})  # an 80 MiB header (TF has no 64 MiB cap)
+    assert len(envelope.head) > 80 << 20
+    assert len(wire.decode_stream(envelope.chunks()).body["blob"]) == 80 << 20
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_message_bytes"):
+        wire.decode_stream(envelope.chunks(), max_message_bytes=64 << 20)
+
+
+def test_nesting_as_deep_as_max_depth_round_trips() -> None:
+    value: object = None
+    for _ in range(wire.MAX_DEPTH):
+        value = [value]
+    envelope = wire.encode(value)
+    assert wire.decode(envelope.frame()).body == value
+    with pytest.raises(tf.errors.InvalidArgumentError, match="nested too deeply"):
+        wire.encode([value])
+
+
 def test_bool_tensors_must_hold_zero_or_one() -> None:
     frame = bytearray(wire.encode({"b": np.array([True, False, True])}).frame())
     frame[-8] = 7  # the first payload byte

@@ -68,7 +68,10 @@ CHUNK_BYTES = 4 << 20
 MAX_HEADER_BYTES = (1 << 32) - 8  # what the u32 field holds; a server's caps bound it further
 DEFAULT_MAX_MESSAGE_BYTES = (2 << 30) + (64 << 20)  # TF's 2 GiB TensorProto, and a header
 DEFAULT_MAX_SESSION_BYTES = 4 << 30
-MAX_DEPTH = 64
+# A function's nodes nest 4 levels below it (function, node list, node, attrs), so this lets
+# control flow nest 120 deep: beyond what the executor runs (it recurses per level, too).
+# Encoding and decoding take one Python frame per level, within Python's default limit.
+MAX_DEPTH = 480
 MAX_RANK = 32
 MAX_STRING_TENSOR_BYTES = 1 << 31  # TF's own bound: a TensorProto is at most 2 GiB
 
@@ -180,8 +183,20 @@ class _Encoder:
         if kind is int and -(1 << 63) <= v < (1 << 63):
             out += _TAG_I64.pack(T_INT, v)
             return
-        if kind is dict or kind is list:
-            self._container(v, depth)
+        if kind is dict or kind is list or isinstance(v, (list, tuple, dict)):
+            # containers inline (no helper frame): one Python frame per level of nesting
+            if isinstance(v, dict):
+                out += _TAG_U32.pack(T_DICT, len(v))
+                for key, item in v.items():
+                    if not isinstance(key, (str, int)) or isinstance(key, bool):
+                        raise errors.InvalidArgumentError(
+                            None, None, f"Cannot send a dict key of type {type(key).__name__}")
+                    self.value(key, depth + 1)
+                    self.value(item, depth + 1)
+                return
+            out += _TAG_U32.pack(T_LIST if isinstance(v, list) else T_TUPLE, len(v))
+            for item in v:
+                self.value(item, depth + 1)
             return
         if v is None:
             out.append(T_NONE)
@@ -225,8 +240,6 @@ class _Encoder:
             out += _I32.pack(-1 if dims is None else len(dims))
             for d in dims or ():
                 out += _I64.pack(-1 if d is None else d)
-        elif isinstance(v, (list, tuple, dict)):
-            self._container(v, depth)
         elif isinstance(v, WireFunction):
             out.append(T_FUNCTION)
             self.value(v.name, depth + 1)
@@ -235,22 +248,6 @@ class _Encoder:
             raise errors.InvalidArgumentError(
                 None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
                 "wire schema has no encoding for it")
-
-
-    def _container(self, v: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> None:
-        out = self.out
-        if isinstance(v, dict):
-            out += _TAG_U32.pack(T_DICT, len(v))
-            for key, item in v.items():
-                if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    raise errors.InvalidArgumentError(
-                        None, None, f"Cannot send a dict key of type {type(key).__name__}")
-                self.value(key, depth + 1)
-                self.value(item, depth + 1)
-            return
-        out += _TAG_U32.pack(T_LIST if isinstance(v, list) else T_TUPLE, len(v))
-        for item in v:
-            self.value(item, depth + 1)
 
 
 @attrs.frozen
@@ -472,7 +469,9 @@ class _Decoder:
             start = self._take(n)
             return bytes(buf[start:start + n])
         if tag in (T_LIST, T_TUPLE):
-            items = [self.value(depth + 1) for _ in range(self._count())]
+            items = []
+            for _ in range(self._count()):  # (a loop, not a comprehension: no extra frame)
+                items.append(self.value(depth + 1))
             return items if tag == T_LIST else tuple(items)
         if tag == T_DTYPE:
             code = buf[self._take(1)]
