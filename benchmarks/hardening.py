@@ -11,11 +11,15 @@ processes on 127.0.0.1 and prints:
   port) while 8 connections to that port sit idle; baseline: the same fetch without them;
 - **orphaned step**: the time from SIGKILL of a client in the middle of a CPU-bound loop that
   spans both tasks until the loop stops (its counter on the ps stops moving); baseline: the
-  step's deadline, which bounded it before.
+  step's deadline, which bounded it before;
+- with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
+  NoOps (a header well over the 64 MiB the wire once capped): its time and the worker's RSS
+  before and after.
 """
 
 from __future__ import annotations
 
+import argparse
 import signal
 import socket
 import struct
@@ -139,7 +143,28 @@ def orphan_abort(cluster: LocalCluster, deadline_ms: int) -> float:
         return last_change - killed
 
 
+def big_graph(cluster: LocalCluster, count: int) -> None:
+    pid = cluster.process("worker").pid
+    device = "/job:worker/replica:0/task:0/device:CPU:0"
+    nodes = [[f"n{i}", "NoOp", [f"^n{i - 1}"] if i else [], device, {}] for i in range(count)]
+    with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
+        created = channel.unary_unary("/tensorweave.Master/CreateSession")(
+            wire.encode({"config": {}}).frame(), timeout=30)
+        handle = wire.decode(created).body["session_handle"]
+        envelope = wire.encode({"session_handle": handle, "nodes": nodes})
+        before = rss(pid)
+        start = time.monotonic()
+        channel.stream_unary("/tensorweave.Master/ExtendSessionStream")(envelope.chunks(),
+                                                                          timeout=900)
+        took = time.monotonic() - start
+    print(f"graph of {count} nodes: a {len(envelope.head) / MIB:.1f} MiB header, ExtendSession "
+          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {rss(pid) / MIB:.0f} MiB")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph-nodes", type=int, default=0)
+    args = parser.parse_args()
     with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as cluster:
         amplification(cluster, 1 << 28)  # 2 GiB, as the issue's request: over the cap
         amplification(cluster, 1 << 27)  # 1 GiB: within the cap, allocated only as it arrives
@@ -152,6 +177,8 @@ def main() -> None:
         took = orphan_abort(cluster, deadline_ms)
         print(f"orphaned step: stopped {took:.3f} s after its client was killed; the step's "
               f"deadline {deadline_ms / 1000:.0f} s: ratio {took / (deadline_ms / 1000):.4f}")
+        if args.graph_nodes:
+            big_graph(cluster, args.graph_nodes)
 
 
 if __name__ == "__main__":
