@@ -198,10 +198,14 @@ def counter_reader(cluster: LocalCluster) -> tuple[tf.Session, object]:
     return tf.Session(cluster.target("worker"), graph=graph), counter
 
 
+@pytest.mark.parametrize("call_lane", ["1", "0"], ids=["lane", "grpc"])
 def test_a_step_whose_client_is_killed_is_aborted_on_every_task(
-        cluster: LocalCluster) -> None:
+        cluster: LocalCluster, call_lane: str) -> None:
+    # the client's RunStep travels on the call lane (its connection closes) or on gRPC (the
+    # call is cancelled)
     client = subprocess.Popen([sys.executable, "-c", ORPHAN_CLIENT, cluster.target("worker")],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "TENSORWEAVE_CALL_LANE": call_lane})
     sess, counter = counter_reader(cluster)
     try:
         assert client.stdout.readline().strip() == "running"
