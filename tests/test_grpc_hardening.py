@@ -99,6 +99,28 @@ def test_declared_but_unsent_tensors_cost_the_server_nothing(cluster: LocalClust
     assert grown < 64 * MIB, f"the server grew by {grown / MIB:.0f} MiB"
 
 
+def test_lane_frames_declared_but_unsent_cost_the_server_nothing(
+        cluster: LocalCluster) -> None:
+    pid = cluster.process("worker").pid
+    port = bulk_port(cluster)
+    name = b"/tensorweave.Worker/GetStatus"
+    conns = []
+    try:
+        before = rss(pid)
+        for _ in range(64):  # each declares a 4 MiB request and sends none of it
+            conn = socket.create_connection(("127.0.0.1", port), timeout=10)
+            conns.append(conn)
+            conn.sendall(lane.MAGIC + lane.token_digest(""))
+            assert conn.recv(4) == lane.MAGIC
+            conn.sendall(lane.FRAME.pack(1, lane.MAX_PAYLOAD, lane.REQUEST, 0, len(name)) + name)
+        time.sleep(1.0)
+        grown = rss(pid) - before
+    finally:
+        for conn in conns:
+            conn.close()
+    assert grown < 64 * MIB, f"the server grew by {grown / MIB:.0f} MiB"
+
+
 def test_the_memory_caps_are_resource_exhausted_naming_the_limit(
         cluster: LocalCluster) -> None:
     release = threading.Event()

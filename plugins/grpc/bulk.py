@@ -11,7 +11,8 @@ with `wire.StreamDecoder.fill`, straight into the preallocated arrays, at most
 out, it works once, and it expires with the outbox entry. A connection with a bad greeting or an
 unknown ticket is closed without a byte, and one that has not greeted within `GREETING_SECONDS`
 too; greetings are read by one thread without blocking, so no connection holds a serving thread
-before it has greeted. When the lane cannot be reached, or stalls (no first byte within
+before it has greeted; at most `MAX_LANES` call lanes are open at once (each holds a thread), a
+client refused one keeps to gRPC. When the lane cannot be reached, or stalls (no first byte within
 `STALL_SECONDS`), `fetch` raises `LaneUnavailableError` and the caller falls back to
 ``Transfer/Fetch`` over gRPC; TLS servers do not open the lane at all, so their replies stay
 encrypted.
@@ -37,6 +38,7 @@ SERVE_THREADS = 8
 GREETING_SECONDS = 2.0  # how long a connection may take to send its 20-byte greeting
 MAX_GREETING = 1024  # connections that have not greeted yet; beyond it the oldest is closed
 STALL_SECONDS = 2.0  # a client waits this long for the first byte, then takes gRPC instead
+MAX_LANES = 1024  # open call lanes (a thread each); beyond it a greeting is refused
 
 
 class LaneUnavailableError(Exception):
@@ -180,6 +182,9 @@ class BulkServer:
             conn.settimeout(self._timeout)
             if magic == lane.MAGIC and self._calls is not None:
                 with self._lanes_lock:
+                    if len(self._lanes) >= MAX_LANES:  # the client keeps to gRPC instead
+                        conn.close()
+                        return
                     self._lanes.add(conn)
                 threading.Thread(target=self._serve_lane, args=(conn, ticket),
                                  name="tw-lane", daemon=True).start()

@@ -11,7 +11,8 @@ connects, sends ``b"TWC1"`` and the 16-byte `token_digest` of the cluster's toke
 whose token digest differs closes the connection without a byte, else it answers ``b"TWC1"``.
 Then each side writes frames: a `FRAME` header (call id, payload length, kind, method-name
 length), the method name (requests only, ``/<service>/<Method>``), and the payload, one wire
-envelope of at most `MAX_PAYLOAD` bytes. A reply (kind `REPLY`) or error (kind `ERROR`, body
+envelope of at most `MAX_PAYLOAD` bytes (a large one is buffered as it arrives, not when
+declared). A reply (kind `REPLY`) or error (kind `ERROR`, body
 ``{"code", "message", "node", "op"}``) carries its request's call id; calls may be answered in
 any order. A malformed frame closes the connection. Requests run on the server's handler pool,
 except those with an asynchronous form (RunGraph, RecvTensor): these start on the connection's
@@ -54,6 +55,7 @@ REQUEST, REPLY, ERROR = 0, 1, 2
 MAX_PAYLOAD = wire.CHUNK_BYTES + 4096
 MAX_NAME = 128
 _SCAN_MS = 250  # how often the reader looks for calls past their deadline
+_PREALLOCATE = 64 << 10  # payloads up to this are read in place; larger ones grow as they come
 
 Handler = Callable[[bytearray, Cancellation], bytes]
 Responder = Callable[[errors.OpError | None, bytes | None], None]
@@ -105,7 +107,15 @@ def _read_frame(conn: socket.socket) -> tuple[int, int, bytes, bytearray]:
             or (kind == REQUEST) != (name_len > 0):
         raise _ClosedError("malformed frame")
     name = bytes(_recv_into(conn, bytearray(name_len))) if name_len else b""
-    return call_id, kind, name, _recv_into(conn, bytearray(length))
+    if length <= _PREALLOCATE:
+        return call_id, kind, name, _recv_into(conn, bytearray(length))
+    payload = bytearray()  # a large payload grows as its bytes arrive, not when declared
+    while len(payload) < length:
+        piece = conn.recv(min(length - len(payload), _PREALLOCATE))
+        if not piece:
+            raise _ClosedError("connection closed")
+        payload += piece
+    return call_id, kind, name, payload
 
 
 class _Writer:
