@@ -203,5 +203,7 @@ def test_kill_9_of_a_worker_mid_run(cluster: LocalCluster) -> None:
         survivor = tf.Variable(0.0, name="kill_counter")
     with tf.device("/job:worker/task:0"):
         read = survivor * 1.0
-    with tf.Session(cluster.target("worker", 0)) as fresh:
+    # (the master waits for the dead task up to the operation timeout, then leaves it out)
+    config = tf.ConfigProto(operation_timeout_in_ms=2000)
+    with tf.Session(cluster.target("worker", 0), config=config) as fresh:
         assert fresh.run(read) >= steps[0] >= 1

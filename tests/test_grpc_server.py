@@ -127,7 +127,9 @@ def test_a_task_that_is_not_running_gives_unavailable_naming_it() -> None:
         with tf.device("/job:ghost/task:0"):
             a = tf.placeholder(tf.float32, name="on_ghost") * 2.0
         start = time.monotonic()
-        with tf.Session(server.target) as sess:
+        # the master waits for the ghost up to the operation timeout, then leaves it out
+        config = tf.ConfigProto(operation_timeout_in_ms=1000)
+        with tf.Session(server.target, config=config) as sess:
             with pytest.raises(tf.errors.UnavailableError, match="/job:ghost/replica:0/task:0"):
                 sess.run(a, {"on_ghost:0": 1.0})
             assert sess.run(tf.constant(5.0) * 2.0) == 10.0  # the live task still serves

@@ -155,6 +155,24 @@ def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
         wire.decode(header(0, len(padded), 0) + padded)
 
 
+def test_a_header_over_64_mib_streams_within_the_per_message_cap() -> None:
+    envelope = wire.encode({"blob": bytes(80 << 20)})  # an 80 MiB header (TF has no 64 MiB cap)
+    assert len(envelope.head) > 80 << 20
+    assert len(wire.decode_stream(envelope.chunks()).body["blob"]) == 80 << 20
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_message_bytes"):
+        wire.decode_stream(envelope.chunks(), max_message_bytes=64 << 20)
+
+
+def test_nesting_as_deep_as_max_depth_round_trips() -> None:
+    value: object = None
+    for _ in range(wire.MAX_DEPTH):
+        value = [value]
+    envelope = wire.encode(value)
+    assert wire.decode(envelope.frame()).body == value
+    with pytest.raises(tf.errors.InvalidArgumentError, match="nested too deeply"):
+        wire.encode([value])
+
+
 def test_bool_tensors_must_hold_zero_or_one() -> None:
     frame = bytearray(wire.encode({"b": np.array([True, False, True])}).frame())
     frame[-8] = 7  # the first payload byte
@@ -164,12 +182,40 @@ def test_bool_tensors_must_hold_zero_or_one() -> None:
 
 def test_a_stream_validates_its_table_before_allocating() -> None:
     # a 2**50-element float64 tensor whose bytes do not match the declared payload is refused
-    # before anything is allocated; a consistent but impossible one is ResourceExhausted
+    # before anything is allocated; one over the per-message cap is ResourceExhausted naming it
     table = struct.pack("<BBq", 2, 1, 1 << 50) + bytes([wire.T_NONE]) + bytes(5)
     with pytest.raises(tf.errors.InvalidArgumentError, match="payload"):
-        wire.StreamDecoder().feed(header(1, 16, 1 << 40) + table)
-    with pytest.raises(tf.errors.ResourceExhaustedError, match="allocate"):
+        wire.StreamDecoder(max_message_bytes=1 << 62).feed(header(1, 16, 1 << 40) + table)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_message_bytes"):
         wire.StreamDecoder().feed(header(1, 16, 1 << 53) + table)
+
+
+def test_a_stream_allocates_as_its_bytes_arrive_and_charges_its_connection() -> None:
+    # 2**27 string elements (1 GiB of object pointers) declared, nothing sent: nothing is
+    # allocated but the header; the charge grows only as the stream reaches each tensor
+    count = 1 << 27
+    strings = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 8 * count)
+    body = bytes([wire.T_TENSOR]) + struct.pack("<I", 0)
+    table = strings + body + bytes(-(len(strings) + len(body)) % 8)
+    memory = wire.MemoryCap(1 << 40)
+    decoder = wire.StreamDecoder(memory=memory, key="conn")
+    decoder.feed(header(1, len(table), 8 * count) + table)
+    assert decoder._tensors[0].dtype == np.uint8  # raw bytes only; no object array yet
+    assert memory.used("conn") == len(table) + 16 * count
+    decoder.release()
+    assert memory.used("conn") == 0
+    small = wire.MemoryCap(3 << 19)
+    envelope = wire.encode({"a": np.zeros(1 << 18, np.float32), "b": np.zeros(8, np.int8)})
+    chunks = list(envelope.chunks(1 << 16))
+    first = wire.StreamDecoder(memory=small, key="conn")
+    for chunk in chunks[:-1]:
+        first.feed(chunk)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_session_bytes"):
+        wire.decode_stream(chunks, memory=small, key="conn")  # the same connection: over it
+    assert wire.decode_stream(chunks, memory=small, key="other").body["a"].shape == (1 << 18,)
+    first.feed(chunks[-1])
+    assert first.finish().body["b"].dtype == np.int8
+    assert small.used("conn") == small.used("other") == 0
 
 
 def test_truncated_and_overlong_streams_are_errors() -> None:

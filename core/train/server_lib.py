@@ -10,7 +10,7 @@ and a stopped server cannot start again. `ServerOptions` carries what a TF serve
 for: the bind host, TLS files (``tls_client_ca`` requires client certificates: mutual TLS), the
 shared auth token, the session garbage-collection delay, `insecure` and `file_root` (every
 file-touching kernel of the task, readers and datasets included, refuses a path outside it with
-`PermissionDeniedError`).
+`PermissionDeniedError`), and the memory caps on incoming messages.
 
 Beyond TF: a server bound to an address that is not loopback refuses to start (`ValueError`)
 without a token or mutual TLS, unless ``insecure=True`` (``Server(..., insecure=True)``,
@@ -44,6 +44,8 @@ from tensorweave.train.cluster import ClusterSpec, TFConfig
 __all__ = ["Server", "ServerOptions"]
 
 DEFAULT_SESSION_GC_SECONDS = 600.0
+DEFAULT_MAX_MESSAGE_BYTES = (2 << 30) + (64 << 20)  # TF's 2 GiB TensorProto, and a header
+DEFAULT_MAX_SESSION_BYTES = 4 << 30
 
 
 @attrs.frozen
@@ -61,6 +63,10 @@ class ServerOptions:
     session_gc_seconds: float = DEFAULT_SESSION_GC_SECONDS
     insecure: bool | None = None  # serve a non-loopback address unauthenticated
     file_root: str | None = None  # a directory: every file the task's kernels touch is under it
+    # the most one incoming message may declare, and the most the messages arriving on one
+    # client connection may hold between them while they arrive (ResourceExhaustedError)
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES
 
 
 class Server:
@@ -154,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="close sessions idle this long (default %(default)s)")
     parser.add_argument("--operation-timeout-ms", type=int, default=0,
                         help="deadline of steps and calls (default: ConfigProto's)")
+    parser.add_argument("--max-message-bytes", type=int,
+                        default=DEFAULT_MAX_MESSAGE_BYTES,
+                        help="the most one incoming message may declare")
+    parser.add_argument("--max-session-bytes", type=int,
+                        default=DEFAULT_MAX_SESSION_BYTES,
+                        help="the most the messages arriving on one connection may hold")
     parser.add_argument("--tls-cert", help="PEM certificate of this server (enables TLS)")
     parser.add_argument("--tls-key", help="PEM private key of this server")
     parser.add_argument("--tls-root-ca", help="PEM certificate trusted when calling peers")
@@ -218,7 +230,9 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace,
         options = ServerOptions(host=args.host, tls_cert=args.tls_cert, tls_key=args.tls_key,
                                 tls_root_ca=args.tls_root_ca, tls_client_ca=args.tls_client_ca,
                                 session_gc_seconds=args.session_gc_seconds,
-                                insecure=args.insecure, file_root=args.file_root)
+                                insecure=args.insecure, file_root=args.file_root,
+                                max_message_bytes=args.max_message_bytes,
+                                max_session_bytes=args.max_session_bytes)
         config = ConfigProto(operation_timeout_in_ms=args.operation_timeout_ms)
         server = Server(cluster, job, task, config=config, start=False, protocol=args.protocol,
                         options=options)

@@ -11,11 +11,13 @@ connects, sends ``b"TWC1"`` and the 16-byte `token_digest` of the cluster's toke
 whose token digest differs closes the connection without a byte, else it answers ``b"TWC1"``.
 Then each side writes frames: a `FRAME` header (call id, payload length, kind, method-name
 length), the method name (requests only, ``/<service>/<Method>``), and the payload, one wire
-envelope of at most `MAX_PAYLOAD` bytes. A reply (kind `REPLY`) or error (kind `ERROR`, body
+envelope of at most `MAX_PAYLOAD` bytes (a large one is buffered as it arrives, not when
+declared). A reply (kind `REPLY`) or error (kind `ERROR`, body
 ``{"code", "message", "node", "op"}``) carries its request's call id; calls may be answered in
 any order. A malformed frame closes the connection. Requests run on the server's handler pool,
 except those with an asynchronous form (RunGraph, RecvTensor): these start on the connection's
-reader and answer from their callback, so no thread waits for a step or a tensor.
+reader and answer from their callback, so no thread waits for a step or a tensor. When the
+connection ends, the calls it has not answered are cancelled (their `Cancellation`).
 
 `Lane` is the client end: `call` blocks for the reply with a deadline, reading the connection
 itself while it waits (the reader thread steps aside), so its reply needs no hand-off between
@@ -44,6 +46,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from tensorweave.engine import errors
+from tensorweave.engine.distributed.transport import Cancellation
 from tensorweave.plugins.grpc import wire
 
 MAGIC = b"TWC1"
@@ -52,10 +55,11 @@ REQUEST, REPLY, ERROR = 0, 1, 2
 MAX_PAYLOAD = wire.CHUNK_BYTES + 4096
 MAX_NAME = 128
 _SCAN_MS = 250  # how often the reader looks for calls past their deadline
+_PREALLOCATE = 64 << 10  # payloads up to this are read in place; larger ones grow as they come
 
-Handler = Callable[[bytearray], bytes]
+Handler = Callable[[bytearray, Cancellation], bytes]
 Responder = Callable[[errors.OpError | None, bytes | None], None]
-InlineHandler = Callable[[bytearray, Responder], None]
+InlineHandler = Callable[[bytearray, Responder, Cancellation], None]
 Callback = Callable[[errors.OpError | None, Any], None]
 
 
@@ -103,7 +107,15 @@ def _read_frame(conn: socket.socket) -> tuple[int, int, bytes, bytearray]:
             or (kind == REQUEST) != (name_len > 0):
         raise _ClosedError("malformed frame")
     name = bytes(_recv_into(conn, bytearray(name_len))) if name_len else b""
-    return call_id, kind, name, _recv_into(conn, bytearray(length))
+    if length <= _PREALLOCATE:
+        return call_id, kind, name, _recv_into(conn, bytearray(length))
+    payload = bytearray()  # a large payload grows as its bytes arrive, not when declared
+    while len(payload) < length:
+        piece = conn.recv(min(length - len(payload), _PREALLOCATE))
+        if not piece:
+            raise _ClosedError("connection closed")
+        payload += piece
+    return call_id, kind, name, payload
 
 
 class _Writer:
@@ -199,11 +211,19 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
     """Serve the calls of one client on `conn` (its greeting's magic already read, `digest` the
     token digest it presented) until it closes; closes `conn`. A request for one of `methods`
     runs on `pool`; one for an `inline` handler starts on this thread, which must not block,
-    and is answered by the handler's responder, from whatever thread calls it (once)."""
+    and is answered by the handler's responder, from whatever thread calls it (once). Each
+    handler gets its call's `Cancellation`, cancelled if the connection ends before it
+    answered."""
     writer = _Writer(conn, "tw-lane-writer")
+    live: dict[int, Cancellation] = {}  # calls not answered yet
+    live_lock = threading.Lock()
 
     def responder(call_id: int) -> Responder:
         def respond(error: errors.OpError | None, reply: bytes | None) -> None:
+            with live_lock:
+                cancellation = live.pop(call_id, None)
+            if cancellation is not None:
+                cancellation.finish()
             kind, payload = (REPLY, reply) if error is None else (ERROR, error_payload(error))
             try:
                 writer.frame(call_id, kind, b"", payload)
@@ -212,12 +232,19 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
 
         return respond
 
-    def handle(call_id: int, fn: Handler | None, name: bytes, payload: bytearray) -> None:
+    def begin(call_id: int) -> Cancellation:
+        cancellation = Cancellation()
+        with live_lock:
+            live[call_id] = cancellation
+        return cancellation
+
+    def handle(call_id: int, fn: Handler | None, name: bytes, payload: bytearray,
+               cancellation: Cancellation) -> None:
         respond = responder(call_id)
         try:
             if fn is None:
                 raise errors.UnimplementedError(None, None, f"Method {name!r} is not served")
-            reply = fn(payload)
+            reply = fn(payload, cancellation)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
             respond(_op_error(exc), None)
             return
@@ -235,18 +262,25 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                 if kind != REQUEST:
                     return
                 started = inline.get(name)
+                cancellation = begin(call_id)
                 if started is None:
-                    pool.submit(handle, call_id, methods.get(name), name, payload)
+                    pool.submit(handle, call_id, methods.get(name), name, payload,
+                                cancellation)
                     continue
                 respond = responder(call_id)
                 try:
-                    started(payload, respond)
+                    started(payload, respond, cancellation)
                 except Exception as exc:  # noqa: BLE001 - raised before it answered
                     respond(_op_error(exc), None)
         except (OSError, _ClosedError, RuntimeError):  # RuntimeError: the pool is shut down
             return
         finally:
             writer.close("the connection is closed")
+            with live_lock:  # the client is gone: nobody waits for these any more
+                orphans = list(live.values())
+                live.clear()
+            for cancellation in orphans:
+                cancellation.cancel()
 
 
 def _op_error(exc: Exception) -> errors.OpError:

@@ -12,10 +12,11 @@ background; once that is open, requests of at most one chunk take it instead of 
 same replies and errors.
 
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
-authenticated (shared token) and decoded before the method runs, and any failure becomes an
-error status -- never a crash. A reply larger than one chunk is parked in the `Outbox` for the
-client to fetch, and reclaimed if it never does. `lane_methods` serves the same methods to the
-call lane.
+authenticated (shared token) and decoded before the method runs (a streamed one within the
+server's memory caps), and any failure becomes an error status -- never a crash. A cancellable
+method learns when its call is cancelled (the client went away) before it answered. A reply
+larger than one chunk is parked in the `Outbox` for the client to fetch, and reclaimed if it
+never does. `lane_methods` serves the same methods to the call lane.
 
 Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
 """
@@ -28,7 +29,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -36,7 +37,7 @@ import attrs
 import grpc
 
 from tensorweave.engine import errors
-from tensorweave.engine.distributed.transport import AsyncMethod, Method
+from tensorweave.engine.distributed.transport import AsyncMethod, Cancellation, Method
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 
@@ -481,8 +482,18 @@ class ServiceHandlers:
 
     def __init__(self, service: str, methods: Mapping[str, Method], security: Security,
                  outbox: Outbox, reply_ttl: float, bulk_port: int | None = None,
-                 async_methods: Mapping[str, AsyncMethod] | None = None) -> None:
+                 async_methods: Mapping[str, AsyncMethod] | None = None,
+                 max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+                 memory: wire.MemoryCap | None = None,
+                 cancellable: Collection[str] = ()) -> None:
+        """A streamed request may declare at most `max_message_bytes`, and the requests
+        arriving on one connection hold at most `memory`'s limit between them. The methods
+        named in `cancellable` get a `Cancellation` as their last argument, cancelled when their
+        call is (or its connection closes) before they answer."""
         self.service = service
+        self._cancellable = frozenset(cancellable)
+        self._max_message_bytes = max_message_bytes
+        self._memory = wire.MemoryCap() if memory is None else memory
         self.methods = dict(methods)
         self.async_methods = dict(async_methods or {})
         self._token = security.auth_token.encode()
@@ -493,9 +504,10 @@ class ServiceHandlers:
     def generic_handler(self) -> grpc.GenericRpcHandler:
         handlers = {}
         for name, fn in self.methods.items():
-            handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary(fn))
+            cancellable = name in self._cancellable
+            handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary(fn, cancellable))
             handlers[name + STREAM_SUFFIX] = grpc.stream_unary_rpc_method_handler(
-                self._streamed(fn))
+                self._streamed(fn, cancellable))
         return grpc.method_handlers_generic_handler(self.service, handlers)
 
     def authorized(self, context: grpc.ServicerContext) -> bool:
@@ -527,17 +539,23 @@ class ServiceHandlers:
         reader and answered from their callback. The lane authenticates its connection once,
         so the handlers do not."""
 
-        def pooled(fn: Method) -> lane.Handler:
-            def handle(request: bytearray) -> bytes:
+        def pooled(name: str, fn: Method) -> lane.Handler:
+            cancellable = name in self._cancellable
+
+            def handle(request: bytearray, cancellation: Cancellation) -> bytes:
                 try:
-                    return self._reply(fn(_request_body(wire.decode(request))))
+                    body = _request_body(wire.decode(request))
+                    return self._reply(fn(body, cancellation) if cancellable else fn(body))
                 except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
                     raise _as_op_error(exc) from None
 
             return handle
 
-        def started(fn: AsyncMethod) -> lane.InlineHandler:
-            def handle(request: bytearray, respond: lane.Responder) -> None:
+        def started(name: str, fn: AsyncMethod) -> lane.InlineHandler:
+            cancellable = name in self._cancellable
+
+            def handle(request: bytearray, respond: lane.Responder,
+                       cancellation: Cancellation) -> None:
                 def reply(error: BaseException | None, body: Any) -> None:
                     if error is None:
                         try:
@@ -550,7 +568,11 @@ class ServiceHandlers:
                         respond(_as_op_error(error), None)
 
                 try:
-                    fn(_request_body(wire.decode(request)), reply)
+                    body = _request_body(wire.decode(request))
+                    if cancellable:
+                        fn(body, reply, cancellation)
+                    else:
+                        fn(body, reply)
                 except Exception as exc:  # noqa: BLE001
                     raise _as_op_error(exc) from None
 
@@ -559,29 +581,44 @@ class ServiceHandlers:
         def path(name: str) -> bytes:
             return f"/{self.service}/{name}".encode()
 
-        return ({path(name): pooled(fn) for name, fn in self.methods.items()
+        return ({path(name): pooled(name, fn) for name, fn in self.methods.items()
                  if name not in self.async_methods},
-                {path(name): started(fn) for name, fn in self.async_methods.items()})
+                {path(name): started(name, fn) for name, fn in self.async_methods.items()})
 
-    def _unary(self, fn: Method) -> Callable[[bytes, grpc.ServicerContext], bytes]:
+    def _run(self, fn: Method, cancellable: bool, body: dict[str, Any],
+             context: grpc.ServicerContext) -> Any:
+        if not cancellable:
+            return fn(body)
+        cancellation = Cancellation()
+        if not context.add_callback(cancellation.cancel):  # (runs when the call ends)
+            cancellation.cancel()
+        try:
+            return fn(body, cancellation)
+        finally:
+            cancellation.finish()
+
+    def _unary(self, fn: Method, cancellable: bool,
+               ) -> Callable[[bytes, grpc.ServicerContext], bytes]:
         def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
             if not self.authorized(context):
                 self.reject(context)
             try:
                 message = wire.decode(request)
-                return self._reply(fn(_request_body(message)))
+                return self._reply(self._run(fn, cancellable, _request_body(message), context))
             except Exception as exc:  # noqa: BLE001 - every failure becomes an error status
                 fail(context, _as_op_error(exc))
 
         return handle
 
-    def _streamed(self, fn: Method) -> Callable[[Iterator[bytes], grpc.ServicerContext], bytes]:
+    def _streamed(self, fn: Method, cancellable: bool,
+                  ) -> Callable[[Iterator[bytes], grpc.ServicerContext], bytes]:
         def handle(chunks: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
             if not self.authorized(context):
                 self.reject(context)
             try:
-                message = wire.decode_stream(chunks)
-                return self._reply(fn(_request_body(message)))
+                message = wire.decode_stream(chunks, self._max_message_bytes, self._memory,
+                                             context.peer())
+                return self._reply(self._run(fn, cancellable, _request_body(message), context))
             except Exception as exc:  # noqa: BLE001
                 fail(context, _as_op_error(exc))
 

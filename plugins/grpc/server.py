@@ -33,7 +33,7 @@ from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.rendezvous import Rendezvous, RendezvousManager
 from tensorweave.engine.runtime.worker import Worker
-from tensorweave.plugins.grpc import lane
+from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.bulk import BulkServer
 from tensorweave.plugins.grpc.outbox import Outbox
 from tensorweave.plugins.grpc.rpc import (
@@ -95,11 +95,14 @@ class GrpcServer:
             options.host or host, self.outbox, ttl, calls)
         bulk_port = None if self.bulk is None else self.bulk.port
         worker_service = WorkerService(self.worker)
+        memory = wire.MemoryCap(options.max_session_bytes)  # shared: one budget a connection
         services = [
             ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox, ttl,
-                            bulk_port, self.master.async_methods()),
+                            bulk_port, self.master.async_methods(), options.max_message_bytes,
+                            memory, self.master.cancellable),
             ServiceHandlers(WORKER, worker_service.methods(), self.security, self.outbox, ttl,
-                            bulk_port, worker_service.async_methods()),
+                            bulk_port, worker_service.async_methods(),
+                            options.max_message_bytes, memory, worker_service.cancellable),
         ]
         self._lane_methods: dict[bytes, lane.Handler] = {}
         self._lane_inline: dict[bytes, lane.InlineHandler] = {}

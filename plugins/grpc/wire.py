@@ -35,17 +35,21 @@ checks that the count holds the lengths and that they add up to the rest before 
 object array of `bytes`. A string is never a numpy scalar value (tag 13).
 
 An envelope of at most `CHUNK_BYTES` travels as one gRPC message; a larger one is cut into chunks
-of at most `CHUNK_BYTES` and streamed. The receiver validates the whole tensor table (known dtype,
-rank <= `MAX_RANK`, dims >= 0, padded byte counts summing to ``payload_len``) before it
-allocates anything, then copies each chunk into the preallocated arrays. There is no ceiling on
-the payload; the header is bounded by `MAX_HEADER_BYTES` and nesting by `MAX_DEPTH`. Any
-violation raises `InvalidArgumentError` (a truncated stream `DataLossError`). No pickle: only the
-types listed above can be encoded, anything else is an `InvalidArgumentError` at the sender.
+of at most `CHUNK_BYTES` and streamed. The receiver (`StreamDecoder`) checks the declared size
+against its per-message cap and validates the whole tensor table (known dtype, rank <=
+`MAX_RANK`, dims >= 0, padded byte counts summing to ``payload_len``) before it allocates any
+tensor; it allocates each tensor only when the stream reaches it, charging a per-connection
+`MemoryCap`, so declaring a large message costs nothing until its bytes arrive. Going over a
+cap is a `ResourceExhaustedError` naming it. The header is bounded by those caps (and
+`MAX_HEADER_BYTES`), nesting by `MAX_DEPTH`. Any other violation raises `InvalidArgumentError`
+(a truncated stream `DataLossError`). No pickle: only the types listed above can be encoded,
+anything else is an `InvalidArgumentError` at the sender.
 """
 
 from __future__ import annotations
 
 import struct
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -61,8 +65,13 @@ MAGIC = b"TW"
 KIND_MESSAGE = 0
 KIND_DEFERRED = 1
 CHUNK_BYTES = 4 << 20
-MAX_HEADER_BYTES = 64 << 20
-MAX_DEPTH = 64
+MAX_HEADER_BYTES = (1 << 32) - 8  # what the u32 field holds; a server's caps bound it further
+DEFAULT_MAX_MESSAGE_BYTES = (2 << 30) + (64 << 20)  # TF's 2 GiB TensorProto, and a header
+DEFAULT_MAX_SESSION_BYTES = 4 << 30
+# A function's nodes nest 4 levels below it (function, node list, node, attrs), so this lets
+# control flow nest 120 deep: beyond what the executor runs (it recurses per level, too).
+# Encoding and decoding take one Python frame per level, within Python's default limit.
+MAX_DEPTH = 480
 MAX_RANK = 32
 MAX_STRING_TENSOR_BYTES = 1 << 31  # TF's own bound: a TensorProto is at most 2 GiB
 
@@ -174,8 +183,20 @@ class _Encoder:
         if kind is int and -(1 << 63) <= v < (1 << 63):
             out += _TAG_I64.pack(T_INT, v)
             return
-        if kind is dict or kind is list:
-            self._container(v, depth)
+        if kind is dict or kind is list or isinstance(v, (list, tuple, dict)):
+            # containers inline (no helper frame): one Python frame per level of nesting
+            if isinstance(v, dict):
+                out += _TAG_U32.pack(T_DICT, len(v))
+                for key, item in v.items():
+                    if not isinstance(key, (str, int)) or isinstance(key, bool):
+                        raise errors.InvalidArgumentError(
+                            None, None, f"Cannot send a dict key of type {type(key).__name__}")
+                    self.value(key, depth + 1)
+                    self.value(item, depth + 1)
+                return
+            out += _TAG_U32.pack(T_LIST if isinstance(v, list) else T_TUPLE, len(v))
+            for item in v:
+                self.value(item, depth + 1)
             return
         if v is None:
             out.append(T_NONE)
@@ -219,8 +240,6 @@ class _Encoder:
             out += _I32.pack(-1 if dims is None else len(dims))
             for d in dims or ():
                 out += _I64.pack(-1 if d is None else d)
-        elif isinstance(v, (list, tuple, dict)):
-            self._container(v, depth)
         elif isinstance(v, WireFunction):
             out.append(T_FUNCTION)
             self.value(v.name, depth + 1)
@@ -229,22 +248,6 @@ class _Encoder:
             raise errors.InvalidArgumentError(
                 None, None, f"Cannot send a value of type {type(v).__name__}: the tensorweave "
                 "wire schema has no encoding for it")
-
-
-    def _container(self, v: list[Any] | tuple[Any, ...] | dict[Any, Any], depth: int) -> None:
-        out = self.out
-        if isinstance(v, dict):
-            out += _TAG_U32.pack(T_DICT, len(v))
-            for key, item in v.items():
-                if not isinstance(key, (str, int)) or isinstance(key, bool):
-                    raise errors.InvalidArgumentError(
-                        None, None, f"Cannot send a dict key of type {type(key).__name__}")
-                self.value(key, depth + 1)
-                self.value(item, depth + 1)
-            return
-        out += _TAG_U32.pack(T_LIST if isinstance(v, list) else T_TUPLE, len(v))
-        for item in v:
-            self.value(item, depth + 1)
 
 
 @attrs.frozen
@@ -466,7 +469,9 @@ class _Decoder:
             start = self._take(n)
             return bytes(buf[start:start + n])
         if tag in (T_LIST, T_TUPLE):
-            items = [self.value(depth + 1) for _ in range(self._count())]
+            items = []
+            for _ in range(self._count()):  # (a loop, not a comprehension: no extra frame)
+                items.append(self.value(depth + 1))
             return items if tag == T_LIST else tuple(items)
         if tag == T_DTYPE:
             code = buf[self._take(1)]
@@ -551,76 +556,143 @@ def decode(frame: bytes) -> Message:
     return Message(pre.kind, _body(header, table, tensors))
 
 
+class MemoryCap:
+    """The bytes that incoming messages hold while they arrive, per client connection (a
+    server's *session* of the transport: one gRPC connection or call lane), at most `limit`
+    for each. `charge` raises `ResourceExhaustedError` naming the limit when a connection would
+    go over it."""
+
+    def __init__(self, limit: int = DEFAULT_MAX_SESSION_BYTES,
+                 name: str = "max_session_bytes") -> None:
+        self.limit = limit
+        self.name = name
+        self._used: dict[Any, int] = {}
+        self._lock = threading.Lock()
+
+    def charge(self, key: Any, n: int) -> None:
+        with self._lock:
+            used = self._used.get(key, 0) + n
+            if used > self.limit:
+                raise errors.ResourceExhaustedError(
+                    None, None, f"Incoming messages of one connection would hold {used} bytes, "
+                    f"over the server's per-session memory cap of {self.limit} bytes "
+                    f"({self.name})")
+            self._used[key] = used
+
+    def release(self, key: Any, n: int) -> None:
+        with self._lock:
+            used = self._used.get(key, 0) - n
+            if used > 0:
+                self._used[key] = used
+            else:
+                self._used.pop(key, None)
+
+    def used(self, key: Any) -> int:
+        with self._lock:
+            return self._used.get(key, 0)
+
+
 class StreamDecoder:
-    """Decodes an envelope arriving in pieces, straight into preallocated arrays.
+    """Decodes an envelope arriving in pieces, straight into arrays allocated as it arrives.
 
     Either `feed` each chunk in order, or `fill` from a reader such as ``socket.recv_into``;
-    then `finish`. The bytes go where `next_buffer` says: the preamble, the header, then each
-    tensor's own memory. The tensor table is validated before any array is allocated; extra or
-    missing bytes are errors.
+    then `finish` (or `release`, to give up). The bytes go where `next_buffer` says: the
+    preamble, the header, then each tensor's own memory, allocated only when the stream reaches
+    it (a string tensor's object array only once all its bytes are there), so a message that
+    declares much and sends little costs little. The declared size is checked against
+    `max_message_bytes` and the tensor table is validated before any tensor is allocated; every
+    allocation is charged to `memory` under `key` until `finish` or `release`. Going over either
+    limit raises `ResourceExhaustedError` naming it; extra or missing bytes are errors.
     """
 
-    def __init__(self) -> None:
-        self._buffers: list[memoryview] = [memoryview(bytearray(_PREAMBLE.size))]
-        self._index = 0
+    def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                 memory: MemoryCap | None = None, key: Any = None) -> None:
+        self._max_message_bytes = max_message_bytes
+        self._memory = memory
+        self._key = key
+        self._charged = 0
+        self._stages = self._layout()
+        self._current: memoryview | None = None
         self._offset = 0
+        self._done = False
         self._pre: Preamble | None = None
-        self._message: Message | None = None
+        self._header: memoryview | None = None
+        self._table: TensorSpecs | None = None
         self._tensors: list[np.ndarray] = []
-        self._strings: list[tuple[np.ndarray, np.ndarray]] = []  # (object array, its raw bytes)
+        self._strings: list[tuple[int, np.ndarray]] = []  # (tensor index, its raw bytes)
         self._scratch = memoryview(bytearray(8))
+
+    def _charge(self, n: int) -> None:
+        if self._memory is not None and n:
+            self._memory.charge(self._key, n)
+            self._charged += n
+
+    def release(self) -> None:
+        """Give back what this message was charged (idempotent)."""
+        if self._memory is not None and self._charged:
+            self._memory.release(self._key, self._charged)
+        self._charged = 0
+
+    def _layout(self) -> Iterator[memoryview]:
+        """The buffers the stream fills, in order, each allocated when it is reached."""
+        preamble = memoryview(bytearray(_PREAMBLE.size))
+        yield preamble
+        pre = self._pre = read_preamble(preamble)
+        size = _PREAMBLE.size + pre.header_len + pre.payload_len
+        if size > self._max_message_bytes:
+            raise errors.ResourceExhaustedError(
+                None, None, f"Incoming message of {size} bytes exceeds the server's per-message "
+                f"memory cap of {self._max_message_bytes} bytes (max_message_bytes); it cannot "
+                "allocate it")
+        self._charge(pre.header_len)
+        header = self._header = memoryview(_allocate(pre.header_len))
+        yield header
+        table = self._table = read_table(header, pre)
+        for np_dtype, shape, nbytes in table.specs:
+            if np_dtype is _OBJECT:  # the raw bytes land aside; `finish` builds the array
+                count = int(np.prod(shape, dtype=np.int64))
+                self._charge(nbytes + _OBJECT.itemsize * count)
+                raw = _allocate(nbytes)
+                self._strings.append((len(self._tensors), raw))
+                self._tensors.append(raw)
+                yield memoryview(raw)
+            else:
+                self._charge(nbytes)
+                array = _allocate(shape, np_dtype)
+                self._tensors.append(array)
+                yield memoryview(array.reshape(-1).view(np.uint8))
+            if _padded(nbytes) > nbytes:
+                yield self._scratch[:_padded(nbytes) - nbytes]
 
     def next_buffer(self) -> memoryview | None:
         """Where the next bytes of the stream go (``None`` once the envelope is complete)."""
-        while self._index < len(self._buffers):
-            buffer = self._buffers[self._index]
-            if self._offset < len(buffer):
-                return buffer[self._offset:]
-            self._index += 1
+        while not self._done:
+            current = self._current
+            if current is not None and self._offset < len(current):
+                return current[self._offset:]
             self._offset = 0
-            if self._index == 1 and self._pre is None:
-                self._on_preamble()
-            elif self._index == 2 and self._message is None:
-                self._on_header()
+            try:
+                self._current = next(self._stages)
+            except StopIteration:
+                self._done = True
+                self._current = None
+            except BaseException:
+                self.release()
+                raise
         return None
 
     def advance(self, n: int) -> None:
         """Record that `n` bytes were written into `next_buffer()`."""
         self._offset += n
-        if self._offset == len(self._buffers[self._index]):
+        if self._offset == len(self._current):
             self.next_buffer()  # validate a completed preamble or header at once
-
-    def _on_preamble(self) -> None:
-        self._pre = read_preamble(self._buffers[0])
-        self._buffers.append(memoryview(bytearray(self._pre.header_len)))
-
-    def _on_header(self) -> None:
-        pre = self._pre
-        header = self._buffers[1]
-        table = read_table(header, pre)
-        try:
-            for np_dtype, shape, nbytes in table.specs:
-                array = np.empty(shape, np_dtype)
-                self._tensors.append(array)
-                if np_dtype is _OBJECT:  # the raw bytes land aside; `finish` fills the array
-                    raw = np.empty(nbytes, np.uint8)
-                    self._strings.append((array, raw))
-                    self._buffers.append(memoryview(raw))
-                else:
-                    self._buffers.append(memoryview(array.reshape(-1).view(np.uint8)))
-                if _padded(nbytes) > nbytes:
-                    self._buffers.append(self._scratch[:_padded(nbytes) - nbytes])
-        except MemoryError:
-            raise errors.ResourceExhaustedError(
-                None, None, f"Cannot allocate {pre.payload_len} bytes for incoming tensors"
-            ) from None
-        self._message = Message(pre.kind, _body(header, table, self._tensors))
 
     def feed(self, chunk: bytes) -> None:
         view = memoryview(chunk)
         while len(view):
             target = self.next_buffer()
             if target is None:
+                self.release()
                 raise _malformed("stream carries more bytes than its preamble declares")
             n = min(len(target), len(view))
             target[:n] = view[:n]
@@ -636,18 +708,45 @@ class StreamDecoder:
             self.advance(n)
 
     def finish(self) -> Message:
-        if self.next_buffer() is not None or self._message is None:
-            raise errors.DataLossError(None, None, "Tensor stream ended before the whole "
-                                       "message arrived (truncated)")
-        for array in self._tensors:
-            _check_bool(array)
-        for array, raw in self._strings:
-            _strings_from(raw, array.shape, array)
-        return self._message
+        try:
+            if self.next_buffer() is not None or self._table is None:
+                raise errors.DataLossError(None, None, "Tensor stream ended before the whole "
+                                           "message arrived (truncated)")
+            tensors = self._tensors
+            for array in tensors:
+                _check_bool(array)  # (a string tensor's raw bytes are uint8 until built)
+            for index, raw in self._strings:
+                shape = self._table.specs[index][1]
+                try:
+                    tensors[index] = _strings_from(raw, shape)
+                except MemoryError:
+                    raise _exhausted(raw.nbytes) from None
+            return Message(self._pre.kind, _body(self._header, self._table, tensors))
+        finally:
+            self.release()
 
 
-def decode_stream(chunks: Iterable[bytes]) -> Message:
-    decoder = StreamDecoder()
-    for chunk in chunks:
-        decoder.feed(chunk)
-    return decoder.finish()
+def _exhausted(nbytes: int) -> errors.ResourceExhaustedError:
+    return errors.ResourceExhaustedError(
+        None, None, f"Cannot allocate {nbytes} bytes for an incoming tensor")
+
+
+def _allocate(shape: int | tuple[int, ...], np_dtype: Any = np.uint8) -> np.ndarray:
+    """An uninitialised array: its pages are touched only as the bytes arrive."""
+    try:
+        return np.empty(shape, np_dtype)
+    except MemoryError:
+        size = shape if isinstance(shape, int) else int(np.prod(shape, dtype=np.int64))
+        raise _exhausted(size * np.dtype(np_dtype).itemsize) from None
+
+
+def decode_stream(chunks: Iterable[bytes], max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+                  memory: MemoryCap | None = None, key: Any = None) -> Message:
+    """Decode a streamed envelope (see `StreamDecoder` for the limits)."""
+    decoder = StreamDecoder(max_message_bytes, memory, key)
+    try:
+        for chunk in chunks:
+            decoder.feed(chunk)
+        return decoder.finish()
+    finally:
+        decoder.release()

@@ -10,6 +10,7 @@ signature over several tasks is answered from the callback of its last task, so 
 for it. RunStep checks each feed against the dtype and static shape its tensor has in the
 session's graph (`check_feeds`), so a client that skips the Python checks still gets
 `InvalidArgumentError` naming the fed node, not a kernel running on a value it cannot take.
+RunStep is `cancellable`: a step whose client is gone is aborted on every task.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 from tensorweave.engine import errors
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.distributed import messages
-from tensorweave.engine.distributed.transport import AsyncMethod, Method
+from tensorweave.engine.distributed.transport import AsyncMethod, Cancellation, Method
 from tensorweave.engine.graph.graph_def import NodeDef
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
@@ -111,6 +112,9 @@ class MasterService:
     def async_methods(self) -> dict[str, AsyncMethod]:
         return {} if self._pool is None else {"RunStep": self.run_step_async}
 
+    # a step whose client is gone is aborted on every task
+    cancellable = frozenset({"RunStep"})
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._sessions)
@@ -153,17 +157,19 @@ class MasterService:
             self._done(session)
         return {}
 
-    def run_step(self, body: dict[str, Any]) -> dict[str, Any]:
+    def run_step(self, body: dict[str, Any],
+                 cancellation: Cancellation | None = None) -> dict[str, Any]:
         session = self._call(body, "RunStepRequest")
         try:
             step = _step_request(body)
             check_feeds(session.master.nodes, step[0])
-            return _step_reply(session.master.run(*step), step[3])
+            return _step_reply(session.master.run(*step, cancellation=cancellation), step[3])
         finally:
             self._done(session)
 
     def run_step_async(self, body: dict[str, Any],
-                       reply: Callable[[BaseException | None, Any], None]) -> None:
+                       reply: Callable[[BaseException | None, Any], None],
+                       cancellation: Cancellation | None = None) -> None:
         """RunStep started on the caller's thread (the call lane's reader), which it must not
         hold: a step of a compiled signature over several tasks starts there and `reply`
         comes from its end; any other step (a compile, or a single task's piece, which runs
@@ -174,7 +180,7 @@ class MasterService:
             check_feeds(session.master.nodes, step[0])
             compiled = session.master.cached(list(step[0]), step[1], step[2])
             if compiled is None or len(compiled.handles) < 2:
-                self._pool.submit(self._run_step_pooled, session, step, reply)
+                self._pool.submit(self._run_step_pooled, session, step, reply, cancellation)
                 return
 
             def done(error: BaseException | None, result: Any) -> None:
@@ -189,15 +195,16 @@ class MasterService:
                     return
                 reply(None, answer)
 
-            session.master.run_async(*step, done)
+            session.master.run_async(*step, done, cancellation)
         except BaseException:
             self._done(session)
             raise
 
     def _run_step_pooled(self, session: _Session, step: tuple[Any, ...],
-                         reply: Callable[[BaseException | None, Any], None]) -> None:
+                         reply: Callable[[BaseException | None, Any], None],
+                         cancellation: Cancellation | None) -> None:
         try:
-            answer = _step_reply(session.master.run(*step), step[3])
+            answer = _step_reply(session.master.run(*step, cancellation=cancellation), step[3])
         except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
             reply(exc, None)
             return

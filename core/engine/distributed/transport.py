@@ -5,11 +5,14 @@ Contract: a transport plugin (``tensorweave_transports``) serves each service's 
 lists, dicts, strings, numbers, numpy arrays, `DType`, `TensorShape`, `messages.WireFunction`);
 the services validate them with `messages`, so a transport carries bytes and checks nothing but
 its own framing and authentication. A method raises `OpError` for a bad request; the transport
-returns it to the caller as the same typed error.
+returns it to the caller as the same typed error. A service names the methods that want to know
+when their client goes away (its `cancellable` set); the transport hands those a `Cancellation`
+as their last argument.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -24,6 +27,64 @@ Reply = Callable[[BaseException | None, Any], None]
 
 AsyncMethod = Callable[[Any, Reply], None]
 """``method(body, reply)``: returns at once and answers through `reply`, from any thread."""
+
+CancellableMethod = Callable[[Any, "Cancellation"], Any]
+"""``method(body, cancellation)``: a `Method` told when its client is gone."""
+
+CancellableAsyncMethod = Callable[[Any, Reply, "Cancellation"], None]
+"""``method(body, reply, cancellation)``: an `AsyncMethod` told when its client is gone."""
+
+
+class Cancellation:
+    """Whether the client of one call is gone.
+
+    A service's method registers (`add`) what stops the work it started for the call; the
+    transport calls `cancel` when the call is cancelled or its connection closes before the
+    reply, and `finish` once it has answered (a later `cancel` then does nothing). Each
+    registered function runs at most once, at once if the call is cancelled already; one that
+    raises is ignored (the client is gone: there is nobody to tell)."""
+
+    __slots__ = ("_fns", "_lock", "_state")
+
+    def __init__(self) -> None:
+        self._fns: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+        self._state = 0  # 0 live, 1 cancelled, 2 finished
+
+    @property
+    def cancelled(self) -> bool:
+        return self._state == 1
+
+    def add(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            if self._state == 0:
+                self._fns.append(fn)
+                return
+            run = self._state == 1
+        if run:
+            _quietly(fn)
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._state != 0:
+                return
+            self._state = 1
+            fns, self._fns = self._fns, []
+        for fn in fns:
+            _quietly(fn)
+
+    def finish(self) -> None:
+        with self._lock:
+            if self._state == 0:
+                self._state = 2
+            self._fns = []
+
+
+def _quietly(fn: Callable[[], None]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001, S110 - see `Cancellation`
+        pass
 
 
 class Channel(Protocol):

@@ -21,7 +21,13 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.distributed import messages
-from tensorweave.engine.distributed.transport import WORKER, AsyncMethod, Channel, Method
+from tensorweave.engine.distributed.transport import (
+    WORKER,
+    AsyncMethod,
+    Cancellation,
+    Channel,
+    Method,
+)
 from tensorweave.engine.graph.graph_def import GraphDef
 from tensorweave.engine.runtime.device import DeviceAttributes
 from tensorweave.engine.runtime.executor import NodeStats
@@ -76,6 +82,14 @@ class WorkerService:
         """The methods that can answer from a callback instead of holding a thread."""
         return {"RunGraph": self.run_graph_async, "RecvTensor": self.recv_tensor_async}
 
+    # a step whose master is gone (its call cancelled, its connection closed) is aborted here
+    cancellable = frozenset({"RunGraph"})
+
+    def _abort_if_cancelled(self, step_id: int, cancellation: Cancellation | None) -> None:
+        if cancellation is not None:
+            cancellation.add(lambda: self.worker.abort_step(step_id, errors.CancelledError(
+                None, None, f"Step {step_id} was cancelled: its master is gone")))
+
     def _run_request(self, body: dict[str, Any]) -> tuple[str, int, dict[int, Any], bool,
                                                           float | None]:
         message = "RunGraphRequest"
@@ -93,14 +107,18 @@ class WorkerService:
         return {"retvals": {i: np.asarray(v) for i, v in retvals.items()},
                 "stats": messages.stats_to_wire(stats) if collect_stats else {}}
 
-    def run_graph(self, body: dict[str, Any]) -> dict[str, Any]:
+    def run_graph(self, body: dict[str, Any],
+                  cancellation: Cancellation | None = None) -> dict[str, Any]:
         handle, step_id, args, collect_stats, timeout = self._run_request(body)
+        self._abort_if_cancelled(step_id, cancellation)
         retvals, stats = self.worker.run_graph(handle, step_id, args, collect_stats, timeout)
         return self._run_reply(retvals, stats, collect_stats)
 
     def run_graph_async(self, body: dict[str, Any],
-                        reply: Callable[[BaseException | None, Any], None]) -> None:
+                        reply: Callable[[BaseException | None, Any], None],
+                        cancellation: Cancellation | None = None) -> None:
         handle, step_id, args, collect_stats, timeout = self._run_request(body)
+        self._abort_if_cancelled(step_id, cancellation)
 
         def done(error: BaseException | None, result: Any) -> None:
             reply(error, None if error is not None else self._run_reply(*result, collect_stats))

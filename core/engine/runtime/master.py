@@ -1,8 +1,9 @@
 """The master: turns (feeds, fetches, targets) into partitions on workers, and runs steps.
 
 Contract: a `MasterSession` holds the session's graph (grown with `extend`) and the workers of
-its cluster, one per task. It lists their devices when created; a task that cannot be reached
-then is left out, and a graph placed on it fails with `UnavailableError` naming it. `run` looks
+its cluster, one per task. It lists their devices when created, waiting for a task that cannot
+be reached up to the operation timeout (as TF's master does); one still unreachable then is
+left out, and a graph placed on it fails with `UnavailableError` naming it. `run` looks
 the step signature (feeds, fetches, targets, graph version) up in its cache; on a miss it
 prunes, runs the pre- and post-placement passes, places (keeping the devices chosen for
 the whole graph once per graph version), splits the graph per task and registers
@@ -20,6 +21,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType
@@ -38,6 +40,8 @@ from tensorweave.engine.runtime.worker import Watchdog, Worker
 # Workers enforce the step deadline themselves and report it; the master waits this much longer
 # before it gives up on a task that does not answer at all.
 DEADLINE_GRACE_SECONDS = 2.0
+# the first pause before a session asks an unreachable task for its devices again
+DISCOVERY_RETRY_SECONDS = 0.1
 
 # the deadlines of steps run with `MasterSession.run_async` (no thread waits for those)
 _DEADLINES = Watchdog("tw-step-deadlines")
@@ -100,18 +104,31 @@ class MasterSession:
         self.closed = False
 
     def _discover(self) -> list[Any]:
-        """Every reachable task's devices; unreachable tasks go to `unavailable`."""
+        """Every task's devices. A task that cannot be reached is asked again (after
+        `DISCOVERY_RETRY_SECONDS`, then longer) until the operation timeout, as TF's master
+        waits for its workers; one still unreachable then goes to `unavailable`."""
         if len(self.workers) == 1:
             return list(next(iter(self.workers.values())).list_devices())
-        devices: list[Any] = []
+        deadline = time.monotonic() + self.config.timeout_seconds
+        found: dict[str, list[Any]] = {}
+        pending = list(self.workers)
+        pause = DISCOVERY_RETRY_SECONDS
         with ThreadPoolExecutor(min(16, len(self.workers))) as pool:
-            listed = {task: pool.submit(w.list_devices) for task, w in self.workers.items()}
-            for task, future in listed.items():
-                try:
-                    devices.extend(future.result())
-                except (errors.UnavailableError, errors.DeadlineExceededError) as exc:
-                    self.unavailable[task] = exc
-        return devices
+            while True:
+                listed = {task: pool.submit(self.workers[task].list_devices)
+                          for task in pending}
+                for task, future in listed.items():
+                    try:
+                        found[task] = list(future.result())
+                        self.unavailable.pop(task, None)
+                    except (errors.UnavailableError, errors.DeadlineExceededError) as exc:
+                        self.unavailable[task] = exc
+                pending = [task for task in pending if task not in found]
+                if not pending or time.monotonic() + pause > deadline:
+                    break
+                time.sleep(pause)
+                pause = min(1.0, 2 * pause)
+        return [d for task in self.workers if task in found for d in found[task]]
 
     # -- graph --------------------------------------------------------------------------------
 
@@ -249,9 +266,10 @@ class MasterSession:
             return self._cache.get(key)
 
     def _prepare(self, feeds: Mapping[str, Any], fetches: Sequence[str],
-                 targets: Sequence[str], timeout: float | None,
+                 targets: Sequence[str], timeout: float | None, cancellation: Any = None,
                  ) -> tuple[CompiledStep, int, float, list[tuple[str, str, dict[int, Any]]]]:
-        """(compiled step, step id, timeout, per-task calls) of one step."""
+        """(compiled step, step id, timeout, per-task calls) of one step; the step is aborted
+        on every task if `cancellation` (its client is gone) cancels."""
         if self.closed:
             raise RuntimeError("Attempted to use a closed Session.")
         compiled = self.compile(list(feeds), fetches, targets)
@@ -262,14 +280,18 @@ class MasterSession:
         step_id = next(self._step_ids)
         with self._lock:
             self._in_flight[step_id] = [task for task, _, _ in calls]
+        if cancellation is not None:
+            cancellation.add(lambda: self.abort_step(step_id, errors.CancelledError(
+                None, None, f"Step {step_id} was cancelled: its client is gone")))
         return compiled, step_id, timeout, calls
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
-            collect_stats: bool = False, timeout: float | None = None,
+            collect_stats: bool = False, timeout: float | None = None, cancellation: Any = None,
             ) -> tuple[list[Any], dict[str, list[Any]], CompiledStep]:
         """Run one step; returns the fetched host arrays, per-device stats and the compiled
-        step."""
-        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout)
+        step. A `transport.Cancellation` that cancels aborts the step on every task."""
+        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
+                                                          cancellation)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
         try:
@@ -287,13 +309,15 @@ class MasterSession:
 
     def run_async(self, feeds: Mapping[str, Any], fetches: Sequence[str],
                   targets: Sequence[str], collect_stats: bool, timeout: float | None,
-                  done: Callable[[BaseException | None, Any], None]) -> None:
+                  done: Callable[[BaseException | None, Any], None],
+                  cancellation: Any = None) -> None:
         """`run` without waiting for the step: ``done(error, (values, stats, compiled))`` runs
         exactly once, on the thread that ends the step (the last task's answer, or the deadline
         timer when a task does not answer within the deadline and its grace), so it must be
         quick. A signature not compiled yet compiles on the calling thread first; a step that
         cannot start raises here."""
-        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout)
+        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
+                                                          cancellation)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
         watch: list[int] = []
@@ -362,6 +386,14 @@ class MasterSession:
                                                    timeout, finished)
             except errors.OpError as exc:  # e.g. no channel to the task any more
                 finished(exc, None)
+
+    def abort_step(self, step_id: int, error: BaseException) -> None:
+        """Abort step `step_id` on every task, if it is still in flight (its runs then end with
+        `error`)."""
+        with self._lock:
+            tasks = list(self._in_flight.get(step_id, ()))
+        for task in tasks:
+            self._abort(task, step_id, error)
 
     def _abort(self, task: str, step_id: int, error: BaseException) -> None:
         try:

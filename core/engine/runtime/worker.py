@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from tensorweave.engine import errors
+from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.graph.graph_def import GraphDef
 from tensorweave.engine.plugin_manager import call_per_plugin
 from tensorweave.engine.runtime.device import Device, DeviceAttributes, TaskSpec
@@ -83,6 +84,7 @@ class _Registered:
     executors: dict[str, Executor]
     args: dict[int, str]  # _Arg index -> device name
     straight_line: bool  # every partition runs to its end on the calling thread
+    calls_functions: bool  # runs function bodies (loops, conditionals): it may run for long
 
 
 RunResult = tuple[dict[int, Any], dict[str, list[NodeStats]]]
@@ -201,8 +203,10 @@ class Worker:
                     args[node.attr["index"]] = device_name
         handle = f"{self.task.job}:{self.task.task}:g{next(self._ids)}"
         straight = all(e.plan.straight_line for e in executors.values())
+        calls = any(isinstance(value, FunctionDef) for part in partitions.values()
+                    for node in part.node for value in node.attr.values())
         with self._lock:
-            self._graphs[handle] = _Registered(executors, args, straight)
+            self._graphs[handle] = _Registered(executors, args, straight, calls)
         return Registration(handle, partitions, records)
 
     def deregister_graph(self, handle: str) -> None:
@@ -267,8 +271,23 @@ class Worker:
                         done: Callable[[BaseException | None, RunResult | None], None]) -> None:
         """`run_graph` without blocking: ``done(error, (retvals, stats))`` runs exactly once,
         perhaps before this returns, perhaps on another thread. A step that cannot start
-        (unknown handle, cleaned-up step) raises here instead."""
-        self._start(self._registered(handle), step_id, args, collect_stats, timeout, done)
+        (unknown handle, cleaned-up step) raises here instead. A step that runs function bodies
+        (a loop may run for long) starts on a thread of its own, so the caller (a transport's
+        reader) stays free to deliver its aborts and tensors."""
+        registered = self._registered(handle)
+        if not registered.calls_functions:
+            self._start(registered, step_id, args, collect_stats, timeout, done)
+            return
+        timeout = self.config.timeout_seconds if timeout is None else timeout
+        self._begin(step_id, timeout)  # (refuses a cleaned-up step here, as `_start` would)
+
+        def start() -> None:
+            try:
+                self._start(registered, step_id, args, collect_stats, timeout, done)
+            except Exception as exc:  # noqa: BLE001 - cleaned up meanwhile: still answered
+                done(exc, None)
+
+        threading.Thread(target=start, name=f"tw-step-{step_id}", daemon=True).start()
 
     def _registered(self, handle: str) -> _Registered:
         with self._lock:

@@ -1,0 +1,185 @@
+"""The figures of issue 17's network items, each beside a baseline measured in the same run.
+
+Run ``python benchmarks/hardening.py``. It starts a ps and a worker as ``tensorweave server``
+processes on 127.0.0.1 and prints:
+
+- **amplification**: the worker's RSS growth 2 s after a 48-byte streamed request that declares
+  2**28 empty strings (2 GiB of object pointers, as the issue's) and sends nothing more, and
+  the same with 2**27 (within the default per-connection cap); baseline: its RSS before the
+  request;
+- **idle bulk connections**: the time to fetch a 12 MiB reply (a deferred one, over the bulk
+  port) while 8 connections to that port sit idle; baseline: the same fetch without them;
+- **orphaned step**: the time from SIGKILL of a client in the middle of a CPU-bound loop that
+  spans both tasks until the loop stops (its counter on the ps stops moving); baseline: the
+  step's deadline, which bounded it before;
+- with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
+  NoOps (a header well over the 64 MiB the wire once capped): its time and the worker's RSS
+  before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import grpc
+
+import tensorweave as tf
+from tensorweave.plugins.grpc import wire
+from tensorweave.train.local_cluster import LocalCluster
+
+MIB = 1 << 20
+ORPHAN_CLIENT = """
+import sys
+import tensorweave as tf
+with tf.device("/job:ps/task:0"):
+    counter = tf.Variable(0, dtype=tf.int64, name="orphan_counter")
+    def body(i):
+        with tf.control_dependencies([tf.assign_add(counter, tf.constant(1, tf.int64))]):
+            return i + 1
+    loop = tf.while_loop(lambda i: i < 10**9, body, [tf.constant(0)])
+with tf.device("/job:worker/task:0"):
+    out = loop * 2
+sess = tf.Session(sys.argv[1], config=tf.ConfigProto(operation_timeout_in_ms=int(sys.argv[2])))
+sess.run(counter.initializer)
+print("running", flush=True)
+sess.run(out)
+"""
+
+
+def rss(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+def string_head(count: int) -> bytes:
+    table = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 8 * count)
+    body = bytes([wire.T_TENSOR]) + struct.pack("<I", 0)
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       8 * count) + header
+
+
+def amplification(cluster: LocalCluster, count: int) -> None:
+    pid = cluster.process("worker").pid
+    address = cluster.target("worker")[len("grpc://"):]
+    release = threading.Event()
+
+    def chunks() -> Iterator[bytes]:
+        yield string_head(count)
+        release.wait(60)
+
+    with grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=10)
+        before = rss(pid)
+        call = channel.stream_unary("/tensorweave.Worker/GetStatusStream").future(
+            chunks(), timeout=60)
+        time.sleep(2.0)
+        after = rss(pid)
+        release.set()
+        try:
+            call.result()
+        except grpc.RpcError as exc:
+            outcome = exc.code().name
+    print(f"amplification, {count * 8 / (1 << 30):g} GiB of pointers declared: worker RSS "
+          f"{before / MIB:.1f} MiB before, {after / MIB:.1f} MiB 2 s "
+          f"after the request: {(after - before) / MIB:+.1f} MiB, ratio {after / before:.3f} "
+          f"(the call ended {outcome})")
+
+
+def fetch_time(cluster: LocalCluster, idle: int) -> float:
+    address = cluster.target("worker")[len("grpc://"):]
+    with grpc.insecure_channel(address) as channel:
+        reply = channel.unary_unary("/tensorweave.Transfer/Lane")(wire.encode({}).frame(),
+                                                                   timeout=10)
+    port = wire.decode(reply).body["port"]
+    conns = [socket.create_connection(("127.0.0.1", port)) for _ in range(idle)]
+    try:
+        graph = tf.Graph()
+        with graph.as_default(), tf.device("/job:worker/task:0"):
+            big = tf.fill([3 * MIB], 2.0)
+        with tf.Session(cluster.target("worker"), graph=graph) as sess:
+            start = time.monotonic()
+            try:
+                sess.run(big)
+            except tf.errors.OpError as exc:
+                print(f"  the fetch with {idle} idle connections failed: "
+                      f"{type(exc).__name__}: {exc.message[:120]}")
+            return time.monotonic() - start
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+def orphan_abort(cluster: LocalCluster, deadline_ms: int) -> float:
+    client = subprocess.Popen([sys.executable, "-c", ORPHAN_CLIENT, cluster.target("worker"),
+                               str(deadline_ms)], stdout=subprocess.PIPE, text=True)
+    graph = tf.Graph()
+    with graph.as_default(), tf.device("/job:ps/task:0"):
+        counter = tf.Variable(0, dtype=tf.int64, name="orphan_counter")
+    with tf.Session(cluster.target("ps"), graph=graph) as sess:
+        assert client.stdout.readline().strip() == "running"
+        while sess.run(counter) < 1000:
+            time.sleep(0.02)
+        client.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
+        client.wait()
+        last, last_change = sess.run(counter), time.monotonic()
+        while time.monotonic() - last_change < 1.0:  # until it has not moved for 1 s
+            time.sleep(0.02)
+            now = sess.run(counter)
+            if now != last:
+                last, last_change = now, time.monotonic()
+        return last_change - killed
+
+
+def big_graph(cluster: LocalCluster, count: int) -> None:
+    pid = cluster.process("worker").pid
+    device = "/job:worker/replica:0/task:0/device:CPU:0"
+    nodes = [[f"n{i}", "NoOp", [f"^n{i - 1}"] if i else [], device, {}] for i in range(count)]
+    with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
+        created = channel.unary_unary("/tensorweave.Master/CreateSession")(
+            wire.encode({"config": {}}).frame(), timeout=30)
+        handle = wire.decode(created).body["session_handle"]
+        envelope = wire.encode({"session_handle": handle, "nodes": nodes})
+        before = rss(pid)
+        start = time.monotonic()
+        channel.stream_unary("/tensorweave.Master/ExtendSessionStream")(envelope.chunks(),
+                                                                          timeout=900)
+        took = time.monotonic() - start
+    print(f"graph of {count} nodes: a {len(envelope.head) / MIB:.1f} MiB header, ExtendSession "
+          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {rss(pid) / MIB:.0f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graph-nodes", type=int, default=0)
+    args = parser.parse_args()
+    with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as cluster:
+        amplification(cluster, 1 << 28)  # 2 GiB, as the issue's request: over the cap
+        amplification(cluster, 1 << 27)  # 1 GiB: within the cap, allocated only as it arrives
+        fetch_time(cluster, 0)  # warm-up: connections, the call lane
+        quiet = fetch_time(cluster, 0)
+        busy = fetch_time(cluster, 8)
+        print(f"idle bulk connections: 12 MiB fetch {busy:.3f} s with 8 idle connections, "
+              f"{quiet:.3f} s without: ratio {busy / quiet:.2f}")
+        deadline_ms = 60_000
+        took = orphan_abort(cluster, deadline_ms)
+        print(f"orphaned step: stopped {took:.3f} s after its client was killed; the step's "
+              f"deadline {deadline_ms / 1000:.0f} s: ratio {took / (deadline_ms / 1000):.4f}")
+        if args.graph_nodes:
+            big_graph(cluster, args.graph_nodes)
+
+
+if __name__ == "__main__":
+    main()
