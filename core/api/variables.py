@@ -35,10 +35,23 @@ __all__ = [
 
 class Variable:
     """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
-    `import_scope`, `caching_device`, `use_resource`, `synchronization` and `aggregation` are
-    accepted and ignored."""
+    `import_scope`, `caching_device`, `synchronization` and `aggregation` are accepted and
+    ignored; `use_resource` chooses a `ResourceVariable`."""
 
     __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Variable:
+        """A `ResourceVariable` for ``use_resource=True``, or by default after
+        ``tf.enable_resource_variables()`` (TF's variable metaclass)."""
+        if cls is Variable:
+            from tensorweave.api import resource_variable_ops
+
+            use_resource = args[11] if len(args) > 11 else kwargs.get("use_resource")
+            if use_resource is None:
+                use_resource = resource_variable_ops.resource_variables_enabled()
+            if use_resource:
+                return super().__new__(resource_variable_ops.ResourceVariable)
+        return super().__new__(cls)
 
     def __init__(self, initial_value: Any = None, trainable: bool = True,
                  collections: list[str] | None = None, validate_shape: bool = True,

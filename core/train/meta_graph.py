@@ -106,7 +106,7 @@ def _variable_from_def(graph: Graph, data: bytes, prefix: str,
         raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
                          "initializer or snapshot name")
     # TF's Variable(variable_def=...) rebuilds the Python object around the imported ops
-    var = Variable.__new__(Variable)
+    var = object.__new__(Variable)
     var._variable = graph.get_tensor_by_name(prefix + names[1])
     var._initializer_op = graph.get_operation_by_name(prefix + names[2])
     var._snapshot = graph.get_tensor_by_name(prefix + names[3])

@@ -7,9 +7,10 @@ variable and the ops that use it agree in every step.
 Contract: `place` returns a copy of the graph with every node's ``device`` set to a full device
 name. A node's request (already merged with its device scopes) is merged over the session's
 default task. Nodes are grouped by colocation (``_class = ["loc:@x"]``, an op with the variable
-it reads or assigns through a ref input, and ``_Arg``/``_Retval`` with the node they feed or
-drain); a group goes to one device that matches every member's request and has a kernel for every
-member, preferring the higher-priority device type (GPU over CPU) and then the lowest index. With
+it reads or assigns through a ref input, an op with the producer of each resource handle it
+takes, and ``_Arg``/``_Retval`` with the node they feed or drain); a group goes to one device
+that matches every member's request and has a kernel for every member, preferring the
+higher-priority device type (GPU over CPU) and then the lowest index. With
 ``allow_soft_placement`` an unsatisfiable request is relaxed (device type and index, then task).
 Otherwise it raises `InvalidArgumentError` naming the node, the request and the devices there
 are.
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tensorweave.engine import errors
+from tensorweave.engine import dtypes, errors
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input
 from tensorweave.engine.kernel import type_key
@@ -60,6 +61,10 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
             for i in op_def.ref_inputs:
                 if i < len(data):
                     uf.union(data[i], node.name)
+        for text in node.input:  # a resource handle is used where its resource lives
+            src, index = parse_input(text)
+            if index >= 0 and _is_resource(by_name[src], index):
+                uf.union(src, node.name)
         if node.op == "_Retval":
             uf.union(data[0], node.name)
         for src in data:
@@ -71,6 +76,11 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
     for node in graph_def.node:
         groups.setdefault(uf.find(node.name), []).append(node)
     return groups
+
+
+def _is_resource(node: NodeDef, index: int) -> bool:
+    types = node.output_types
+    return index < len(types) and types[index] == dtypes.resource
 
 
 def _writes_ref(node: NodeDef, ops: Any) -> bool:
