@@ -16,7 +16,8 @@ Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and
     CollectionDef { oneof { NodeList node_list = 1; BytesList bytes_list = 2;
                     Int64List int64_list = 3; FloatList float_list = 4; } }  (each: value = 1)
     VariableDef   { string variable_name = 1; string initializer_name = 2;
-                    string snapshot_name = 3; string initial_value_name = 6; bool trainable = 7; }
+                    string snapshot_name = 3; bool is_resource = 5;
+                    string initial_value_name = 6; bool trainable = 7; }
 
 `export_meta_graph` writes each collection as TF does: `Variable`s as ``bytes_list`` of
 ``VariableDef`` in the variable collections (elsewhere as ``node_list`` of their names),
@@ -48,6 +49,7 @@ from typing import Any
 import attrs
 
 import tensorweave
+from tensorweave.api.resource_variable_ops import ResourceVariable, is_resource_variable
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def_proto import GraphDef
@@ -86,8 +88,10 @@ VARIABLE_COLLECTIONS = frozenset({
 def variable_def_bytes(var: Variable) -> bytes:
     fields = string_fields(("variable_name", 1, var.name),
                            ("initializer_name", 2, var.initializer.name),
-                           ("snapshot_name", 3, var.value().name),
+                           ("snapshot_name", 3, var._as_graph_element().name),
                            ("initial_value_name", 6, var.initial_value.name))
+    if is_resource_variable(var):
+        fields.append(Field("is_resource", 5, "bool", True))
     if var.trainable:
         fields.append(Field("trainable", 7, "bool", True))
     return to_binary(fields)
@@ -97,19 +101,26 @@ def _variable_from_def(graph: Graph, data: bytes, prefix: str,
                        trainable_default: bool) -> Variable:
     names: dict[int, str] = {}
     trainable = trainable_default
+    is_resource = False
     for number, wire_type, raw in meta_graph_fields(data, "VariableDef"):
         if number in (1, 2, 3, 6):
             names[number] = read_string(wire_type, raw, "VariableDef")
         elif number == 7:
             trainable = read_bool(wire_type, raw, "VariableDef.trainable")
+        elif number == 5:
+            is_resource = read_bool(wire_type, raw, "VariableDef.is_resource")
     if not all(names.get(n) for n in (1, 2, 3)):
         raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
                          "initializer or snapshot name")
     # TF's Variable(variable_def=...) rebuilds the Python object around the imported ops
-    var = object.__new__(Variable)
-    var._variable = graph.get_tensor_by_name(prefix + names[1])
+    var = object.__new__(ResourceVariable if is_resource else Variable)
+    handle = graph.get_tensor_by_name(prefix + names[1])
+    if is_resource:
+        var._handle, var._dtype = handle, handle.op.get_attr("dtype")
+    else:
+        var._variable = handle
     var._initializer_op = graph.get_operation_by_name(prefix + names[2])
-    var._snapshot = graph.get_tensor_by_name(prefix + names[3])
+    var._snapshot = var._graph_element = graph.get_tensor_by_name(prefix + names[3])
     var._initial_value = (graph.get_tensor_by_name(prefix + names[6]) if names.get(6)
                           else var._initializer_op.inputs[1])
     var._graph = graph
