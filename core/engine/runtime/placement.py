@@ -83,9 +83,12 @@ def _is_resource(node: NodeDef, index: int) -> bool:
     return index < len(types) and types[index] == dtypes.resource
 
 
-def _writes_ref(node: NodeDef, ops: Any) -> bool:
+def _uses_state(node: NodeDef, ops: Any) -> bool:
+    """Whether `node` takes a variable ref or a resource handle: then its own device request
+    yields to its variable's (TF's placer ignores it across a reference or resource edge)."""
     op_def = ops.get(node.op)
-    return op_def is not None and bool(op_def.ref_inputs)
+    return op_def is not None and (bool(op_def.ref_inputs) or any(
+        arg.fixed == dtypes.resource for arg in op_def.args))
 
 
 def _has_kernels(members: list[NodeDef], device_type: str, kernels: Any) -> bool:
@@ -166,8 +169,8 @@ def assign_devices(graph_def: GraphDef, devices: Sequence[Any], default_task: De
 def _place_group(members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
                  default_task: DeviceSpec, ops: Any, kernels: Any, soft: bool) -> str:
     explicit = DeviceSpec()
-    # TF's placer: a node writing a variable through a ref input yields its own request
-    for node in sorted(members, key=lambda n: _writes_ref(n, ops)):
+    # TF's placer: a node using a variable through a ref or a handle yields its own request
+    for node in sorted(members, key=lambda n: _uses_state(n, ops)):
         if not node.device:
             continue
         try:
@@ -177,7 +180,7 @@ def _place_group(members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
                 node.name, node.op, f"Malformed device specification '{node.device}' for "
                 f"node '{node.name}' (op {node.op}): {exc}") from None
         if _conflicts(explicit, spec):
-            if _writes_ref(node, ops):
+            if _uses_state(node, ops):
                 continue
             if not soft:
                 raise errors.InvalidArgumentError(
