@@ -337,3 +337,37 @@ def test_saved_model_round_trip(tmp_path: object) -> None:
         np.testing.assert_array_equal(sess.run("y:0", {"x:0": [[1.0, 0.0]]}),
                                       [(INIT + 1)[:, 0]])
         assert sess.run(loaded.assign_add(np.ones((4, 2), np.float32)))[0, 0] == 2.0
+
+
+def test_control_flow_reads_and_differentiates_resource_variables() -> None:
+    v = ResourceVariable(2.0, name="v")
+    flag = tf.placeholder(tf.bool)
+    branch = tf.cond(flag, lambda: v * v, lambda: v * 3.0)
+    (grad,) = tf.gradients(branch, [v])
+    _, total = tf.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, acc + v), [0, 0.0])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        assert sess.run([branch, grad], {flag: True}) == [4.0, 4.0]
+        assert sess.run([branch, grad], {flag: False}) == [6.0, 3.0]
+        assert sess.run(total) == 6.0
+
+
+def test_embedding_lookup_reads_rows_and_gives_indexed_slices() -> None:
+    table = ResourceVariable(INIT, name="table")
+    rows = tf.nn.embedding_lookup(table, [3, 1])
+    (grad,) = tf.gradients(tf.reduce_sum(rows), [table])
+    assert isinstance(grad, tf.IndexedSlices)
+    assert {op.type for op in tf.get_default_graph().get_operations()} & {"GatherV2"} == set()
+    with tf.Session() as sess:
+        sess.run(table.initializer)
+        np.testing.assert_array_equal(sess.run(rows), INIT[[3, 1]])
+        assert sess.run(grad.indices).tolist() == [3, 1]
+
+
+def test_fetching_a_handle_is_an_error() -> None:
+    v = ResourceVariable(1.0, name="v")
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot fetch a resource"):
+            sess.run(v.handle)
+        assert sess.run(v) == 1.0
