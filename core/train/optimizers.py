@@ -10,7 +10,9 @@ op is then that increment). Slot variables (momentum accumulators, Adam moments,
 they live where the variable lives (a ps task in a cluster); Adam's ``beta1_power`` and
 ``beta2_power`` are colocated with the first variable by name. Update formulas are TF1's (see
 `tensorweave.plugins.kernels.training`). Hyper-parameters may be numbers, tensors or callables
-returning either; they are converted to each variable's dtype.
+returning either; they are converted to each variable's dtype. A resource variable gets
+resource slots and the ``Resource`` form of each fused update (``ResourceApplyAdam``, ...,
+taking handles and returning nothing), and its composite updates are resource assignments.
 
 Sparse gradients: an `IndexedSlices` gradient (a variable read by a gather or
 ``embedding_lookup``) updates only its rows, as TF1's ``_apply_sparse_duplicate_indices``:
