@@ -143,7 +143,8 @@ class ResourceVariable(Variable):
 
     def read_value(self) -> Tensor:
         with name_scope("Read"):
-            return apply("Identity", [self.value()])
+            value = self.value()
+        return apply("Identity", [value])
 
     def _ref(self) -> Tensor:
         return self._handle

@@ -208,7 +208,7 @@ class Saver:
         directory = os.path.dirname(save_path) or "."
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
-        values = sess.run({**{key: var.value() for key, var in self._vars.items()},
+        values = sess.run({**{key: var._as_graph_element() for key, var in self._vars.items()},
                            **self._save_tensors})
         write_checkpoint(save_path, assemble_slices(
             {k: np.asarray(v) for k, v in values.items()}, self._slices()))
