@@ -371,3 +371,19 @@ def test_fetching_a_handle_is_an_error() -> None:
         with pytest.raises(tf.errors.InvalidArgumentError, match="Cannot fetch a resource"):
             sess.run(v.handle)
         assert sess.run(v) == 1.0
+
+
+def test_partitioned_resource_variables(tmp_path: object) -> None:
+    table = tf.get_variable("table", shape=[6, 2], initializer=tf.ones_initializer(),
+                            partitioner=tf.fixed_size_partitioner(3), use_resource=True)
+    assert all(isinstance(shard, ResourceVariable) for shard in table)
+    rows = tf.nn.embedding_lookup(table, [5, 0, 3], partition_strategy="div")
+    train = tf.train.AdagradOptimizer(0.1).minimize(tf.reduce_sum(rows))
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(train)
+        value = sess.run(tf.convert_to_tensor(table))
+        path = tf.train.Saver().save(sess, os.path.join(str(tmp_path), "ckpt"))
+    np.testing.assert_array_equal(value[[1, 2, 4]], 1.0)
+    assert np.all(value[[0, 3, 5]] < 1.0)
+    assert ("table", [6, 2]) in tf.train.list_variables(path)

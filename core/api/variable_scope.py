@@ -196,7 +196,7 @@ class _VariableStore:
                 return get_partitioned_variable(self, name, shape, dtype, initializer,
                                                 regularizer, reuse, trainable, collections,
                                                 caching_device, partitioner, validate_shape,
-                                                constraint)
+                                                constraint, use_resource)
             return self._get_single_variable(name, shape, dtype, initializer, regularizer,
                                              reuse, trainable, collections, caching_device,
                                              validate_shape, constraint, use_resource)
