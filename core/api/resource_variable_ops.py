@@ -14,7 +14,9 @@ so a read ordered after an assignment (by data or control dependencies) sees it.
 ``AssignVariableOp``/``AssignAddVariableOp``/``ResourceScatter*`` ops; with ``read_value`` they
 return a read made after the update, else the update op. ``tf.assign(v, x)`` and the other
 ``state_ops`` functions dispatch to these methods. The gradient with respect to a resource
-variable is the sum over its reads (dense) and gathers (`IndexedSlices`), taken at its handle.
+variable is the sum over its reads (dense) and gathers (`IndexedSlices`), taken at its handle,
+also through ``tf.cond`` branches; a read inside a ``tf.while_loop`` body contributes no
+gradient (the loop's gradient covers its floating inputs only).
 """
 
 from __future__ import annotations
