@@ -234,8 +234,17 @@ def test_scatter_methods_and_state_ops_dispatch() -> None:
         np.testing.assert_array_equal(out[1], INIT[1] + 2)
         out = sess.run(v.scatter_update([0], [[-1.0, -2.0]]))
         np.testing.assert_array_equal(out[0], [-1, -2])
-    with pytest.raises(TypeError, match="no ResourceScatterNd"):
-        tf.scatter_nd_update(v, [[0]], [[1.0, 2.0]])
+        out = sess.run(tf.scatter_nd_update(v, [[3, 1]], [7.0]))
+        assert out[3, 1] == 7.0
+        out = sess.run(v.scatter_nd_add([[2], [2]], np.ones((2, 2), np.float32)))
+        np.testing.assert_array_equal(out[2], INIT[2] + 2)
+        out = sess.run(tf.scatter_nd_sub(v, [[2, 0]], [5.0]))
+        assert out[2, 0] == INIT[2, 0] - 3
+    assert {op.type for op in tf.get_default_graph().get_operations()} >= {
+        "ResourceScatterAdd", "ResourceScatterUpdate", "ResourceScatterNdUpdate",
+        "ResourceScatterNdAdd", "ResourceScatterNdSub"}
+    with pytest.raises(ValueError, match="must be indices.shape"):
+        v.scatter_nd_update([[0]], np.ones((3,), np.float32))
 
 
 def test_gradients_sum_reads_and_gathers() -> None:

@@ -10,8 +10,8 @@ variable's is its ``VariableV2``'s, so savers and checkpoints key it ``v`` eithe
 
 Unlike a ref variable, every use as a tensor is a new ``ReadVariableOp`` made where it is used,
 so a read ordered after an assignment (by data or control dependencies) sees it. Assignments
-(``assign``, ``assign_add``, ``assign_sub``, the ``scatter_*`` methods) are
-``AssignVariableOp``/``AssignAddVariableOp``/``ResourceScatter*`` ops; with ``read_value`` they
+(``assign``, ``assign_add``, ``assign_sub``, the ``scatter_*`` and ``scatter_nd_*`` methods)
+are ``AssignVariableOp``/``AssignAddVariableOp``/``ResourceScatter*`` ops; with ``read_value`` they
 return a read made after the update, else the update op. ``tf.assign(v, x)`` and the other
 ``state_ops`` functions dispatch to these methods. The gradient with respect to a resource
 variable is the sum over its reads (dense) and gathers (`IndexedSlices`), taken at its handle,
@@ -189,6 +189,22 @@ class ResourceVariable(Variable):
         op = make_op(op_type, [self._handle, indices, updates], {"dtype": self._dtype},
                      name=name or op_type)
         return self._read_after(op)
+
+    def _scatter_nd(self, op_type: str, indices: Any, updates: Any,
+                    name: str | None) -> Tensor:
+        updates = convert_to_tensor(updates, dtype=self._dtype)
+        op = make_op(op_type, [self._handle, indices, updates], {"T": self._dtype},
+                     name=name or op_type)
+        return self._read_after(op)
+
+    def scatter_nd_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return self._scatter_nd("ResourceScatterNdUpdate", indices, updates, name)
+
+    def scatter_nd_add(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return self._scatter_nd("ResourceScatterNdAdd", indices, updates, name)
+
+    def scatter_nd_sub(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
+        return self._scatter_nd("ResourceScatterNdSub", indices, updates, name)
 
     def scatter_update(self, indices: Any, updates: Any, name: str | None = None) -> Tensor:
         return self._scatter("ResourceScatterUpdate", indices, updates, name)

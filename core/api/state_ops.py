@@ -57,11 +57,10 @@ def assign_sub(ref: Any, value: Any, use_locking: bool | None = None,
 
 def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
              name: str | None) -> Tensor:
-    if _is_resource(ref):  # ScatterAdd -> scatter_add
-        if op_type.startswith("ScatterNd"):
-            raise TypeError(f"{op_type} takes a ref variable: tensorweave has no "
-                            f"ResourceScatterNd ops (variable {ref.name})")
-        method = "scatter_" + op_type[len("Scatter"):].lower()
+    if _is_resource(ref):  # ScatterAdd -> scatter_add, ScatterNdAdd -> scatter_nd_add
+        kind = op_type[len("Scatter"):]
+        method = "scatter_nd_" + kind[2:].lower() if kind.startswith("Nd") \
+            else "scatter_" + kind.lower()
         return getattr(ref, method)(indices, updates, name=name)
     return apply(op_type, [_ref(ref), indices, updates], {"use_locking": use_locking},
                  name=name or op_type)

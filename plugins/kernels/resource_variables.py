@@ -120,6 +120,15 @@ def _scatter_with(kernel: Callable[..., Any]) -> Callable[..., None]:
     return resource_kernel
 
 
+def _scatter_nd_with(kernel: Callable[..., Any]) -> Callable[..., None]:
+    def resource_kernel(ctx: KernelContext, var: Any, indices: Any, updates: Any) -> None:
+        var = _check(ctx, var, ctx.attrs["T"])
+        kernel(_as_ref_op(ctx, var.dtype), var, indices, updates)
+
+    resource_kernel.__name__ = f"resource_{kernel.__name__}"
+    return resource_kernel
+
+
 def _apply_with(kernel: Callable[..., Any], refs: int) -> Callable[..., None]:
     """The fused update `kernel` on the variables behind the first `refs` inputs."""
 
@@ -158,6 +167,8 @@ KERNELS: dict[str, Callable[..., Any]] = {
     "VarIsInitializedOp": is_initialized, "VariableShape": variable_shape,
     "ResourceGather": gather, "DestroyResourceOp": destroy,
     **{name: _scatter_with(scatter.KERNELS[ref]) for name, ref in _SCATTERS.items()},
+    **{f"ResourceScatterNd{kind}": _scatter_nd_with(scatter.KERNELS[f"ScatterNd{kind}"])
+       for kind in ("Update", "Add", "Sub")},
     **{f"Resource{name}": _apply_with(training.KERNELS[name], refs)
        for name, refs in _SLOTS.items()},
 }

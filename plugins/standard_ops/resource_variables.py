@@ -1,7 +1,8 @@
 """OpDefs of resource variables (TF's ``resource_variable_ops.cc`` and the ``Resource*`` training
 ops): ``VarHandleOp``, ``ReadVariableOp``, ``AssignVariableOp``, ``AssignAddVariableOp``,
 ``AssignSubVariableOp``, ``VarIsInitializedOp``, ``VariableShape``, ``ResourceGather``,
-``ResourceScatter{Update,Add,Sub,Mul,Div,Min,Max}``, ``DestroyResourceOp``, and a
+``ResourceScatter{Update,Add,Sub,Mul,Div,Min,Max}``, ``ResourceScatterNd{Update,Add,Sub}``,
+``DestroyResourceOp``, and a
 ``ResourceApply*``/``ResourceSparseApply*`` for every fused ``Apply*``/``SparseApply*`` update.
 
 Contract: ``VarHandleOp`` outputs a scalar ``resource`` handle whose `TensorSpec.handle` is the
@@ -25,6 +26,7 @@ from tensorweave.engine.graph.graph import Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape, format_dims
+from tensorweave.plugins.standard_ops.scatter import _scatter_nd as scatter_nd_shape
 from tensorweave.plugins.standard_ops.training import (
     SPARSE_UPDATES,
     UPDATES,
@@ -35,6 +37,8 @@ from tensorweave.plugins.standard_ops.training import (
 SCATTER_OPS = ("ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub",
                "ResourceScatterMul", "ResourceScatterDiv", "ResourceScatterMin",
                "ResourceScatterMax")
+# TF's ResourceScatterNd* name their value type T, as the ref ScatterNd* ops do
+SCATTER_ND_OPS = ("ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub")
 ASSIGN_OPS = ("AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp")
 # the ops of TF's training_ops that take the variable and its slots as handles
 RESOURCE_UPDATES = {f"Resource{name}": name for name in (*UPDATES, *SPARSE_UPDATES)}
@@ -138,6 +142,13 @@ def register(registry: Any) -> None:
                     type_constraints={"Tindices": dtypes.INDEX,
                                       **({} if name == "ResourceScatterUpdate"
                                          else {"dtype": dtypes.NUMERIC})})
+    for name in SCATTER_ND_OPS:
+        registry.op(name, [_HANDLE, "indices:Tindices", "updates:T"],
+                    _resource_update(name, 1, scatter_nd_shape), stateful=True,
+                    attrs={"T": REQUIRED, "Tindices": REQUIRED, "use_locking": True},
+                    type_constraints={"Tindices": dtypes.INDEX,
+                                      **({} if name == "ResourceScatterNdUpdate"
+                                         else {"T": dtypes.NUMERIC})})
     registry.op("DestroyResourceOp", [_HANDLE], lambda ctx: [], stateful=True,
                 attrs={"ignore_lookup_error": True})
     for name, (inputs, refs, extra) in UPDATES.items():
