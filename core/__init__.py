@@ -41,6 +41,11 @@ from tensorweave.api.partitioned_variables import *  # noqa: F403
 from tensorweave.api.ragged_ops import *  # noqa: F403
 from tensorweave.api.random_distributions import *  # noqa: F403
 from tensorweave.api.random_ops import *  # noqa: F403
+from tensorweave.api.resource_variable_ops import (
+    disable_resource_variables,
+    enable_resource_variables,
+    resource_variables_enabled,
+)
 from tensorweave.api.scopes import *  # noqa: F403
 from tensorweave.api.script_ops import *  # noqa: F403
 from tensorweave.api.segment_ops import *  # noqa: F403
@@ -80,6 +85,7 @@ from tensorweave.engine.dtypes import (
     int16,
     int32,
     int64,
+    resource,
     string,
     uint8,
     uint16,

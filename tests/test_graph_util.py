@@ -74,3 +74,24 @@ def test_whitelist_and_blacklist_choose_the_variables_to_freeze() -> None:
     assert value.dtype == np.float32 and value.shape == (4, 1)
     ops = {n.name: n.op for n in but.node}
     assert ops["head/kernel"] == "VariableV2" and ops["hidden/kernel"] == "Const"
+
+
+def test_resource_variables_freeze_into_constants() -> None:
+    with tf.Session() as sess:
+        table = tf.get_variable("table", initializer=np.arange(6, dtype=np.float32)
+                                .reshape(3, 2), use_resource=True)
+        w = tf.get_variable("w", initializer=np.float32(2.0), use_resource=True)
+        ids = tf.placeholder(tf.int32, [None], name="ids")
+        tf.identity(tf.gather(table, ids) * w, name="out")
+        sess.run(tf.global_variables_initializer())
+        sess.run(w.assign(3.0))
+        frozen = tf.compat.v1.graph_util.convert_variables_to_constants(
+            sess, sess.graph.as_graph_def(), ["out"])
+    types = {n.op for n in frozen.node}
+    assert not types & {"VarHandleOp", "ReadVariableOp", "ResourceGather"}
+    assert {"GatherV2", "Identity"} <= types
+    with tf.Graph().as_default():
+        ids, out = tf.import_graph_def(tf.GraphDef.FromString(frozen.SerializeToString()),
+                                       return_elements=["ids:0", "out:0"], name="")
+        with tf.Session() as sess:
+            np.testing.assert_array_equal(sess.run(out, {ids: [2, 0]}), [[12, 15], [0, 3]])

@@ -484,9 +484,13 @@ reverse_v2 = reverse
 def gather(params: Any, indices: Any, validate_indices: Any = None, name: str | None = None,
            axis: Any = None, batch_dims: int = 0) -> Tensor:
     """Gather slices of `params` along `axis` (default `batch_dims`); `validate_indices` is
-    ignored, as in TF: indices are always checked."""
+    ignored, as in TF: indices are always checked. Rows of a resource variable are its
+    ``sparse_read`` (``ResourceGather``), as in TF."""
     if axis is None:
         axis = batch_dims
+    if hasattr(params, "sparse_read") and batch_dims == 0 and isinstance(axis, int) \
+            and axis == 0:
+        return params.sparse_read(indices, name=name)
     return apply("GatherV2", [params, indices, axis], {"batch_dims": batch_dims},
                  name=name or "GatherV2")
 

@@ -114,6 +114,11 @@ def _trainable(t: Tensor) -> bool:
     return t.dtype.is_floating or t.dtype.is_complex
 
 
+def _receives_gradient(t: Tensor) -> bool:
+    """A gradient reaches a resource handle too: it is a resource variable's gradient."""
+    return _trainable(t) or t.dtype == dtypes.resource
+
+
 def gradient_function(op: Operation) -> Callable[..., Any] | None:
     """The gradient function of `op`'s type; ``None`` if it is registered as not
     differentiable; `LookupError` if it has none."""
@@ -266,7 +271,7 @@ class _Backprop:
             op = queue.popleft()
             in_grads = self._backprop_op(op, op in leaves)
             for t, g in zip(op.inputs, in_grads):
-                if g is not None and _trainable(t):
+                if g is not None and _receives_gradient(t):
                     self._add(t, g)
             for t in op.inputs:
                 if t.op in between:
@@ -312,6 +317,7 @@ class _Backprop:
                 if self.gate and sum(g is not None for g in in_grads) > 1:
                     in_grads = gate(in_grads)
         for t, g in zip(op.inputs, in_grads):
-            if isinstance(g, Tensor) and t.shape.ndims is not None:
+            if isinstance(g, Tensor) and t.shape.ndims is not None \
+                    and t.dtype != dtypes.resource:  # a handle's gradient has its variable's
                 g.set_shape(t.shape)
         return in_grads

@@ -7,8 +7,13 @@ does that too, then replaces each kept ``VariableV2`` node (all of them, those n
 `variable_names_whitelist`, or all but `variable_names_blacklist`) by a ``Const`` holding the
 variable's current value in `sess`, fetched in one run, under the same name; so importing the
 result into a fresh graph computes the same outputs with no variables to initialize. Nodes that
-read a frozen variable keep their inputs; nothing else changes. Variables read inside ``If`` or
-``While`` branches are not frozen there (those branches keep their ``VariableV2`` nodes).
+read a frozen variable keep their inputs; nothing else changes. A resource variable's
+``VarHandleOp`` is frozen the same way (its value read through ``<name>/Read/ReadVariableOp``,
+which `ResourceVariable` and TF make; a `ValueError` names a handle without one), and the ops
+reading its handle become what they compute: ``ReadVariableOp`` an ``Identity``,
+``ResourceGather`` a ``GatherV2`` (with a ``<name>/axis`` constant), as TF does. Variables read
+inside ``If`` or ``While`` branches are not frozen there (those branches keep their
+``VariableV2`` nodes).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input
 from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
 from tensorweave.engine.graph.graph_def_proto import VersionDef
@@ -26,7 +32,7 @@ from tensorweave.engine.tensor_shape import TensorShape
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph"]
 
-_VARIABLE_OPS = frozenset({"VariableV2"})
+_VARIABLE_OPS = frozenset({"VariableV2", "VarHandleOp"})
 
 
 def _like(graph_def: GraphDef, nodes: list[NodeDef]) -> ProtoGraphDef:
@@ -70,18 +76,52 @@ def convert_variables_to_constants(sess: Any, input_graph_def: GraphDef,
     """`input_graph_def` cut to `output_node_names`, with its variables frozen to constants."""
     sub = extract_sub_graph(input_graph_def, output_node_names)
     variables = _selected(sub.node, variable_names_whitelist, variable_names_blacklist)
-    values = sess.run([f"{n.name}:0" for n in variables]) if variables else []
+    values = sess.run([_value_of(sess, n) for n in variables]) if variables else []
     frozen = {n.name: value for n, value in zip(variables, values)}
+    handles = {n.name for n in variables if n.op == "VarHandleOp"}
     out = []
     for node in sub.node:
         if node.name not in frozen:
-            out.append(node)
+            out.extend(_reading_frozen(node, handles))
             continue
         value = np.asarray(frozen[node.name], dtype=node.attr["dtype"].np_type)
         attr = {"dtype": node.attr["dtype"], "value": value}
         if "_output_types" in node.attr:  # keep the runtime's bookkeeping of Graph nodes
-            attr["_output_types"] = node.attr["_output_types"]
+            attr["_output_types"] = [node.attr["dtype"]] if node.op == "VarHandleOp" \
+                else node.attr["_output_types"]
             attr["_output_shapes"] = [TensorShape(value.shape)]
         out.append(NodeDef(name=node.name, op="Const", input=[], device=node.device, attr=attr))
     sub.node = out
     return sub
+
+
+def _value_of(sess: Any, node: NodeDef) -> str:
+    """The tensor holding the variable `node`'s value in `sess`'s graph."""
+    if node.op != "VarHandleOp":
+        return f"{node.name}:0"
+    read = f"{node.name}/Read/ReadVariableOp"
+    try:
+        sess.graph.get_operation_by_name(read)
+    except KeyError:
+        raise ValueError(f"Cannot freeze the resource variable {node.name}: its graph has no "
+                         f"{read} to read its value") from None
+    return f"{read}:0"
+
+
+def _reading_frozen(node: NodeDef, handles: set[str]) -> list[NodeDef]:
+    """`node`, or what it becomes when it reads a frozen resource variable."""
+    data = [t for t in node.input if not t.startswith("^")]
+    if not data or parse_input(data[0])[0] not in handles:
+        return [node]
+    dtype = node.attr["dtype"]
+    if node.op == "ReadVariableOp":
+        return [node.copy(op="Identity", attr={"T": dtype})]
+    if node.op == "ResourceGather":
+        axis = NodeDef(name=f"{node.name}/axis", op="Const", device=node.device,
+                       attr={"dtype": dtypes.int32, "value": np.array(0, np.int32)})
+        attr = {"Tparams": dtype, "Tindices": node.attr["Tindices"], "Taxis": dtypes.int32,
+                "batch_dims": node.attr.get("batch_dims", 0)}
+        return [axis, node.copy(op="GatherV2", input=[*node.input[:2], axis.name,
+                                                      *node.input[2:]], attr=attr)]
+    raise ValueError(f"Cannot freeze the resource variable {data[0]}: node {node.name} "
+                     f"({node.op}) uses its handle")

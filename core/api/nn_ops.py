@@ -573,7 +573,9 @@ def embedding_lookup(params: Any, ids: Any, partition_strategy: str = "mod",
     if not shards:
         raise ValueError("Need at least one param")
     with name_scope(name, "embedding_lookup", [*shards, ids]) as scope:
-        shards = [convert_to_tensor(p, name="params") for p in shards]
+        # a resource variable stays one, so its rows are read by `sparse_read`
+        shards = [p if hasattr(p, "sparse_read") else convert_to_tensor(p, name="params")
+                  for p in shards]
         ids = convert_to_tensor(ids, name="ids")
         if len(shards) == 1:
             with colocate_with(shards[0]):

@@ -307,7 +307,8 @@ def get_partitioned_variable(store: _VariableStore, name: str, shape: Any, dtype
                              trainable: bool | None, collections: list[str] | None,
                              caching_device: Any, partitioner: Partitioner,
                              validate_shape: bool = True,
-                             constraint: Any = None) -> PartitionedVariable:
+                             constraint: Any = None,
+                             use_resource: Any = None) -> PartitionedVariable:
     """The partitioned variable `name` of `store`, created or reused (``get_variable`` with a
     partitioner)."""
     if name in store.vars:
@@ -361,7 +362,7 @@ def get_partitioned_variable(store: _VariableStore, name: str, shape: Any, dtype
         shard = store._get_single_variable(
             f"{name}/part_{i}", None if from_value else part_shape, dtype, shard_init,
             regularizer, reuse, trainable, collections, caching_device, validate_shape,
-            constraint)
+            constraint, use_resource)
         shard._save_slice_info = SaveSliceInfo(name, tuple(full_shape), tuple(offset),
                                                tuple(part_shape))
         shards.append(shard)

@@ -22,6 +22,11 @@ def _ref(ref: Any) -> Any:
     return ref._ref() if hasattr(ref, "_ref") else ref
 
 
+def _is_resource(ref: Any) -> bool:
+    """Whether `ref` is a resource variable, whose methods make its updates."""
+    return hasattr(ref, "_ref") and ref._ref().dtype == dtypes.resource
+
+
 def assign(ref: Any, value: Any, validate_shape: bool | None = None,
            use_locking: bool | None = None, name: str | None = None) -> Tensor:
     attrs: dict[str, Any] = {}
@@ -29,23 +34,34 @@ def assign(ref: Any, value: Any, validate_shape: bool | None = None,
         attrs["validate_shape"] = validate_shape
     if use_locking is not None:
         attrs["use_locking"] = use_locking
+    if _is_resource(ref):
+        return ref.assign(value, name=name)
     return apply("Assign", [_ref(ref), value], attrs, name=name or "Assign")
 
 
 def assign_add(ref: Any, value: Any, use_locking: bool | None = None,
                name: str | None = None) -> Tensor:
+    if _is_resource(ref):
+        return ref.assign_add(value, name=name)
     attrs = {} if use_locking is None else {"use_locking": use_locking}
     return apply("AssignAdd", [_ref(ref), value], attrs, name=name or "AssignAdd")
 
 
 def assign_sub(ref: Any, value: Any, use_locking: bool | None = None,
                name: str | None = None) -> Tensor:
+    if _is_resource(ref):
+        return ref.assign_sub(value, name=name)
     attrs = {} if use_locking is None else {"use_locking": use_locking}
     return apply("AssignSub", [_ref(ref), value], attrs, name=name or "AssignSub")
 
 
 def _scatter(op_type: str, ref: Any, indices: Any, updates: Any, use_locking: bool,
              name: str | None) -> Tensor:
+    if _is_resource(ref):  # ScatterAdd -> scatter_add, ScatterNdAdd -> scatter_nd_add
+        kind = op_type[len("Scatter"):]
+        method = "scatter_nd_" + kind[2:].lower() if kind.startswith("Nd") \
+            else "scatter_" + kind.lower()
+        return getattr(ref, method)(indices, updates, name=name)
     return apply(op_type, [_ref(ref), indices, updates], {"use_locking": use_locking},
                  name=name or op_type)
 
@@ -101,6 +117,8 @@ def scatter_nd_sub(ref: Any, indices: Any, updates: Any, use_locking: bool = Fal
 
 
 def is_variable_initialized(variable: Any) -> Tensor:
+    if _is_resource(variable):
+        return variable.is_initialized()
     ref = _ref(variable)
     return apply("IsVariableInitialized", [ref], {"dtype": ref.dtype})
 

@@ -158,7 +158,8 @@ class VariableScope:
                 reuse=reuse, trainable=trainable, collections=collections,
                 caching_device=caching_device or self._caching_device,
                 partitioner=self._partitioner if partitioner is None else partitioner,
-                validate_shape=validate_shape, use_resource=use_resource,
+                validate_shape=validate_shape,
+                use_resource=self._use_resource if use_resource is None else use_resource,
                 custom_getter=getter,
                 constraint=self._constraint if constraint is None else constraint, **kwargs)
 
@@ -187,17 +188,18 @@ class _VariableStore:
                         initializer: Any = None, regularizer: Any = None, reuse: Any = None,
                         trainable: bool | None = None, collections: list[str] | None = None,
                         caching_device: Any = None, validate_shape: bool = True,
-                        constraint: Any = None, partitioner: Any = None, **_: Any) -> Variable:
+                        constraint: Any = None, partitioner: Any = None,
+                        use_resource: Any = None, **_: Any) -> Variable:
             if partitioner is not None:
                 from tensorweave.api.partitioned_variables import get_partitioned_variable
 
                 return get_partitioned_variable(self, name, shape, dtype, initializer,
                                                 regularizer, reuse, trainable, collections,
                                                 caching_device, partitioner, validate_shape,
-                                                constraint)
+                                                constraint, use_resource)
             return self._get_single_variable(name, shape, dtype, initializer, regularizer,
                                              reuse, trainable, collections, caching_device,
-                                             validate_shape, constraint)
+                                             validate_shape, constraint, use_resource)
 
         args = dict(name=name, shape=shape, dtype=dtype, initializer=initializer,
                     regularizer=regularizer, reuse=reuse, trainable=trainable,
@@ -214,7 +216,8 @@ class _VariableStore:
     def _get_single_variable(self, name: str, shape: Any, dtype: Any, initializer: Any,
                              regularizer: Any, reuse: Any, trainable: bool | None,
                              collections: list[str] | None, caching_device: Any,
-                             validate_shape: bool, constraint: Any) -> Variable:
+                             validate_shape: bool, constraint: Any,
+                             use_resource: Any = None) -> Variable:
         from_value = initializer is not None and not callable(initializer)
         if shape is not None and from_value:
             raise ValueError("If initializer is a constant, do not specify shape.")
@@ -259,7 +262,7 @@ class _VariableStore:
                                 trainable=True if trainable is None else trainable,
                                 collections=collections, caching_device=caching_device,
                                 dtype=variable_dtype, validate_shape=validate_shape,
-                                constraint=constraint)
+                                constraint=constraint, use_resource=use_resource)
             self.vars[name] = variable
             if regularizer is not None:
                 with graph.colocate_with(variable.op), name_scope(f"{name}/Regularizer/"):

@@ -94,11 +94,24 @@ def _init_scope(graph: Graph, initial_value: Any) -> Iterator[Graph]:
 
 class Variable:
     """A TF1 variable. Of TF's constructor arguments, `variable_def`, `expected_shape`,
-    `import_scope`, `caching_device` and `use_resource` are accepted and ignored;
-    `synchronization` and `aggregation` are checked and recorded (one process has nothing to
-    synchronize)."""
+    `import_scope` and `caching_device` are accepted and ignored; `synchronization` and
+    `aggregation` are checked and recorded (one process has nothing to synchronize);
+    `use_resource` chooses a `ResourceVariable`."""
 
     __array_priority__ = 100  # numpy defers `ndarray * Variable` to Variable.__rmul__
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Variable:
+        """A `ResourceVariable` for ``use_resource=True``, or by default after
+        ``tf.enable_resource_variables()`` (TF's variable metaclass)."""
+        if cls is Variable:
+            from tensorweave.api import resource_variable_ops
+
+            use_resource = args[11] if len(args) > 11 else kwargs.get("use_resource")
+            if use_resource is None:
+                use_resource = resource_variable_ops.resource_variables_enabled()
+            if use_resource:
+                return super().__new__(resource_variable_ops.ResourceVariable)
+        return super().__new__(cls)
 
     def __init__(self, initial_value: Any = None, trainable: bool = True,
                  collections: list[str] | None = None, validate_shape: bool = True,
@@ -217,10 +230,18 @@ class Variable:
     def _from_def(cls, graph: Graph, variable_def: Any, prefix: str) -> Variable:
         """A Python object around the graph's existing ops, as TF's
         ``Variable(variable_def=...)`` rebuilds one."""
-        var = cls.__new__(cls)
-        var._variable = graph.get_tensor_by_name(prefix + variable_def.variable_name)
+        handle = graph.get_tensor_by_name(prefix + variable_def.variable_name)
+        if variable_def.is_resource:
+            from tensorweave.api.resource_variable_ops import ResourceVariable
+
+            var = object.__new__(ResourceVariable)
+            var._handle, var._dtype = handle, handle.op.get_attr("dtype")
+        else:
+            var = object.__new__(cls)
+            var._variable = handle
         var._initializer_op = graph.get_operation_by_name(prefix + variable_def.initializer_name)
-        var._snapshot = graph.get_tensor_by_name(prefix + variable_def.snapshot_name)
+        var._snapshot = var._graph_element = graph.get_tensor_by_name(
+            prefix + variable_def.snapshot_name)
         var._initial_value = (
             graph.get_tensor_by_name(prefix + variable_def.initial_value_name)
             if variable_def.initial_value_name else var._initializer_op.inputs[1])

@@ -8,6 +8,10 @@ anything else.
 `string` is TF's variable-length byte string: its arrays are numpy object arrays whose elements
 are `bytes` (numpy ``S``/``U`` dtypes, ``str``, ``bytes`` and ``object`` name it). It is not in
 `ALL`, the dtypes with a fixed-size numeric representation that kernels compute on.
+
+`resource` (TF's ``DT_RESOURCE``) is the dtype of a resource handle, a scalar naming state held
+on a device (a resource variable); its values are host objects, never computed on, and it is
+named only by ``"resource"`` or the `DType` itself.
 """
 
 from __future__ import annotations
@@ -66,7 +70,7 @@ class DType:
 
     @property
     def is_string(self) -> bool:
-        return self.np_type is np.object_
+        return self.np_type is np.object_ and self.name == "string"
 
     @property
     def is_complex(self) -> bool:
@@ -117,6 +121,7 @@ bool_ = DType("bool", np.bool_)
 string = DType("string", np.object_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
+resource = DType("resource", np.object_)
 
 ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_,
                           complex64, complex128, uint16, uint32, uint64)
@@ -129,7 +134,7 @@ INDEX: frozenset[DType] = frozenset({int32, int64})
 COMPLEX: frozenset[DType] = frozenset({complex64, complex128})
 
 _BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64,
-                                        "string": string}
+                                        "string": string, "resource": resource}
 _BY_NP = {np.dtype(d.np_type): d for d in ALL}
 
 

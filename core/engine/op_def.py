@@ -37,10 +37,13 @@ REQUIRED: Any = _Required()
 
 @frozen
 class TensorSpec:
-    """The static dtype and shape of one tensor."""
+    """The static dtype and shape of one tensor; for a ``resource`` tensor `handle` is the spec
+    of the value the handle refers to, when known (TF's handle data: a ``ReadVariableOp``'s
+    output shape comes from it)."""
 
     dtype: dtypes.DType
     shape: TensorShape = field(converter=TensorShape)
+    handle: TensorSpec | None = None
 
 
 @frozen

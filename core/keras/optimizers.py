@@ -27,7 +27,6 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.variables import Variable
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import Graph, Tensor, get_default_graph
-from tensorweave.engine.graph.op_builder import apply
 from tensorweave.keras.serialization import serialize_arguments
 from tensorweave.train import optimizers as tf_optimizers
 from tensorweave.train.optimizers import Optimizer
@@ -106,8 +105,9 @@ class SGD(_RateVariable, tf_optimizers.MomentumOptimizer):
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         if self._momentum:
             return super()._apply_dense(grad, var)
-        return apply("ApplyGradientDescent",
-                     [var._ref(), self._param("learning_rate", var.dtype), grad], self._attrs())
+        return self._fused("ApplyGradientDescent",
+                           var, [var._ref(), self._param("learning_rate", var.dtype), grad],
+                           self._attrs())
 
 
 class Adam(_RateVariable, tf_optimizers.AdamOptimizer):

@@ -21,7 +21,6 @@ from typing import Any
 from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Tensor
-from tensorweave.engine.graph.op_builder import apply
 from tensorweave.train.optimizers import Optimizer
 
 __all__ = ["AdadeltaOptimizer"]
@@ -47,7 +46,7 @@ class AdadeltaOptimizer(Optimizer):
     def _update(self, op: str, var: Variable, grads: list[Tensor]) -> Any:
         refs = [var._ref()] + [self.get_slot(var, n)._ref() for n in ("accum", "accum_update")]
         scalars = [self._param(n, var.dtype) for n in ("learning_rate", "rho", "epsilon")]
-        return apply(op, refs + scalars + grads, self._attrs())
+        return self._fused(op, var, refs + scalars + grads, self._attrs())
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         return self._update("ApplyAdadelta", var, [grad])

@@ -55,7 +55,7 @@ def global_step_read(graph: Any = None) -> Tensor | None:
     step = get_global_step(graph)
     if step is None:
         return None
-    return step.value() if isinstance(step, Variable) else step
+    return step._as_graph_element() if isinstance(step, Variable) else step
 
 
 def _required_global_step_read(hook: str) -> Tensor:

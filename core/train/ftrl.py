@@ -23,7 +23,6 @@ from tensorweave.api import init_ops
 from tensorweave.api.indexed_slices import IndexedSlices
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Tensor
-from tensorweave.engine.graph.op_builder import apply
 from tensorweave.train.optimizers import Optimizer
 
 __all__ = ["FtrlOptimizer"]
@@ -84,7 +83,7 @@ class FtrlOptimizer(Optimizer):
         refs = [var._ref(), self.get_slot(var, "accum")._ref(),
                 self.get_slot(var, "linear")._ref()]
         grads = [grad] if indices is None else [grad, indices]
-        return apply(op, refs + grads + scalars, self._attrs())
+        return self._fused(op, var, refs + grads + scalars, self._attrs())
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Any:
         return self._update("ApplyFtrl", var, grad, None)

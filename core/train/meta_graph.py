@@ -16,7 +16,8 @@ Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and
     CollectionDef { oneof { NodeList node_list = 1; BytesList bytes_list = 2;
                     Int64List int64_list = 3; FloatList float_list = 4; } }  (each: value = 1)
     VariableDef   { string variable_name = 1; string initializer_name = 2;
-                    string snapshot_name = 3; string initial_value_name = 6; bool trainable = 7; }
+                    string snapshot_name = 3; bool is_resource = 5;
+                    string initial_value_name = 6; bool trainable = 7; }
 
 `export_meta_graph` writes each collection as TF does: `Variable`s as ``bytes_list`` of
 ``VariableDef`` in the variable collections (elsewhere as ``node_list`` of their names),
@@ -48,6 +49,7 @@ from typing import Any
 import attrs
 
 import tensorweave
+from tensorweave.api.resource_variable_ops import is_resource_variable
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def_proto import GraphDef
@@ -93,6 +95,7 @@ class VariableDef:
     snapshot_name: str = ""
     initial_value_name: str = ""
     trainable: bool = False
+    is_resource: bool = False
 
     @classmethod
     def of(cls, var: Variable, export_scope: str | None = None) -> VariableDef:
@@ -100,14 +103,17 @@ class VariableDef:
             prefix = f"{export_scope}/" if export_scope else ""
             return name[len(prefix):] if prefix and name.startswith(prefix) else name
 
-        return cls(strip(var.name), strip(var.initializer.name), strip(var.value().name),
-                   strip(var.initial_value.name), var.trainable)
+        return cls(strip(var.name), strip(var.initializer.name),
+                   strip(var._as_graph_element().name), strip(var.initial_value.name),
+                   var.trainable, is_resource_variable(var))
 
     def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
         fields = string_fields(("variable_name", 1, self.variable_name),
                           ("initializer_name", 2, self.initializer_name),
                           ("snapshot_name", 3, self.snapshot_name),
                           ("initial_value_name", 6, self.initial_value_name))
+        if self.is_resource:
+            fields.append(Field("is_resource", 5, "bool", True))
         if self.trainable:
             fields.append(Field("trainable", 7, "bool", True))
         return to_binary(fields)
@@ -116,15 +122,18 @@ class VariableDef:
     def FromString(cls, data: bytes, trainable: bool = False) -> VariableDef:  # noqa: N802
         """Parse `data`; `trainable` stands where the field is absent."""
         names: dict[int, str] = {}
+        is_resource = False
         for number, wire_type, raw in meta_graph_fields(data, "VariableDef"):
             if number in (1, 2, 3, 6):
                 names[number] = read_string(wire_type, raw, "VariableDef")
             elif number == 7:
                 trainable = read_bool(wire_type, raw, "VariableDef.trainable")
+            elif number == 5:
+                is_resource = read_bool(wire_type, raw, "VariableDef.is_resource")
         if not all(names.get(n) for n in (1, 2, 3)):
             raise ValueError("Error parsing MetaGraphDef: a VariableDef lacks its variable, "
                              "initializer or snapshot name")
-        return cls(names[1], names[2], names[3], names.get(6, ""), trainable)
+        return cls(names[1], names[2], names[3], names.get(6, ""), trainable, is_resource)
 
 
 # -- export -----------------------------------------------------------------------------------

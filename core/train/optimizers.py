@@ -10,7 +10,9 @@ op is then that increment). Slot variables (momentum accumulators, Adam moments,
 they live where the variable lives (a ps task in a cluster); Adam's ``beta1_power`` and
 ``beta2_power`` are colocated with the first variable by name. Update formulas are TF1's (see
 `tensorweave.plugins.kernels.training`). Hyper-parameters may be numbers, tensors or callables
-returning either; they are converted to each variable's dtype.
+returning either; they are converted to each variable's dtype. A resource variable gets
+resource slots and the ``Resource`` form of each fused update (``ResourceApplyAdam``, ...,
+taking handles and returning nothing), and its composite updates are resource assignments.
 
 Sparse gradients: an `IndexedSlices` gradient (a variable read by a gather or
 ``embedding_lookup``) updates only its rows, as TF1's ``_apply_sparse_duplicate_indices``:
@@ -32,7 +34,7 @@ from typing import Any
 
 import attrs
 
-from tensorweave.api import array_ops, init_ops, math_ops, state_ops
+from tensorweave.api import array_ops, init_ops, math_ops, resource_variable_ops, state_ops
 from tensorweave.api.control_flow_ops import group
 from tensorweave.api.gradients import gate, gradients
 from tensorweave.api.indexed_slices import IndexedSlices, convert_to_tensor_or_indexed_slices
@@ -40,7 +42,7 @@ from tensorweave.api.variables import Variable, trainable_variables
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor
-from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.graph.op_builder import apply, make_op
 
 __all__ = [
     "AdagradOptimizer", "AdamOptimizer", "GradientDescentOptimizer", "MomentumOptimizer",
@@ -180,7 +182,7 @@ class Optimizer(abc.ABC):
                 else:
                     with graph.control_dependencies([self._finish(updates, "update")]), \
                             graph.colocate_with(global_step.op):
-                        train_op = global_step.assign_add(1, name=scope).op \
+                        train_op = global_step.assign_add(1, name=scope, read_value=False) \
                             if isinstance(global_step, Variable) \
                             else apply("AssignAdd", [global_step, 1], name=scope).op
             collection = graph.get_collection_ref(GraphKeys.TRAIN_OP)
@@ -223,11 +225,12 @@ class Optimizer(abc.ABC):
                              f"shape {shape}: its shape must be fully defined")
         init = initializer or init_ops.zeros_initializer()
         graph = var.graph
+        is_resource = resource_variable_ops.is_resource_variable(var)  # slots follow their var
         with graph.name_scope(None):
             name = graph.unique_name(f"{var.op.name}/{self._name}", mark_as_used=False)
             with graph.colocate_with(var.op):
                 slot = Variable(lambda: init(shape.as_list(), dtype=var.dtype), name=name,
-                                trainable=False)
+                                trainable=False, use_resource=is_resource)
         info = getattr(var, "_save_slice_info", None)
         if info is not None:
             # A partitioned variable's slot is partitioned alike and checkpointed as TF does:
@@ -243,7 +246,8 @@ class Optimizer(abc.ABC):
         if variable is None:
             with colocate_with.graph.colocate_with(colocate_with.op):
                 variable = Variable(initial_value, name=name, trainable=False,
-                                    dtype=colocate_with.dtype)
+                                    dtype=colocate_with.dtype, use_resource=resource_variable_ops
+                                    .is_resource_variable(colocate_with))
             self._non_slots[key] = variable
         return variable
 
@@ -290,6 +294,14 @@ class Optimizer(abc.ABC):
     def _finish(self, update_ops: list[Any], name_scope: str) -> Operation:
         return group(*update_ops, name=name_scope)
 
+    def _fused(self, op_type: str, var: Variable, inputs: list[Any],
+               attrs: dict[str, Any]) -> Tensor | Operation:
+        """The fused update `op_type` (``ApplyAdam``, ...) of `var`: its output, or for a
+        resource variable (whose ``_ref`` and its slots' are handles) the ``Resource`` op."""
+        if resource_variable_ops.is_resource_variable(var):
+            return make_op(f"Resource{op_type}", inputs, attrs)
+        return apply(op_type, inputs, attrs)
+
     def _attrs(self, **extra: Any) -> dict[str, Any]:
         return {"use_locking": self._use_locking, **extra}
 
@@ -306,7 +318,7 @@ class GradientDescentOptimizer(Optimizer):
         return {"learning_rate": self._learning_rate}
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
-        return apply("ApplyGradientDescent",
+        return self._fused("ApplyGradientDescent", var,
                      [var._ref(), self._param("learning_rate", var.dtype), grad], self._attrs())
 
     def _apply_sparse_duplicate_indices(self, grad: IndexedSlices, var: Variable) -> Tensor:
@@ -335,14 +347,14 @@ class MomentumOptimizer(Optimizer):
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
         accum = self.get_slot(var, "momentum")
-        return apply("ApplyMomentum",
+        return self._fused("ApplyMomentum", var,
                      [var._ref(), accum._ref(), self._param("learning_rate", var.dtype), grad,
                       self._param("momentum", var.dtype)],
                      self._attrs(use_nesterov=self._use_nesterov))
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
         accum = self.get_slot(var, "momentum")
-        return apply("SparseApplyMomentum",
+        return self._fused("SparseApplyMomentum", var,
                      [var._ref(), accum._ref(), self._param("learning_rate", var.dtype),
                       grad.values, grad.indices, self._param("momentum", var.dtype)],
                      self._attrs(use_nesterov=self._use_nesterov))
@@ -377,7 +389,7 @@ class AdamOptimizer(Optimizer):
         dtype = var.dtype
         powers = [p.value() if p.dtype == dtype else math_ops.cast(p.value(), dtype)
                   for p in (beta1_power, beta2_power)]
-        return apply("ApplyAdam", [
+        return self._fused("ApplyAdam", var, [
             var._ref(), self.get_slot(var, "m")._ref(), self.get_slot(var, "v")._ref(),
             *powers, self._param("learning_rate", dtype), self._param("beta1", dtype),
             self._param("beta2", dtype), self._param("epsilon", dtype), grad,
@@ -439,12 +451,12 @@ class AdagradOptimizer(Optimizer):
                        init_ops.constant_initializer(self._initial_accumulator_value))
 
     def _apply_dense(self, grad: Tensor, var: Variable) -> Tensor:
-        return apply("ApplyAdagrad", [var._ref(), self.get_slot(var, "accumulator")._ref(),
-                                      self._param("learning_rate", var.dtype), grad],
-                     self._attrs())
+        return self._fused("ApplyAdagrad", var,
+                           [var._ref(), self.get_slot(var, "accumulator")._ref(),
+                            self._param("learning_rate", var.dtype), grad], self._attrs())
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
-        return apply("SparseApplyAdagrad",
+        return self._fused("SparseApplyAdagrad", var,
                      [var._ref(), self.get_slot(var, "accumulator")._ref(),
                       self._param("learning_rate", var.dtype), grad.values, grad.indices],
                      self._attrs())
@@ -480,10 +492,11 @@ class RMSPropOptimizer(Optimizer):
                                                   "epsilon")]
         refs = [self.get_slot(var, "rms")._ref(), self.get_slot(var, "momentum")._ref()]
         if self._centered:
-            return apply("ApplyCenteredRMSProp",
+            return self._fused("ApplyCenteredRMSProp", var,
                          [var._ref(), self.get_slot(var, "mg")._ref(), *refs, *hyper, grad],
                          self._attrs())
-        return apply("ApplyRMSProp", [var._ref(), *refs, *hyper, grad], self._attrs())
+        return self._fused("ApplyRMSProp", var, [var._ref(), *refs, *hyper, grad],
+                           self._attrs())
 
     def _apply_sparse(self, grad: IndexedSlices, var: Variable) -> Tensor:
         dtype = var.dtype
@@ -492,6 +505,7 @@ class RMSPropOptimizer(Optimizer):
         refs = [self.get_slot(var, "rms")._ref(), self.get_slot(var, "momentum")._ref()]
         if self._centered:
             refs.insert(0, self.get_slot(var, "mg")._ref())
-        return apply("SparseApplyCenteredRMSProp" if self._centered else "SparseApplyRMSProp",
+        return self._fused("SparseApplyCenteredRMSProp" if self._centered
+                           else "SparseApplyRMSProp", var,
                      [var._ref(), *refs, *hyper, grad.values, grad.indices], self._attrs())
 

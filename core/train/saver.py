@@ -228,7 +228,7 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         atomic_file.remove_stale_temp_files(directory)
-        values = sess.run({**{key: var.value() for key, var in self._vars.items()},
+        values = sess.run({**{key: var._as_graph_element() for key, var in self._vars.items()},
                            **self._save_tensors})
         write_bundle(save_path, self._shards(values))
         if write_meta_graph:

@@ -88,15 +88,18 @@ DTYPE_CODES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
     dtypes.complex64: 8, dtypes.complex128: 18,
-    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23,
+    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23, dtypes.resource: 20,
 }
 STRING_CODE = DTYPE_CODES[dtypes.string]
 _DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
+# the dtypes of tensors that travel: a resource handle stays on its device (only the dtype
+# travels, as an attr)
+_TENSOR_CODES = {dt: code for dt, code in DTYPE_CODES.items() if dt != dtypes.resource}
 # the fixed-size dtypes, whose bytes are their values (strings are framed, see above)
-_NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in DTYPE_CODES.items()
+_NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in _TENSOR_CODES.items()
                if not dt.is_string}
 _OBJECT = np.dtype(object)
-_CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in DTYPE_CODES.items()}
+_CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in _TENSOR_CODES.items()}
 _PAD = bytes(8)
 
 
@@ -116,7 +119,7 @@ def _host_array(value: np.ndarray) -> tuple[int, np.ndarray]:
     if code is None:
         raise errors.InvalidArgumentError(
             None, None, f"Cannot send a tensor of dtype {value.dtype}: the wire carries only "
-            f"{', '.join(d.name for d in DTYPE_CODES)}")
+            f"{', '.join(d.name for d in _TENSOR_CODES)}")
     if value.ndim > MAX_RANK:
         raise errors.InvalidArgumentError(None, None, f"Cannot send a tensor of rank "
                                           f"{value.ndim} (at most {MAX_RANK})")

@@ -17,6 +17,7 @@ from typing import Any
 from tensorweave.api import array_ops
 from tensorweave.api.control_flow_ops import make_if, most_specific_compatible_shape
 from tensorweave.api.gradients import gradients
+from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.func_graph import (
     RETVAL_OP,
@@ -59,14 +60,26 @@ def _gradient_function(op: Operation, fn: FunctionDef, wrt: list[int], of: list[
         dys = [graph.add_input(results[j].dtype, results[j].shape, "grad_y") for j in of]
         grads = gradients([results[j] for j in of], [args[i] for i in wrt], grad_ys=dys)
         # A function returns tensors: sparse gradients (a gather's) leave it densified.
-        grads = [array_ops.zeros_like(args[i]) if g is None else convert_to_tensor(g)
+        grads = [_zeros_for(args[i]) if g is None else convert_to_tensor(g)
                  for i, g in zip(wrt, grads)]
     return to_function_def(graph, args + dys, grads, unique_function_name(f"{fn.name}_grad"))
 
 
+def _zeros_for(arg: Tensor) -> Tensor:
+    """A zero gradient of `arg`; a resource handle's is its variable's shape."""
+    if arg.dtype != dtypes.resource:
+        return array_ops.zeros_like(arg)
+    spec = arg._handle
+    if spec is None or not spec.shape.is_fully_defined():
+        raise LookupError(f"No gradient for the resource variable {arg.name} in a branch: its "
+                          "shape is not fully defined")
+    return array_ops.zeros(spec.shape.as_list(), spec.dtype)
+
+
 def _if_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     inputs = list(op.inputs[1:])
-    wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
+    # a resource variable captured by a branch gets its gradient through its handle
+    wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype == dtypes.resource]
     of = [j for j, g in enumerate(grads) if g is not None and op.outputs[j].dtype.is_floating]
     out: list[Tensor | None] = [None] * len(op.inputs)
     if not wrt or not of:

@@ -145,6 +145,7 @@ class FuncGraph(Graph):
         if tensor.graph is not self.outer_graph:
             outer = self.outer_graph.capture(tensor)
         inner = self.add_input(tensor.dtype, tensor.shape, "capture")
+        inner._handle = tensor._handle  # a captured resource handle still knows its variable
         self.captures[outer] = inner
         if outer is not tensor:
             self.captures[tensor] = inner

@@ -34,11 +34,12 @@ class Tensor:
     __array_priority__ = 100  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, op: Operation, value_index: int, dtype: dtypes.DType,
-                 shape: TensorShape) -> None:
+                 shape: TensorShape, handle: TensorSpec | None = None) -> None:
         self._op = op
         self._value_index = value_index
         self._dtype = dtype
         self._shape = shape
+        self._handle = handle  # a resource handle's referent (`TensorSpec.handle`)
         self._consumers: list[Operation] = []
 
     @property
@@ -139,7 +140,8 @@ class Operation:
         self._attrs = attrs
         self._control_inputs = list(control_inputs)
         self._device = ""  # set by the graph once device functions have seen the op
-        self._outputs = [Tensor(self, i, s.dtype, s.shape) for i, s in enumerate(output_specs)]
+        self._outputs = [Tensor(self, i, s.dtype, s.shape, s.handle)
+                         for i, s in enumerate(output_specs)]
         self._id = graph._next_id()
         self._frames = _creation_frames()
         for t in self._inputs:
@@ -568,7 +570,7 @@ class Graph:
                 raise ValueError(f"Op '{node_name}' ({op_type}) is missing attrs {missing}")
             specs = op_def.infer(InferContext(
                 node_name=node_name, op=op_type,
-                inputs=[TensorSpec(t.dtype, t.shape) for t in flat], attrs=attrs,
+                inputs=[TensorSpec(t.dtype, t.shape, t._handle) for t in flat], attrs=attrs,
                 value_of=lambda i: constant_value(flat[i]),
             ))
             control = [c for c in self._current_control_inputs()

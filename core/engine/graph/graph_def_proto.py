@@ -83,14 +83,14 @@ DATA_TYPES: dict[dtypes.DType, int] = {
     dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
     dtypes.complex64: 8, dtypes.complex128: 18,
-    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23,
+    dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23, dtypes.resource: 20,
 }
 _BY_CODE = {code: dt for dt, code in DATA_TYPES.items()}
 _REF = 100  # DT_FLOAT_REF = 101, ...: a ref to a variable holding that type
 _TF_NAMES = {1: "FLOAT", 2: "DOUBLE", 3: "INT32", 4: "UINT8", 5: "INT16", 6: "INT8", 7: "STRING",
              9: "INT64", 10: "BOOL", 19: "HALF",
              8: "COMPLEX64", 18: "COMPLEX128",
-             17: "UINT16", 22: "UINT32", 23: "UINT64"}
+             17: "UINT16", 22: "UINT32", 23: "UINT64", 20: "RESOURCE"}
 DATA_TYPE_NAMES: dict[int, str] = ({c: f"DT_{n}" for c, n in _TF_NAMES.items()}
                                    | {c + _REF: f"DT_{n}_REF" for c, n in _TF_NAMES.items()})
 _MAX_DEPTH = 100  # protobuf's default recursion limit

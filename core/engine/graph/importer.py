@@ -22,7 +22,9 @@ shape) is also a `ValueError`, and leaves the ops built before it in the graph.
 
 `producer_op_list` (here a mapping ``{op type: {attr: default}}``, TF's ``OpList`` as data)
 drops attrs the op does not know when they hold the producer's default, as TF does for graphs
-from a newer producer. `op_dict` is accepted and unused, as in TF 1.x.
+from a newer producer; without one, the attrs TF 2.x added are dropped as
+`tf_added_attrs` says (hints whatever their value, the others at TF's default), so graphs
+written by TF 2.x import. `op_dict` is accepted and unused, as in TF 1.x.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tensorweave.engine.graph import tf_added_attrs
 from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input, topological_order
@@ -64,6 +67,9 @@ def _check_registered(node: NodeDef, ops: Any, where: str = "") -> OpDef:
     return op_def
 
 
+_NO_DEFAULT = object()
+
+
 def _clean_attrs(node: NodeDef, op_def: OpDef,
                  producer_defaults: Mapping[str, Any]) -> dict[str, Any]:
     attrs: dict[str, Any] = {}
@@ -71,10 +77,16 @@ def _clean_attrs(node: NodeDef, op_def: OpDef,
         if key in INTERNAL_ATTRS:
             continue
         if not key.startswith("_") and key not in op_def.attrs:
-            if key in producer_defaults and producer_defaults[key] == value:
+            if key in tf_added_attrs.HINTS.get(node.op, ()):
                 continue
+            default = producer_defaults.get(
+                key, tf_added_attrs.DEFAULTS.get(node.op, {}).get(key, _NO_DEFAULT))
+            if default is not _NO_DEFAULT and default == value:
+                continue
+            known = "" if default is _NO_DEFAULT else \
+                f": tensorweave runs it only with its default {default!r}, not {value!r}"
             raise ValueError(f"NodeDef mentions attr '{key}' not in Op '{node.op}' (node "
-                             f"'{node.name}')")
+                             f"'{node.name}'){known}")
         attrs[key] = value
     return attrs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensorweave.engine import errors
+from tensorweave.engine import dtypes, errors
 from tensorweave.engine.kernel import ANY_DEVICE, KernelContext
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.plugin_manager import hookimpl
@@ -69,6 +69,10 @@ def _arg(ctx: KernelContext, step: Any) -> Any:
 
 
 def _retval(ctx: KernelContext, step: Any, value: Any) -> None:
+    if ctx.attrs["T"] == dtypes.resource:  # a handle is device state, not a value
+        raise errors.InvalidArgumentError(
+            ctx.node_name, ctx.op, "Cannot fetch a resource handle: its value lives on "
+            f"{ctx.device.name}; fetch a read of the variable instead")
     if type(value) is VariableRef:  # a fetched variable: read once the step has finished
         value = FetchedRef(value, ctx.node_name, ctx.device)
     else:

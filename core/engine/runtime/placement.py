@@ -7,9 +7,10 @@ variable and the ops that use it agree in every step.
 Contract: `place` returns a copy of the graph with every node's ``device`` set to a full device
 name. A node's request (already merged with its device scopes) is merged over the session's
 default task. Nodes are grouped by colocation (``_class = ["loc:@x"]``, an op with the variable
-it reads or assigns through a ref input, and ``_Arg``/``_Retval`` with the node they feed or
-drain); a group goes to one device that matches every member's request and has a kernel for every
-member, preferring the higher-priority device type (GPU over CPU) and then the lowest index. With
+it reads or assigns through a ref input, an op with the producer of each resource handle it
+takes, and ``_Arg``/``_Retval`` with the node they feed or drain); a group goes to one device
+that matches every member's request and has a kernel for every member, preferring the
+higher-priority device type (GPU over CPU) and then the lowest index. With
 ``allow_soft_placement`` an unsatisfiable request is relaxed (device type and index, then task).
 Otherwise it raises `InvalidArgumentError` naming the node, the request and the devices there
 are.
@@ -21,7 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tensorweave.engine import errors
+from tensorweave.engine import dtypes, errors
 from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input
 from tensorweave.engine.kernel import type_key
@@ -60,6 +61,10 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
             for i in op_def.ref_inputs:
                 if i < len(data):
                     uf.union(data[i], node.name)
+        for text in node.input:  # a resource handle is used where its resource lives
+            src, index = parse_input(text)
+            if index >= 0 and _is_resource(by_name[src], index):
+                uf.union(src, node.name)
         if node.op == "_Retval":
             uf.union(data[0], node.name)
         for src in data:
@@ -73,9 +78,17 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
     return groups
 
 
-def _writes_ref(node: NodeDef, ops: Any) -> bool:
+def _is_resource(node: NodeDef, index: int) -> bool:
+    types = node.output_types
+    return index < len(types) and types[index] == dtypes.resource
+
+
+def _uses_state(node: NodeDef, ops: Any) -> bool:
+    """Whether `node` takes a variable ref or a resource handle: then its own device request
+    yields to its variable's (TF's placer ignores it across a reference or resource edge)."""
     op_def = ops.get(node.op)
-    return op_def is not None and bool(op_def.ref_inputs)
+    return op_def is not None and (bool(op_def.ref_inputs) or any(
+        arg.fixed == dtypes.resource for arg in op_def.args))
 
 
 def _has_kernels(members: list[NodeDef], device_type: str, kernels: Any) -> bool:
@@ -156,8 +169,8 @@ def assign_devices(graph_def: GraphDef, devices: Sequence[Any], default_task: De
 def _place_group(members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
                  default_task: DeviceSpec, ops: Any, kernels: Any, soft: bool) -> str:
     explicit = DeviceSpec()
-    # TF's placer: a node writing a variable through a ref input yields its own request
-    for node in sorted(members, key=lambda n: _writes_ref(n, ops)):
+    # TF's placer: a node using a variable through a ref or a handle yields its own request
+    for node in sorted(members, key=lambda n: _uses_state(n, ops)):
         if not node.device:
             continue
         try:
@@ -167,7 +180,7 @@ def _place_group(members: list[NodeDef], specs: list[tuple[Any, DeviceSpec]],
                 node.name, node.op, f"Malformed device specification '{node.device}' for "
                 f"node '{node.name}' (op {node.op}): {exc}") from None
         if _conflicts(explicit, spec):
-            if _writes_ref(node, ops):
+            if _uses_state(node, ops):
                 continue
             if not soft:
                 raise errors.InvalidArgumentError(
