@@ -5,8 +5,8 @@ new value. Like TF's fused kernels they change the stored arrays in place, throu
 in-place ufuncs and ``out=``, when no reader holds them (`VariableRef.updatable`; else a copy is
 updated and stored), so that a step's update allocates no new variable or slot. The dense
 updates evaluate TF's expressions in TF's order (results equal to the composed formulas) with at
-most two scratch arrays of the variable's size, where Eigen's fused expression needs none. With
-``use_locking`` the refs' locks are held for the whole update, in input order.
+most two scratch arrays of the variable's size (FTRL: six), where Eigen's fused expression
+needs none. With ``use_locking`` the refs' locks are held for the whole update, in input order.
 
 The ``SparseApply*`` kernels apply the dense formula to the rows at ``indices`` only, one
 gradient row per index. A repeated index is updated once per occurrence, in order, as TF's
