@@ -367,6 +367,19 @@ NEW_CASES = [
 ]
 CASES += NEW_CASES
 
+# kernels added with issues 13-18
+CASES += [
+    ("math.nextafter", lambda x, y: tf.math.nextafter(x, y), [F, G]),
+    ("nn.max_pool_v2", lambda x: tf.raw_ops.MaxPoolV2(
+        input=x, ksize=tf.constant([1, 2, 2, 1]), strides=tf.constant([1, 1, 1, 1]),
+        padding="VALID"), [IMG]),
+    ("nn.max_pool_depthwise", lambda x: tf.nn.max_pool(x[..., :2], [1, 1, 1, 2], [1, 1, 1, 2],
+                                                       "VALID"), [IMG]),
+    ("sparse_ops.sparse_dense_cwise_mul", lambda v, d: (sparse(v) * d).values,
+     [F[0].copy(), G]),
+    ("image.resize_bilinear", lambda x: tf.image.resize_bilinear(x, [7, 3]), [IMG]),
+]
+
 
 def assert_same(gpu_value, cpu_value):
     gpu_value, cpu_value = np.asarray(gpu_value), np.asarray(cpu_value)
@@ -463,6 +476,25 @@ def test_variables_live_and_update_on_the_gpu():
                        run_metadata=meta)
     np.testing.assert_array_equal(out, 3.0 + np.eye(2))
     assert placements(meta)[update.op.name].endswith("GPU:0")
+
+
+@needs_gpu
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_optimizer_updates_of_gpu_variables_equal_the_cpu_ones(use_resource):
+    def train(device: str) -> list[np.ndarray]:
+        with tf.Graph().as_default(), tf.device(device):
+            x = tf.constant(F)
+            w = tf.get_variable("w", initializer=G.T.copy(), use_resource=use_resource)
+            loss = tf.reduce_sum(tf.square(tf.matmul(x, w)))
+            step = tf.train.AdamOptimizer(0.1).minimize(loss)
+            with tf.Session(config=tf.ConfigProto(allow_soft_placement=False)) as sess:
+                sess.run(tf.global_variables_initializer())
+                for _ in range(3):
+                    sess.run(step)
+                return sess.run([w, loss])
+
+    for gpu_value, cpu_value in zip(train("/gpu:0"), train("/cpu:0"), strict=True):
+        np.testing.assert_allclose(gpu_value, cpu_value, rtol=1e-5, atol=1e-6)
 
 
 @needs_gpu
