@@ -39,8 +39,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave.api.control_flow_ops import group
-from tensorweave.api.state_ops import assign, placeholder
+from tensorweave.api.state_ops import assign
 from tensorweave.api.variables import Variable, global_variables
 from tensorweave.engine import device_spec, dtypes, errors
 from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
@@ -62,6 +61,7 @@ from tensorweave.train.checkpoint_management import (
     update_checkpoint_state,
 )
 from tensorweave.train.saveable_object import SaveableObject
+from tensorweave.train.saver_graph import SaveItem, SaverGraph, build_saver_graph
 
 __all__ = [
     "CheckpointState", "Saver", "checkpoint_exists", "get_checkpoint_state",
@@ -128,9 +128,8 @@ class Saver:
         self._vars: dict[str, Variable] = {}
         self._renamed: dict[str, str] = {}
         self._saveables: list[SaveableObject] = []
-        self._save_tensors: dict[str, Tensor] = {}  # a saveable spec's key -> its tensor
-        self._feeds: dict[str, Tensor] = {}
-        self._restore_op: Operation | None = None
+        self._items: list[SaveItem] = []
+        self._graph: SaverGraph | None = None
         self._built = False
         if not defer_build:
             self.build()
@@ -138,7 +137,7 @@ class Saver:
     # -- graph --------------------------------------------------------------------------------
 
     def build(self) -> None:
-        """Create the restore ops and the saveables' tensors (once)."""
+        """Create the save and restore ops (once; `tensorweave.train.saver_graph`)."""
         if self._built:
             return
         if self._var_list is None:
@@ -154,27 +153,37 @@ class Saver:
             raise ValueError("No variables to save")
         graph = (next(iter(self._vars.values())).graph if self._vars
                  else _saveable_graph(self._saveables[0]))
-        restores = []
-        with graph.as_default(), graph.name_scope(self._name or "save"):
-            for key, var in self._vars.items():
-                with graph.colocate_with(var.op):
-                    value = placeholder(var.dtype, var.get_shape(), name="Placeholder")
-                    restores.append(assign(var, value, name="Assign").op)
-                self._feeds[key] = value
-            for saveable in self._saveables:
-                restores.append(self._build_saveable(graph, saveable))
-            self._restore_op = group(*restores, name="restore_all")
+        with graph.as_default():
+            self._items = sorted(self._save_items(graph), key=lambda item: item.names[0])
+        self._graph = build_saver_graph(graph, self._items, self._sharded,
+                                        self._name or "save")
 
-    def _build_saveable(self, graph: Any, saveable: SaveableObject) -> Operation:
-        """Make `saveable`'s tensors to save, and its restore op fed by placeholders."""
-        values = []
-        for spec in saveable.specs:
-            self._save_tensors[spec.name] = spec.tensor
-            with graph.device(spec.device) if spec.device else contextlib.nullcontext():
-                values.append(placeholder(spec.dtype, None, name="Placeholder"))
-            self._feeds[spec.name] = values[-1]
-        restore = saveable.restore(values, None)
-        return restore if isinstance(restore, Operation) else restore.op
+    def _save_items(self, graph: Any) -> list[SaveItem]:
+        """What is saved, as TF orders it before sorting by name: the variables (a shard of a
+        partitioned one as its slice of the full name), then the saveables."""
+        items = []
+        slices = self._slices()
+        for key, var in self._vars.items():
+            info = slices.get(key)
+
+            def restore(tensors: list[Tensor], var: Variable = var) -> Operation:
+                with graph.colocate_with(var.op):
+                    return assign(var, tensors[0], name="Assign").op
+
+            items.append(SaveItem((key if info is None else info.full_name,),
+                                  ("" if info is None else info.spec,), (var.value(),),
+                                  var.device, restore))
+        for saveable in self._saveables:
+            def restore_saveable(tensors: list[Tensor], saveable: SaveableObject = saveable
+                                 ) -> Operation:
+                restore = saveable.restore(tensors, None)
+                return restore if isinstance(restore, Operation) else restore.op
+
+            specs = saveable.specs
+            items.append(SaveItem(tuple(s.name for s in specs), ("",) * len(specs),
+                                  tuple(s.tensor for s in specs), saveable.device or "",
+                                  restore_saveable))
+        return items
 
     @property
     def last_checkpoints(self) -> list[str]:
@@ -193,12 +202,16 @@ class Saver:
     # -- save ---------------------------------------------------------------------------------
 
     def as_saver_def(self) -> Any:
-        """TF's ``SaverDef`` of this saver (its restore op and retention settings)."""
+        """TF's ``SaverDef`` of this saver: its filename tensor, save tensor and restore op,
+        and its retention settings."""
         from tensorweave.formats.meta_graph_proto import SaverDef
 
         self.build()
-        return SaverDef(restore_op_name=self._restore_op.name if self._restore_op else "",
-                        max_to_keep=self._max_to_keep or 0,
+        ops = self._graph
+        return SaverDef(filename_tensor_name=ops.filename.name if ops else "",
+                        save_tensor_name=ops.save_tensor.name if ops else "",
+                        restore_op_name=ops.restore_op.name if ops else "",
+                        max_to_keep=self._max_to_keep or 0, sharded=self._sharded,
                         keep_checkpoint_every_n_hours=self._keep_hours)
 
     def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
@@ -228,8 +241,7 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         atomic_file.remove_stale_temp_files(directory)
-        values = sess.run({**{key: var.value() for key, var in self._vars.items()},
-                           **self._save_tensors})
+        values = sess.run([list(item.tensors) for item in self._items])
         write_bundle(save_path, self._shards(values))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
@@ -264,25 +276,20 @@ class Saver:
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(name)
 
-    def _shards(self, values: dict[str, Any]) -> list[list[SavedTensor]]:
-        """The tensors of each data file: one file, or with `sharded` one per device."""
+    def _shards(self, values: list[list[Any]]) -> list[list[SavedTensor]]:
+        """The tensors of each data file, in the order the graph's ``SaveV2`` ops write them:
+        one file, or with `sharded` one per device (`tensorweave.train.saver_graph`)."""
         by_device: dict[str, list[SavedTensor]] = {}
-
-        def add(device: str | None, tensor: SavedTensor) -> None:
-            key = device_spec.canonical(device or "") if self._sharded else ""
-            by_device.setdefault(key, []).append(tensor)
-
-        slices = self._slices()
-        for key, var in self._vars.items():
-            info = slices.get(key)
-            value = np.asarray(values[key])
-            add(var.device, SavedTensor(key, value) if info is None else SavedTensor(
-                info.full_name, value, tuple(info.full_shape), _extents(info)))
-        for saveable in self._saveables:
-            for spec in saveable.specs:
-                add(spec.device, SavedTensor(spec.name, np.asarray(values[spec.name])))
-        # TF saves in checkpoint-key order (a partitioned variable's slices in shard order)
-        return [sorted(by_device[device], key=lambda t: t.key) for device in sorted(by_device)]
+        for item, item_values in zip(self._items, values):
+            device = device_spec.canonical(item.device or "") if self._sharded else ""
+            for name, spec, value in zip(item.names, item.slice_specs, item_values):
+                value = np.asarray(value)
+                saved = SavedTensor(name, value)
+                if spec:
+                    info = _slice_of(spec)
+                    saved = SavedTensor(name, value, info[0], info[1])
+                by_device.setdefault(device, []).append(saved)
+        return [by_device[device] for device in sorted(by_device)]
 
     def _slices(self) -> dict[str, Any]:
         """Key -> `SaveSliceInfo` of each shard of a partitioned variable, its full name the one
@@ -307,30 +314,23 @@ class Saver:
             return
         reader = BundleReader(save_path)
         slices = self._slices()
-        feeds = {}
         for key, var in self._vars.items():
             info = slices.get(key)
             name = key if info is None else info.full_name
             _saved_dtype(reader, name, var.dtype, save_path)
-            if info is None:
-                value = reader.read(name)
-            elif list(reader.shape(name)) != list(info.full_shape):
+            shape = list(reader.shape(name))
+            if info is not None and shape != list(info.full_shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: the checkpoint holds {name} with shape "
-                    f"{list(reader.shape(name))}, the partitioned variable has shape "
-                    f"{list(info.full_shape)}")
-            else:
-                value = reader.read_slice(name, _extents(info))
-            if not var.get_shape().is_compatible_with(value.shape):
+                    f"{shape}, the partitioned variable has shape {list(info.full_shape)}")
+            if info is None and not var.get_shape().is_compatible_with(shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: Assign requires shapes of both tensors to "
-                    f"match. lhs shape= {var.get_shape().as_list()} rhs shape= "
-                    f"{list(value.shape)}")
-            feeds[self._feeds[key]] = value
-        for key, tensor in self._save_tensors.items():
-            _saved_dtype(reader, key, tensor.dtype, save_path)
-            feeds[self._feeds[key]] = reader.read(key)
-        sess.run(self._restore_op, feeds)
+                    f"match. lhs shape= {var.get_shape().as_list()} rhs shape= {shape}")
+        for saveable in self._saveables:
+            for spec in saveable.specs:
+                _saved_dtype(reader, spec.name, spec.dtype, save_path)
+        sess.run(self._graph.restore_op, {self._graph.filename: save_path})
 
 
 def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
@@ -344,8 +344,12 @@ def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path
             f"equal original dtype {saved.name}")
 
 
-def _extents(info: Any) -> tuple[Extent, ...]:
-    return tuple(Extent(o, s) for o, s in zip(info.var_offset, info.var_shape))
+def _slice_of(spec: str) -> tuple[tuple[int, ...], tuple[Extent, ...]]:
+    """The full shape and extents of a slice spec ``"d0 d1 o0,l0:o1,l1"`` (a `SaveSliceInfo`'s
+    `spec`)."""
+    *dims, extents = spec.split(" ")
+    return (tuple(int(d) for d in dims),
+            tuple(Extent(*(int(n) for n in e.split(","))) for e in extents.split(":")))
 
 
 def _checkpoint_files(prefix: str) -> list[str]:
