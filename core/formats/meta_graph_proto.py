@@ -28,7 +28,7 @@ from tensorweave.engine.proto.message import (
 )
 
 CHECKPOINT_V2 = 2  # SaverDef.CheckpointFormatVersion.V2
-_KINDS = ("node_list", "bytes_list", "int64_list", "float_list")
+_KINDS = ("node_list", "bytes_list", "int64_list", "float_list", "any_list")
 _CHECKPOINT_VERSIONS = {0: "LEGACY", 1: "V1", 2: "V2"}
 
 _TF = "tensorflow."
@@ -161,6 +161,7 @@ class CollectionDef:
     bytes_list: ValueList | None = None
     int64_list: ValueList | None = None
     float_list: ValueList | None = None
+    any_list: ValueList | None = None  # each value the bytes of one ``google.protobuf.Any``
 
     @property
     def kind(self) -> str | None:
@@ -174,7 +175,7 @@ class CollectionDef:
         number = _KINDS.index(kind) + 1
         if kind == "node_list":
             body = [Field("value", 1, "string", v) for v in values]
-        elif kind == "bytes_list":
+        elif kind in ("bytes_list", "any_list"):
             body = [Field("value", 1, "bytes", v) for v in values]
         else:
             body = [Field("value", 1, "packed_int" if kind == "int64_list" else "packed_float",
@@ -185,7 +186,7 @@ class CollectionDef:
     def parse(cls, data: bytes, what: str) -> CollectionDef:
         out = cls()
         for number, wire_type, raw in meta_graph_fields(data, what):
-            if not 1 <= number <= 4:
+            if not 1 <= number <= len(_KINDS):
                 continue
             kind = _KINDS[number - 1]
             values: list[Any] = []
@@ -194,7 +195,7 @@ class CollectionDef:
                     continue
                 if kind == "node_list":
                     values.append(read_string(wt, r, what))
-                elif kind == "bytes_list":
+                elif kind in ("bytes_list", "any_list"):
                     values.append(read_bytes(wt, r, what))
                 else:
                     values += read_repeated(wt, r, "int" if kind == "int64_list" else "float",

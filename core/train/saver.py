@@ -112,7 +112,8 @@ class Saver:
     def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = False,
                  max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: str | None = None, allow_empty: bool = False,
-                 pad_step_number: bool = False, defer_build: bool = False) -> None:
+                 pad_step_number: bool = False, defer_build: bool = False,
+                 saver_def: Any = None) -> None:
         if reshape:
             raise ValueError("Saver(reshape=True) is not supported: shapes must match.")
         self._var_list = var_list
@@ -130,8 +131,11 @@ class Saver:
         self._saveables: list[SaveableObject] = []
         self._items: list[SaveItem] = []
         self._graph: SaverGraph | None = None
+        self._saver_def = saver_def
         self._built = False
-        if not defer_build:
+        if saver_def is not None:
+            self._from_saver_def(saver_def)
+        elif not defer_build:
             self.build()
 
     # -- graph --------------------------------------------------------------------------------
@@ -157,6 +161,24 @@ class Saver:
             self._items = sorted(self._save_items(graph), key=lambda item: item.names[0])
         self._graph = build_saver_graph(graph, self._items, self._sharded,
                                         self._name or "save")
+
+    def _from_saver_def(self, saver_def: Any) -> None:
+        """Adopt the save and restore ops a `SaverDef` names in the default graph (TF's
+        ``Saver(saver_def=...)``): `save` and `restore` run them."""
+        graph = get_default_graph()
+        prefix = f"{self._name}/" if self._name else ""
+        try:
+            self._graph = SaverGraph(
+                graph.get_tensor_by_name(prefix + saver_def.filename_tensor_name),
+                graph.get_tensor_by_name(prefix + saver_def.save_tensor_name),
+                graph.get_operation_by_name(prefix + saver_def.restore_op_name))
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"The SaverDef names ops the graph does not hold: {exc}") from None
+        self._sharded = saver_def.sharded
+        self._max_to_keep = saver_def.max_to_keep
+        self._keep_hours = saver_def.keep_checkpoint_every_n_hours
+        self._next_keep_time = time.time() + self._keep_hours * 3600
+        self._built = True
 
     def _save_items(self, graph: Any) -> list[SaveItem]:
         """What is saved, as TF orders it before sorting by name: the variables (a shard of a
@@ -207,6 +229,8 @@ class Saver:
         from tensorweave.formats.meta_graph_proto import SaverDef
 
         self.build()
+        if self._saver_def is not None:
+            return self._saver_def
         ops = self._graph
         return SaverDef(filename_tensor_name=ops.filename.name if ops else "",
                         save_tensor_name=ops.save_tensor.name if ops else "",
@@ -230,7 +254,7 @@ class Saver:
              strip_default_attrs: bool = False) -> str | None:
         """Write a checkpoint; returns its path (``save_path-<step>`` with a global step)."""
         self.build()
-        if not self._vars and not self._saveables:
+        if self._graph is None:
             return None
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
@@ -241,8 +265,11 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         atomic_file.remove_stale_temp_files(directory)
-        values = sess.run([list(item.tensors) for item in self._items])
-        write_bundle(save_path, self._shards(values))
+        if self._saver_def is not None:  # TF's saver of an imported graph: its own ops
+            sess.run(self._graph.save_tensor, {self._graph.filename: save_path})
+        else:
+            values = sess.run([list(item.tensors) for item in self._items])
+            write_bundle(save_path, self._shards(values))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
 
@@ -310,8 +337,15 @@ class Saver:
             raise ValueError("Can't load save_path when it is None.")
         if not checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
-        if not self._vars and not self._saveables:
+        if self._graph is None:
             return
+        if self._saver_def is None:
+            self._check_saved(save_path)
+        sess.run(self._graph.restore_op, {self._graph.filename: save_path})
+
+    def _check_saved(self, save_path: str) -> None:
+        """TF's errors for what the checkpoint lacks or holds of another dtype or shape, before
+        the restore op runs (they name the variable)."""
         reader = BundleReader(save_path)
         slices = self._slices()
         for key, var in self._vars.items():
@@ -330,7 +364,6 @@ class Saver:
         for saveable in self._saveables:
             for spec in saveable.specs:
                 _saved_dtype(reader, spec.name, spec.dtype, save_path)
-        sess.run(self._graph.restore_op, {self._graph.filename: save_path})
 
 
 def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
