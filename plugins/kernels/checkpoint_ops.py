@@ -10,7 +10,8 @@ a missing checkpoint or name is `NotFoundError`, a saved dtype other than the ``
 slice. ``MergeV2Checkpoints`` renames the data files of every checkpoint in
 ``checkpoint_prefixes`` to ``destination_prefix``'s, numbered in that order, writes one index of
 all their entries, deletes their indexes and, with ``delete_old_dirs``, their directories when
-empty; with TF 2's ``allow_missing_files``, a prefix without an index is skipped. ``ShardedFilename`` is ``"%s-%05d-of-%05d"``, ``ShardedFilespec`` ``"%s-?????-of-%05d"``.
+empty; with TF 2's ``allow_missing_files``, a prefix without an index is skipped.
+``ShardedFilename`` is ``"%s-%05d-of-%05d"``, ``ShardedFilespec`` ``"%s-?????-of-%05d"``.
 Every error names the node.
 """
 
