@@ -86,3 +86,17 @@ def test_restore_all_restores_a_partitioned_variable_by_its_slices(tmp_path) -> 
         sess.run([shard.assign(tf.zeros_like(shard)) for shard in p])
         sess.run(saver_def.restore_op_name, {saver_def.filename_tensor_name: path})
         np.testing.assert_array_equal(sess.run(tf.concat(list(p), 0)), saved)
+
+
+def test_import_meta_graph_restores_custom_keys_through_the_graphs_ops_in_a_scope(tmp_path) -> None:
+    v = tf.Variable([1.0, 2.0], name="v")
+    saver = tf.train.Saver({"my/key": v}, max_to_keep=2)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        path = saver.save(sess, str(tmp_path / "ck"))
+    with tf.Graph().as_default() as graph, tf.Session() as sess:
+        imported = tf.train.import_meta_graph(f"{path}.meta", import_scope="outer")
+        assert imported.as_saver_def().max_to_keep == 2
+        imported.restore(sess, path)
+        np.testing.assert_array_equal(sess.run("outer/v:0"), [1.0, 2.0])
+        assert graph.get_operation_by_name("outer/save/restore_all").type == "NoOp"

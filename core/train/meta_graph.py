@@ -14,7 +14,8 @@ Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and
                     string restore_op_name = 3; int32 max_to_keep = 4; bool sharded = 5;
                     float keep_checkpoint_every_n_hours = 6; CheckpointFormatVersion version = 7; }
     CollectionDef { oneof { NodeList node_list = 1; BytesList bytes_list = 2;
-                    Int64List int64_list = 3; FloatList float_list = 4; } }  (each: value = 1)
+                    Int64List int64_list = 3; FloatList float_list = 4;
+                    AnyList any_list = 5; } }  (each: value = 1; an Any's bytes kept as such)
     VariableDef   { string variable_name = 1; string initializer_name = 2;
                     string snapshot_name = 3; string initial_value_name = 6; bool trainable = 7; }
 

@@ -15,17 +15,23 @@ variable under its full name; each restores its slice, so a checkpoint restores 
 partitioning. With `write_meta_graph` (the default, as TF) it also writes the graph's meta graph
 to ``<path>.meta`` (`tensorweave.train.meta_graph`), deleted with its checkpoint.
 
-`restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
-variable, so variables on other devices or ps tasks are restored where they live. A missing key
-raises `NotFoundError`; a dtype or shape mismatch raises `InvalidArgumentError`; a path that is
-not a checkpoint raises `ValueError`, as TF.
+The saver builds TF 1.15's save and restore ops (`tensorweave.train.saver_graph`: ``save/Const``,
+``save/SaveV2``, ``save/RestoreV2``, ``save/Assign*``, ``save/restore_all``; sharded,
+``ShardedFilename`` and ``MergeV2Checkpoints``), which `as_saver_def` names, so any reader of
+the meta graph (TF's ``import_meta_graph``) can save and restore with them. `save` writes the
+same files from Python (atomically, see above); `restore` runs ``restore_all`` with the prefix
+fed: each ``Assign`` is colocated with its variable, so variables on other devices or ps tasks
+are restored where they live. Before it runs, a missing key raises `NotFoundError`, a dtype or
+shape mismatch `InvalidArgumentError` (naming the variable); a path that is not a checkpoint
+raises `ValueError`, as TF. ``Saver(saver_def=...)`` (what `import_meta_graph` returns) adopts
+the ops a `SaverDef` names in the default graph instead: its `save` and `restore` run them.
 
 Saveable objects (`tensorweave.train.saveable_object`: lookup tables, dataset iterators) are
 saved alongside: ``var_list`` may hold them (in a list, or as dict values), and the default
 list is the global variables plus the ``GraphKeys.SAVEABLE_OBJECTS`` collection, as TF. Each
 of a saveable's `SaveSpec`s is one checkpoint tensor under the spec's name (string tensors are
 stored as TF stores them); their tensors are made when the saver is built, as
-is the saveable's restore op, fed the checkpoint's values by placeholders of the spec's dtype.
+is the saveable's restore op, fed the checkpoint's values by ``save/RestoreV2``.
 """
 
 from __future__ import annotations
