@@ -2,8 +2,9 @@
 
 TF -> tensorweave (fixtures of ``tests/data/tf_saved_models/make_tf_fixtures.py``, read without
 TF): a `SavedModelBuilder` export (asset file, lookup table initialized by the main op, two
-signatures, a sharded custom-keyed saver) and a `simple_save` export load and run giving TF's
-outputs; a TF ``.meta`` imports and its own saver restores TF's checkpoint.
+signatures, a sharded custom-keyed saver) and a `simple_save` export (asset file, table
+initialized by the legacy init op) load and run giving TF's outputs; a TF ``.meta`` imports and
+its own saver restores TF's checkpoint.
 
 tensorweave -> TF (with ``TENSORWEAVE_TF_PYTHON`` naming a Python that has TF,
 ``tests/data/tf_saved_models/tf_run.py``): tensorweave's exports load in TF's ``loader.load``
@@ -56,6 +57,9 @@ def test_tf_exports_load_and_run_giving_tfs_outputs(export: str) -> None:
         meta = tf.saved_model.loader.load(sess, ["serve"], str(DATA / export))
         assert_outputs_equal(run_signatures(sess, meta), EXPECTED[export])
         assert graph.get_collection(tf.GraphKeys.TABLE_INITIALIZERS)
+    # TF 2's MatMul has an attr TF 1.15's lacks; it imports because it holds the default the
+    # producer's stripped_op_list states
+    assert meta.meta_info_def.stripped_op_list["MatMul"]["grad_a"] is False
 
 
 def test_tf_meta_graph_restores_through_its_own_saver_ops(tmp_path) -> None:

@@ -35,9 +35,11 @@ saver runs the graph's own ops (``save/SaveV2``..., ``save/restore_all``), so it
 checkpoint keys the exporter chose; otherwise it is a `Saver` over the imported global variables
 keyed by their names in the exported graph, with the exported ``max_to_keep`` and
 ``keep_checkpoint_every_n_hours`` (``None`` if there are no variables).
-A ``.meta`` file is read as binary, else as text format (as TF does): ``META_GRAPH_SCHEMA``
-names the fields above; a ``stripped_op_list`` (which TF writes, and tensorweave does not read)
-is not part of it, so such a text file raises `ValueError`.
+A binary meta graph's ``stripped_op_list`` (``MetaInfoDef`` field 2, which TF writes) gives the
+producer's attr defaults, so a newer TF's attrs that hold their defaults are dropped on import,
+as TF does. A ``.meta`` file is read as binary, else as text format (as TF does):
+``META_GRAPH_SCHEMA`` names the fields above; a ``stripped_op_list`` is not part of it, so such
+a text file raises `ValueError`.
 """
 
 from __future__ import annotations
@@ -272,7 +274,8 @@ def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: boo
     if clear_devices:
         graph_def = GraphDef(node=[n.copy(device="") for n in graph_def.node])
     graph = get_default_graph()
-    import_graph_def(graph_def, input_map=input_map, name=import_scope or "")
+    import_graph_def(graph_def, input_map=input_map, name=import_scope or "",
+                     producer_op_list=meta.meta_info_def.stripped_op_list)
     prefix = f"{import_scope}/" if import_scope else ""
     variables: dict[bytes, Variable] = {}
     trainable = meta.collection_def.get(GraphKeys.TRAINABLE_VARIABLES)

@@ -10,8 +10,7 @@ a missing checkpoint or name is `NotFoundError`, a saved dtype other than the ``
 slice. ``MergeV2Checkpoints`` renames the data files of every checkpoint in
 ``checkpoint_prefixes`` to ``destination_prefix``'s, numbered in that order, writes one index of
 all their entries, deletes their indexes and, with ``delete_old_dirs``, their directories when
-empty; with TF 2's ``allow_missing_files``, a prefix without an index is skipped.
-``ShardedFilename`` is ``"%s-%05d-of-%05d"``, ``ShardedFilespec`` ``"%s-?????-of-%05d"``.
+empty. ``ShardedFilename`` is ``"%s-%05d-of-%05d"``, ``ShardedFilespec`` ``"%s-?????-of-%05d"``.
 Every error names the node.
 """
 
@@ -141,8 +140,6 @@ def restore_v2(ctx: KernelContext, prefix: Any, tensor_names: Any,
 def merge_v2_checkpoints(ctx: KernelContext, checkpoint_prefixes: Any,
                          destination_prefix: Any) -> None:
     sources = _strings(checkpoint_prefixes)
-    if ctx.attrs.get("allow_missing_files", False):
-        sources = [p for p in sources if os.path.exists(index_path(p))]
     destination = _text(np.asarray(destination_prefix, dtype=object).item())
     readers = [_rewrap(ctx, lambda p=p: BundleReader(p)) for p in sources]
     total = sum(max(r.num_shards, 1) for r in readers)

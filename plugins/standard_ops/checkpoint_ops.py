@@ -6,8 +6,7 @@ Contract: names, inputs, attrs and defaults follow TF 1.15's ``io_ops.cc``. ``pr
 vectors of one length (each checked here where static, `ValueError`). ``RestoreV2`` gives one
 tensor per name, of the dtypes in its ``dtypes`` attr; their shapes are unknown at graph time
 (the checkpoint decides), except a sliced one whose ``shape_and_slices`` entry is a constant.
-``SaveV2`` and ``MergeV2Checkpoints`` are stateful and have no outputs; the latter also has TF 2's
-``allow_missing_files`` attr (default false), which TF 2's graphs carry. What the files hold is
+``SaveV2`` and ``MergeV2Checkpoints`` are stateful and have no outputs. What the files hold is
 the kernels' business (``plugins/kernels/checkpoint_ops.py``).
 """
 
@@ -80,7 +79,7 @@ def register(registry: Any) -> None:
                 attrs={"dtypes": REQUIRED}, stateful=True, list_output=True)
     registry.op("MergeV2Checkpoints", ["checkpoint_prefixes:string",
                                        "destination_prefix:string"], _merge,
-                attrs={"delete_old_dirs": True, "allow_missing_files": False}, stateful=True)
+                attrs={"delete_old_dirs": True}, stateful=True)
     registry.op("ShardedFilename", ["basename:string", "shard:int32", "num_shards:int32"],
                 _sharded_filename)
     registry.op("ShardedFilespec", ["basename:string", "num_shards:int32"], _sharded_filename)

@@ -4,11 +4,13 @@ that has TF: ``python make_tf_fixtures.py OUT_DIR``; OUT_DIR is this directory).
 - ``builder/``: `SavedModelBuilder` export (tag ``serve``) of a vocabulary lookup table over an
   asset file (initialized by the ``main_op``, `tables_initializer`) and a linear model with two
   signatures: ``lookup`` (words -> ids) and ``serving_default`` (x -> x @ w + b, and the ids of
-  the words); its variables are saved by a sharded saver with custom checkpoint keys, its graph
-  without default attrs (``strip_default_attrs``: TF 2's graphs have attrs TF 1.15's lack).
-- ``simple_save/``: `simple_save` export of the same model, its table holding the vocabulary
-  (initialized by the ``legacy_init_op``), one signature ``serving_default``. No asset: TF 2's
-  text-file initializer has an ``offset`` attr TF 1.15's lacks, and `simple_save` cannot strip it.
+  the words); its variables are saved by a sharded saver with custom checkpoint keys.
+- ``simple_save/``: `simple_save` export of the same model (the table initialized by the
+  ``legacy_init_op``), one signature ``serving_default``.
+
+The graphs are TF 2's: some nodes carry attrs TF 1.15's ops lack (``MatMul``'s ``grad_a``,
+``MergeV2Checkpoints``' ``allow_missing_files``) at their defaults, which the meta graphs'
+``stripped_op_list`` states, so they import as in TF.
 - ``meta/``: ``tf.train.Saver`` checkpoint ``model.ckpt`` and its ``model.ckpt.meta`` (custom
   checkpoint keys, sharded).
 - ``expected.json``: TF's outputs of each signature for ``INPUTS``, and the variables' values.
@@ -28,21 +30,16 @@ INPUTS = {"x": [[1.0, 2.0], [3.0, -1.0]], "words": ["b", "zz", "a", "c"]}
 VOCAB = ["a", "b", "c"]
 
 
-def build(vocab_path: str | None):
-    """The model; the table reads `vocab_path` (an asset), or with ``None`` holds `VOCAB`."""
+def build(vocab_path: str):
+    """The model; the table reads `vocab_path` (an asset)."""
     x = tf.placeholder(tf.float32, [None, 2], name="x")
     words = tf.placeholder(tf.string, [None], name="words")
     w = tf.Variable([[1.5, -2.0, 0.5], [0.25, 1.0, -1.0]], name="w")
     b = tf.Variable([0.1, 0.2, 0.3], name="b")
-    # not MatMul: TF 2's has attrs TF 1.15's lacks, and simple_save cannot strip defaults
-    y = tf.add(tf.reduce_sum(tf.expand_dims(x, 2) * w, 1), b, name="y")
-    if vocab_path is None:
-        init = tf.lookup.KeyValueTensorInitializer(VOCAB, np.arange(len(VOCAB), dtype=np.int64))
-    else:
-        init = tf.lookup.TextFileInitializer(vocab_path, tf.string,
-                                             tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
-                                             tf.lookup.TextFileIndex.LINE_NUMBER)
-    table = tf.lookup.StaticHashTable(init, -1)
+    y = tf.add(tf.matmul(x, w), b, name="y")
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(vocab_path, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE,
+                                      tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER), -1)
     ids = tf.identity(table.lookup(words), name="ids")
     return x, words, w, b, y, ids
 
@@ -63,8 +60,7 @@ def export_builder(out: str, vocab_path: str) -> dict:
         builder.add_meta_graph_and_variables(
             sess, ["serve"], signature_def_map=sigs, main_op=tf.tables_initializer(),
             assets_collection=tf.get_collection(tf.GraphKeys.ASSET_FILEPATHS),
-            saver=tf.train.Saver({"custom/w": w, "custom/b": b}, sharded=True),
-            strip_default_attrs=True)
+            saver=tf.train.Saver({"custom/w": w, "custom/b": b}, sharded=True))
         builder.save()
         feed = {x: INPUTS["x"], words: INPUTS["words"]}
         got = sess.run({"y": y, "ids": ids}, feed)
@@ -72,9 +68,9 @@ def export_builder(out: str, vocab_path: str) -> dict:
                 "serving_default": {k: v.tolist() for k, v in got.items()}}
 
 
-def export_simple(out: str) -> dict:
+def export_simple(out: str, vocab_path: str) -> dict:
     with tf.Graph().as_default(), tf.Session() as sess:
-        x, words, _, _, y, ids = build(None)
+        x, words, _, _, y, ids = build(vocab_path)
         sess.run([tf.global_variables_initializer(), tf.tables_initializer()])
         tf.saved_model.simple_save(sess, os.path.join(out, "simple_save"),
                                    {"x": x, "words": words}, {"y": y, "ids": ids},
@@ -93,8 +89,7 @@ def export_meta(out: str) -> dict:
         sess.run(tf.global_variables_initializer())
         sess.run([w.assign(w * 2.0), step.assign(7)])
         os.makedirs(os.path.join(out, "meta"))
-        saver.save(sess, os.path.join(out, "meta", "model.ckpt"), write_state=False,
-                   strip_default_attrs=True)
+        saver.save(sess, os.path.join(out, "meta", "model.ckpt"), write_state=False)
         return {"w": sess.run(w).tolist(), "step": int(sess.run(step))}
 
 
@@ -105,7 +100,7 @@ def main(out: str) -> None:
     with open(vocab_path, "w") as f:
         f.write("\n".join(VOCAB) + "\n")
     expected = {"inputs": INPUTS, "builder": export_builder(out, vocab_path),
-                "simple_save": export_simple(out), "meta": export_meta(out)}
+                "simple_save": export_simple(out, vocab_path), "meta": export_meta(out)}
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
     os.remove(vocab_path)  # the exports hold their copies under assets/
