@@ -102,3 +102,13 @@ def test_sharded_names() -> None:
         assert sess.run(raw.ShardedFilename(basename="p", shard=3, num_shards=12)) == \
             b"p-00003-of-00012"
         assert sess.run(raw.ShardedFilespec(basename="p", num_shards=12)) == b"p-?????-of-00012"
+
+
+def test_slice_specs_parse_as_tfs_and_reject_malformed_text() -> None:
+    from tensorweave.formats import slice_spec
+    from tensorweave.formats.tensor_bundle import Extent
+
+    assert slice_spec.parse("4 3 1,2:-") == ((4, 3), (Extent(1, 2), Extent(0, 3)))
+    for bad in ("4 3 1,2", "1,2", "4 x -", "4 1:2"):
+        with pytest.raises(ValueError):
+            slice_spec.parse(bad)

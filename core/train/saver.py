@@ -49,10 +49,9 @@ from tensorweave.api.state_ops import assign
 from tensorweave.api.variables import Variable, global_variables
 from tensorweave.engine import device_spec, dtypes, errors
 from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.formats import atomic_file
+from tensorweave.formats import atomic_file, slice_spec
 from tensorweave.formats.tensor_bundle import (
     BundleReader,
-    Extent,
     SavedTensor,
     index_path,
     write_bundle,
@@ -319,8 +318,7 @@ class Saver:
                 value = np.asarray(value)
                 saved = SavedTensor(name, value)
                 if spec:
-                    info = _slice_of(spec)
-                    saved = SavedTensor(name, value, info[0], info[1])
+                    saved = SavedTensor(name, value, *slice_spec.parse(spec))
                 by_device.setdefault(device, []).append(saved)
         return [by_device[device] for device in sorted(by_device)]
 
@@ -381,14 +379,6 @@ def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path
         raise errors.InvalidArgumentError(
             None, None, f"tensor_name = {name}; expected dtype {dtype.base_dtype.name} does not "
             f"equal original dtype {saved.name}")
-
-
-def _slice_of(spec: str) -> tuple[tuple[int, ...], tuple[Extent, ...]]:
-    """The full shape and extents of a slice spec ``"d0 d1 o0,l0:o1,l1"`` (a `SaveSliceInfo`'s
-    `spec`)."""
-    *dims, extents = spec.split(" ")
-    return (tuple(int(d) for d in dims),
-            tuple(Extent(*(int(n) for n in e.split(","))) for e in extents.split(":")))
 
 
 def _checkpoint_files(prefix: str) -> list[str]:

@@ -26,8 +26,8 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.formats import slice_spec
 from tensorweave.formats.tensor_bundle import (
-    FULL,
     BundleReader,
     Extent,
     SavedTensor,
@@ -54,22 +54,11 @@ def _scalar_out(text: str) -> np.ndarray:
 
 
 def parse_slice_spec(ctx: KernelContext, spec: str) -> tuple[tuple[int, ...], tuple[Extent, ...]]:
-    """The full shape and the extents of a ``shape_and_slices`` entry (TF's
-    ``ParseShapeAndSlice``)."""
-    *dims, extents = spec.split(" ")
-    parts = extents.split(":")
+    """The full shape and the extents of a ``shape_and_slices`` entry."""
     try:
-        shape = tuple(int(d) for d in dims)
-        out = tuple(Extent(0, FULL) if p == "-" else Extent(*(int(n) for n in p.split(",")))
-                    for p in parts)
-    except (TypeError, ValueError):
-        out = ()
-        shape = ()
-    if not dims or len(out) != len(shape):
-        raise errors.InvalidArgumentError(ctx.node_name, ctx.op,
-                                          f"Expected a shape and slice spec, got {spec!r}")
-    return shape, tuple(Extent(e.start, size) if e.length == FULL else e
-                        for e, size in zip(out, shape))
+        return slice_spec.parse(spec)
+    except ValueError as exc:
+        raise errors.InvalidArgumentError(ctx.node_name, ctx.op, str(exc)) from None
 
 
 def _rewrap(ctx: KernelContext, call: Callable[[], Any]) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 from tensorweave.engine import dtypes
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.formats import slice_spec
 from tensorweave.plugins.standard_ops.shape_fns import with_rank
 
 
@@ -49,13 +50,7 @@ def _restore(ctx: InferContext) -> list[TensorSpec]:
 def _slice_shape(spec: Any) -> TensorShape:
     """The shape a ``shape_and_slices`` entry restores (unknown for a whole tensor)."""
     text = spec.decode() if isinstance(spec, bytes) else str(spec)
-    if not text:
-        return TensorShape(None)
-    *full, extents = text.split(" ")
-    dims = []
-    for size, extent in zip(full, extents.split(":")):
-        dims.append(int(size) if extent == "-" else int(extent.split(",")[1]))
-    return TensorShape(dims)
+    return TensorShape([e.length for e in slice_spec.parse(text)[1]] if text else None)
 
 
 def _merge(ctx: InferContext) -> list[TensorSpec]:
