@@ -10,7 +10,12 @@ from typing import Any
 
 import attrs
 
-from tensorweave.engine.graph.graph_def_proto import GRAPH_DEF_SCHEMA, GraphDef, parse_graph_def
+from tensorweave.engine.graph.graph_def_proto import (
+    GRAPH_DEF_SCHEMA,
+    GraphDef,
+    parse_attr,
+    parse_graph_def,
+)
 from tensorweave.engine.proto import text_format
 from tensorweave.engine.proto.message import (
     Field,
@@ -28,7 +33,7 @@ from tensorweave.engine.proto.message import (
 )
 
 CHECKPOINT_V2 = 2  # SaverDef.CheckpointFormatVersion.V2
-_KINDS = ("node_list", "bytes_list", "int64_list", "float_list")
+_KINDS = ("node_list", "bytes_list", "int64_list", "float_list", "any_list")
 _CHECKPOINT_VERSIONS = {0: "LEGACY", 1: "V1", 2: "V2"}
 
 _TF = "tensorflow."
@@ -74,6 +79,9 @@ class MetaInfoDef:
     tensorflow_version: str = ""
     tensorflow_git_version: str = ""
     stripped_default_attrs: bool = False
+    # the producer's ``stripped_op_list`` (field 2) as ``{op: {attr: default}}``: read, so a
+    # newer producer's attrs at their defaults import (TF's forward compatibility); not written
+    stripped_op_list: dict[str, dict[str, Any]] = attrs.field(factory=dict)
 
     def message(self) -> Message:
         out = string_fields(("meta_graph_version", 1, self.meta_graph_version))
@@ -90,6 +98,8 @@ class MetaInfoDef:
         for number, wire_type, raw in meta_graph_fields(data, "meta_info_def"):
             if number == 1:
                 out.meta_graph_version = read_string(wire_type, raw, "meta_graph_version")
+            elif number == 2:
+                out.stripped_op_list = _op_defaults(read_bytes(wire_type, raw, "stripped_op_list"))
             elif number == 4:
                 out.tags.append(read_string(wire_type, raw, "tags"))
             elif number == 5:
@@ -100,6 +110,37 @@ class MetaInfoDef:
             elif number == 7:
                 out.stripped_default_attrs = read_bool(wire_type, raw, "stripped_default_attrs")
         return out
+
+
+def _no_function(name: str) -> Any:
+    raise ValueError(f"stripped_op_list: an attr default names function {name!r}")
+
+
+def _op_defaults(data: bytes) -> dict[str, dict[str, Any]]:
+    """``OpList { repeated OpDef op = 1; }``, ``OpDef { string name = 1; repeated AttrDef attr =
+    4; }``, ``AttrDef { string name = 1; AttrValue default_value = 3; }``: each op's attr
+    defaults (attrs without one left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for number, wire_type, raw in meta_graph_fields(data, "OpList"):
+        if number != 1:
+            continue
+        name, defaults = "", {}
+        for n, wt, r in meta_graph_fields(read_bytes(wire_type, raw, "OpDef"), "OpDef"):
+            if n == 1:
+                name = read_string(wt, r, "OpDef.name")
+            elif n == 4:
+                attr_name, default, has_default = "", None, False
+                for an, awt, ar in meta_graph_fields(read_bytes(wt, r, "AttrDef"), "AttrDef"):
+                    if an == 1:
+                        attr_name = read_string(awt, ar, "AttrDef.name")
+                    elif an == 3:
+                        default = parse_attr(read_bytes(awt, ar, "AttrDef.default_value"),
+                                             _no_function, what="AttrDef.default_value")
+                        has_default = True
+                if has_default:
+                    defaults[attr_name] = default
+        out[name] = defaults
+    return out
 
 
 @attrs.define
@@ -161,6 +202,7 @@ class CollectionDef:
     bytes_list: ValueList | None = None
     int64_list: ValueList | None = None
     float_list: ValueList | None = None
+    any_list: ValueList | None = None  # each value the bytes of one ``google.protobuf.Any``
 
     @property
     def kind(self) -> str | None:
@@ -174,7 +216,7 @@ class CollectionDef:
         number = _KINDS.index(kind) + 1
         if kind == "node_list":
             body = [Field("value", 1, "string", v) for v in values]
-        elif kind == "bytes_list":
+        elif kind in ("bytes_list", "any_list"):
             body = [Field("value", 1, "bytes", v) for v in values]
         else:
             body = [Field("value", 1, "packed_int" if kind == "int64_list" else "packed_float",
@@ -185,7 +227,7 @@ class CollectionDef:
     def parse(cls, data: bytes, what: str) -> CollectionDef:
         out = cls()
         for number, wire_type, raw in meta_graph_fields(data, what):
-            if not 1 <= number <= 4:
+            if not 1 <= number <= len(_KINDS):
                 continue
             kind = _KINDS[number - 1]
             values: list[Any] = []
@@ -194,7 +236,7 @@ class CollectionDef:
                     continue
                 if kind == "node_list":
                     values.append(read_string(wt, r, what))
-                elif kind == "bytes_list":
+                elif kind in ("bytes_list", "any_list"):
                     values.append(read_bytes(wt, r, what))
                 else:
                     values += read_repeated(wt, r, "int" if kind == "int64_list" else "float",

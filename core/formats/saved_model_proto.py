@@ -15,6 +15,10 @@ of ``meta_graph.proto`` (field numbers as TF's):
                    string dense_shape_tensor_name = 3; }
     AssetFileDef { TensorInfo tensor_info = 1; string filename = 2; }
 
+TF's v1 builder also lists the assets in the ``saved_model_assets`` collection, an ``any_list`` of
+``google.protobuf.Any { string type_url = 1; bytes value = 2; }`` each packing an
+``AssetFileDef`` (`AssetFileDef.from_any`).
+
 Each message has protobuf's entry points: ``SerializeToString()``, ``FromString(data)``,
 ``ParseFromString(data)`` and ``str(message)`` in text format. Maps are written sorted by key
 (protobuf's deterministic order). In memory, a `TensorInfo`'s ``dtype`` is a `DType` and its
@@ -244,6 +248,20 @@ class AssetFileDef(_Proto):
         if self.filename:
             out.append(Field("filename", 2, "string", self.filename))
         return out
+
+    @classmethod
+    def from_any(cls, data: bytes) -> AssetFileDef:
+        """The `AssetFileDef` a ``google.protobuf.Any``'s bytes pack (`ValueError` for another
+        type)."""
+        type_url, value = "", b""
+        for number, wire_type, raw in _fields(data, "Any"):
+            if number == 1:
+                type_url = read_string(wire_type, raw, "Any.type_url")
+            elif number == 2:
+                value = read_bytes(wire_type, raw, "Any.value")
+        if type_url.rpartition("/")[2] != "tensorflow.AssetFileDef":
+            raise ValueError(f"Expected an Any packing tensorflow.AssetFileDef, got {type_url!r}")
+        return cls.parse(value)
 
     @classmethod
     def parse(cls, data: bytes) -> AssetFileDef:

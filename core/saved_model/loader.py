@@ -5,14 +5,15 @@ whose tag set equals `tags` (else ``RuntimeError`` in TF's words, listing the av
 sets), imports it into ``sess.graph`` (`import_meta_graph`: names prefixed with `import_scope`,
 collections restored; `saver_kwargs` such as ``clear_devices`` go to it), restores the
 variables from ``variables/variables``, runs the meta graph's main op (or legacy init op) with
-each asset tensor fed the path of its copy under ``assets/``, and returns the `MetaGraphDef`, whose
-``signature_def`` names the tensors to feed and fetch.
+each asset tensor fed the path of its copy under ``assets/`` (the meta graph's
+``asset_file_def``, else its ``saved_model_assets`` collection, as TF's v1 builder writes it),
+and returns the `MetaGraphDef`, whose ``signature_def`` names the tensors to feed and fetch.
 
 ``saved_model.pb`` is read, else ``saved_model.pbtxt`` (text format, as TF); neither raises
 ``OSError`` ("SavedModel file does not exist at: ..."), a file that does not parse raises
 ``OSError`` ("Cannot parse file ..."). The variables are a checkpoint in TF's V2 format
-(`tensorweave.train.saver`). Variables are restored under the default
-`Saver`'s keys (op names), so a SavedModel built with a custom-keyed saver does not load.
+(`tensorweave.train.saver`), restored by the meta graph's own restore op (its ``SaverDef``'s),
+so a SavedModel whose saver chose its own checkpoint keys or shards loads too.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.engine.proto import text_format
-from tensorweave.formats.saved_model_proto import MetaGraphDef, SavedModel
+from tensorweave.formats.saved_model_proto import AssetFileDef, MetaGraphDef, SavedModel
 from tensorweave.saved_model import constants
 from tensorweave.saved_model.builder import variables_path
 from tensorweave.train.meta_graph import import_meta_graph
@@ -84,8 +85,12 @@ def _init_op(meta: MetaGraphDef, graph: Graph, prefix: str) -> Operation | None:
 def _asset_feeds(meta: MetaGraphDef, graph: Graph, export_dir: str,
                  prefix: str) -> dict[Tensor, str]:
     assets_dir = os.path.join(export_dir, constants.ASSETS_DIRECTORY)
+    assets = list(meta.asset_file_def)
+    collection = meta.collection_def.get(constants.ASSETS_KEY)
+    if not assets and collection is not None and collection.any_list:  # TF's v1 builder's
+        assets = [AssetFileDef.from_any(value) for value in collection.any_list.value]
     return {graph.get_tensor_by_name(prefix + asset.tensor_info.name):
-            os.path.join(assets_dir, asset.filename) for asset in meta.asset_file_def}
+            os.path.join(assets_dir, asset.filename) for asset in assets}
 
 
 def _restore_variables(sess: Any, saver: Any, export_dir: str) -> None:

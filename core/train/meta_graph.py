@@ -14,7 +14,8 @@ Contract: `MetaGraphDef` reads and writes TF's ``meta_graph.proto`` (binary, and
                     string restore_op_name = 3; int32 max_to_keep = 4; bool sharded = 5;
                     float keep_checkpoint_every_n_hours = 6; CheckpointFormatVersion version = 7; }
     CollectionDef { oneof { NodeList node_list = 1; BytesList bytes_list = 2;
-                    Int64List int64_list = 3; FloatList float_list = 4; } }  (each: value = 1)
+                    Int64List int64_list = 3; FloatList float_list = 4;
+                    AnyList any_list = 5; } }  (each: value = 1; an Any's bytes kept as such)
     VariableDef   { string variable_name = 1; string initializer_name = 2;
                     string snapshot_name = 3; bool is_resource = 5;
                     string initial_value_name = 6; bool trainable = 7; }
@@ -29,13 +30,17 @@ collection holding anything else (a mix of kinds) is skipped with a warning, as 
 `import_meta_graph` imports the graph (`import_graph_def` with ``name=import_scope``, so names
 are kept without a scope), restores every collection (one `Variable` object per variable, shared
 by the collections that list it, so `global_variables()`, `trainable_variables()` and
-``get_collection("train_op")`` work as before the export), and returns a `Saver` over the
-imported global variables, keyed by their names in the exported graph (the default `Saver`'s
-keys), with the exported saver's ``max_to_keep`` and ``keep_checkpoint_every_n_hours`` (``None``
-if there are no variables). A saver built with custom checkpoint keys must be rebuilt by hand.
-A ``.meta`` file is read as binary, else as text format (as TF does): ``META_GRAPH_SCHEMA``
-names the fields above; a ``stripped_op_list`` (which TF writes, and tensorweave does not read)
-is not part of it, so such a text file raises `ValueError`.
+``get_collection("train_op")`` work as before the export), and returns a `Saver`. As TF's, when
+the ``SaverDef`` names a filename tensor and a restore op (TF's and tensorweave's do), that
+saver runs the graph's own ops (``save/SaveV2``..., ``save/restore_all``), so it restores any
+checkpoint keys the exporter chose; otherwise it is a `Saver` over the imported global variables
+keyed by their names in the exported graph, with the exported ``max_to_keep`` and
+``keep_checkpoint_every_n_hours`` (``None`` if there are no variables).
+A binary meta graph's ``stripped_op_list`` (``MetaInfoDef`` field 2, which TF writes) gives the
+producer's attr defaults, so a newer TF's attrs that hold their defaults are dropped on import,
+as TF does. A ``.meta`` file is read as binary, else as text format (as TF does):
+``META_GRAPH_SCHEMA`` names the fields above; a ``stripped_op_list`` is not part of it, so such
+a text file raises `ValueError`.
 """
 
 from __future__ import annotations
@@ -280,7 +285,8 @@ def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: boo
     if clear_devices:
         graph_def = GraphDef(node=[n.copy(device="") for n in graph_def.node])
     graph = get_default_graph()
-    import_graph_def(graph_def, input_map=input_map, name=import_scope or "")
+    import_graph_def(graph_def, input_map=input_map, name=import_scope or "",
+                     producer_op_list=meta.meta_info_def.stripped_op_list)
     prefix = f"{import_scope}/" if import_scope else ""
     variables: dict[bytes, Variable] = {}
     trainable = meta.collection_def.get(GraphKeys.TRAINABLE_VARIABLES)
@@ -305,12 +311,15 @@ def import_meta_graph(meta_graph_or_file: MetaGraphDef | str, clear_devices: boo
             else:
                 item = value
             graph.add_to_collection(key, item)
+    saver_def = meta.saver_def
+    if saver_def is not None and saver_def.filename_tensor_name and saver_def.restore_op_name:
+        return Saver(saver_def=saver_def, name=import_scope)
     saved = graph.get_collection(GraphKeys.GLOBAL_VARIABLES)
     saved = [v for v in saved if isinstance(v, Variable) and v in variables.values()]
     if not saved:
         _log.info("Saver not created because there are no variables in the graph to restore")
         return None
-    saver_def = meta.saver_def or SaverDef()
+    saver_def = saver_def or SaverDef()
     return Saver({v.op.name[len(prefix):]: v for v in saved},
                  max_to_keep=saver_def.max_to_keep if meta.saver_def else 5,
                  keep_checkpoint_every_n_hours=saver_def.keep_checkpoint_every_n_hours or 10000.0)

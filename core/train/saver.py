@@ -15,17 +15,23 @@ variable under its full name; each restores its slice, so a checkpoint restores 
 partitioning. With `write_meta_graph` (the default, as TF) it also writes the graph's meta graph
 to ``<path>.meta`` (`tensorweave.train.meta_graph`), deleted with its checkpoint.
 
-`restore` feeds the saved values to ``Assign`` ops built with the saver, each colocated with its
-variable, so variables on other devices or ps tasks are restored where they live. A missing key
-raises `NotFoundError`; a dtype or shape mismatch raises `InvalidArgumentError`; a path that is
-not a checkpoint raises `ValueError`, as TF.
+The saver builds TF 1.15's save and restore ops (`tensorweave.train.saver_graph`: ``save/Const``,
+``save/SaveV2``, ``save/RestoreV2``, ``save/Assign*``, ``save/restore_all``; sharded,
+``ShardedFilename`` and ``MergeV2Checkpoints``), which `as_saver_def` names, so any reader of
+the meta graph (TF's ``import_meta_graph``) can save and restore with them. `save` writes the
+same files from Python (atomically, see above); `restore` runs ``restore_all`` with the prefix
+fed: each ``Assign`` is colocated with its variable, so variables on other devices or ps tasks
+are restored where they live. Before it runs, a missing key raises `NotFoundError`, a dtype or
+shape mismatch `InvalidArgumentError` (naming the variable); a path that is not a checkpoint
+raises `ValueError`, as TF. ``Saver(saver_def=...)`` (what `import_meta_graph` returns) adopts
+the ops a `SaverDef` names in the default graph instead: its `save` and `restore` run them.
 
 Saveable objects (`tensorweave.train.saveable_object`: lookup tables, dataset iterators) are
 saved alongside: ``var_list`` may hold them (in a list, or as dict values), and the default
 list is the global variables plus the ``GraphKeys.SAVEABLE_OBJECTS`` collection, as TF. Each
 of a saveable's `SaveSpec`s is one checkpoint tensor under the spec's name (string tensors are
 stored as TF stores them); their tensors are made when the saver is built, as
-is the saveable's restore op, fed the checkpoint's values by placeholders of the spec's dtype.
+is the saveable's restore op, fed the checkpoint's values by ``save/RestoreV2``.
 """
 
 from __future__ import annotations
@@ -39,15 +45,13 @@ from typing import Any
 import attrs
 import numpy as np
 
-from tensorweave.api.control_flow_ops import group
-from tensorweave.api.state_ops import assign, placeholder
+from tensorweave.api.state_ops import assign
 from tensorweave.api.variables import Variable, global_variables
 from tensorweave.engine import device_spec, dtypes, errors
 from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.formats import atomic_file
+from tensorweave.formats import atomic_file, slice_spec
 from tensorweave.formats.tensor_bundle import (
     BundleReader,
-    Extent,
     SavedTensor,
     index_path,
     write_bundle,
@@ -62,6 +66,7 @@ from tensorweave.train.checkpoint_management import (
     update_checkpoint_state,
 )
 from tensorweave.train.saveable_object import SaveableObject
+from tensorweave.train.saver_graph import SaveItem, SaverGraph, build_saver_graph
 
 __all__ = [
     "CheckpointState", "Saver", "checkpoint_exists", "get_checkpoint_state",
@@ -112,7 +117,8 @@ class Saver:
     def __init__(self, var_list: Any = None, reshape: bool = False, sharded: bool = False,
                  max_to_keep: int | None = 5, keep_checkpoint_every_n_hours: float = 10000.0,
                  name: str | None = None, allow_empty: bool = False,
-                 pad_step_number: bool = False, defer_build: bool = False) -> None:
+                 pad_step_number: bool = False, defer_build: bool = False,
+                 saver_def: Any = None) -> None:
         if reshape:
             raise ValueError("Saver(reshape=True) is not supported: shapes must match.")
         self._var_list = var_list
@@ -128,17 +134,19 @@ class Saver:
         self._vars: dict[str, Variable] = {}
         self._renamed: dict[str, str] = {}
         self._saveables: list[SaveableObject] = []
-        self._save_tensors: dict[str, Tensor] = {}  # a saveable spec's key -> its tensor
-        self._feeds: dict[str, Tensor] = {}
-        self._restore_op: Operation | None = None
+        self._items: list[SaveItem] = []
+        self._graph: SaverGraph | None = None
+        self._saver_def = saver_def
         self._built = False
-        if not defer_build:
+        if saver_def is not None:
+            self._from_saver_def(saver_def)
+        elif not defer_build:
             self.build()
 
     # -- graph --------------------------------------------------------------------------------
 
     def build(self) -> None:
-        """Create the restore ops and the saveables' tensors (once)."""
+        """Create the save and restore ops (once; `tensorweave.train.saver_graph`)."""
         if self._built:
             return
         if self._var_list is None:
@@ -154,27 +162,55 @@ class Saver:
             raise ValueError("No variables to save")
         graph = (next(iter(self._vars.values())).graph if self._vars
                  else _saveable_graph(self._saveables[0]))
-        restores = []
-        with graph.as_default(), graph.name_scope(self._name or "save"):
-            for key, var in self._vars.items():
-                with graph.colocate_with(var.op):
-                    value = placeholder(var.dtype, var.get_shape(), name="Placeholder")
-                    restores.append(assign(var, value, name="Assign").op)
-                self._feeds[key] = value
-            for saveable in self._saveables:
-                restores.append(self._build_saveable(graph, saveable))
-            self._restore_op = group(*restores, name="restore_all")
+        with graph.as_default():
+            self._items = sorted(self._save_items(graph), key=lambda item: item.names[0])
+        self._graph = build_saver_graph(graph, self._items, self._sharded,
+                                        self._name or "save")
 
-    def _build_saveable(self, graph: Any, saveable: SaveableObject) -> Operation:
-        """Make `saveable`'s tensors to save, and its restore op fed by placeholders."""
-        values = []
-        for spec in saveable.specs:
-            self._save_tensors[spec.name] = spec.tensor
-            with graph.device(spec.device) if spec.device else contextlib.nullcontext():
-                values.append(placeholder(spec.dtype, None, name="Placeholder"))
-            self._feeds[spec.name] = values[-1]
-        restore = saveable.restore(values, None)
-        return restore if isinstance(restore, Operation) else restore.op
+    def _from_saver_def(self, saver_def: Any) -> None:
+        """Adopt the save and restore ops a `SaverDef` names in the default graph (TF's
+        ``Saver(saver_def=...)``): `save` and `restore` run them."""
+        graph = get_default_graph()
+        prefix = f"{self._name}/" if self._name else ""
+        try:
+            self._graph = SaverGraph(
+                graph.get_tensor_by_name(prefix + saver_def.filename_tensor_name),
+                graph.get_tensor_by_name(prefix + saver_def.save_tensor_name),
+                graph.get_operation_by_name(prefix + saver_def.restore_op_name))
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"The SaverDef names ops the graph does not hold: {exc}") from None
+        self._sharded = saver_def.sharded
+        self._max_to_keep = saver_def.max_to_keep
+        self._keep_hours = saver_def.keep_checkpoint_every_n_hours
+        self._next_keep_time = time.time() + self._keep_hours * 3600
+        self._built = True
+
+    def _save_items(self, graph: Any) -> list[SaveItem]:
+        """What is saved, as TF orders it before sorting by name: the variables (a shard of a
+        partitioned one as its slice of the full name), then the saveables."""
+        items = []
+        slices = self._slices()
+        for key, var in self._vars.items():
+            info = slices.get(key)
+
+            def restore(tensors: list[Tensor], var: Variable = var) -> Operation:
+                with graph.colocate_with(var.op):
+                    return assign(var, tensors[0], name="Assign").op
+
+            items.append(SaveItem((key if info is None else info.full_name,),
+                                  ("" if info is None else info.spec,), (var._as_graph_element(),),
+                                  var.device, restore))
+        for saveable in self._saveables:
+            def restore_saveable(tensors: list[Tensor], saveable: SaveableObject = saveable
+                                 ) -> Operation:
+                restore = saveable.restore(tensors, None)
+                return restore if isinstance(restore, Operation) else restore.op
+
+            specs = saveable.specs
+            items.append(SaveItem(tuple(s.name for s in specs), ("",) * len(specs),
+                                  tuple(s.tensor for s in specs), saveable.device or "",
+                                  restore_saveable))
+        return items
 
     @property
     def last_checkpoints(self) -> list[str]:
@@ -193,12 +229,18 @@ class Saver:
     # -- save ---------------------------------------------------------------------------------
 
     def as_saver_def(self) -> Any:
-        """TF's ``SaverDef`` of this saver (its restore op and retention settings)."""
+        """TF's ``SaverDef`` of this saver: its filename tensor, save tensor and restore op,
+        and its retention settings."""
         from tensorweave.formats.meta_graph_proto import SaverDef
 
         self.build()
-        return SaverDef(restore_op_name=self._restore_op.name if self._restore_op else "",
-                        max_to_keep=self._max_to_keep or 0,
+        if self._saver_def is not None:
+            return self._saver_def
+        ops = self._graph
+        return SaverDef(filename_tensor_name=ops.filename.name if ops else "",
+                        save_tensor_name=ops.save_tensor.name if ops else "",
+                        restore_op_name=ops.restore_op.name if ops else "",
+                        max_to_keep=self._max_to_keep or 0, sharded=self._sharded,
                         keep_checkpoint_every_n_hours=self._keep_hours)
 
     def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
@@ -217,7 +259,7 @@ class Saver:
              strip_default_attrs: bool = False) -> str | None:
         """Write a checkpoint; returns its path (``save_path-<step>`` with a global step)."""
         self.build()
-        if not self._vars and not self._saveables:
+        if self._graph is None:
             return None
         if global_step is not None:
             if not isinstance(global_step, (int, np.integer)):
@@ -228,9 +270,11 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         atomic_file.remove_stale_temp_files(directory)
-        values = sess.run({**{key: var._as_graph_element() for key, var in self._vars.items()},
-                           **self._save_tensors})
-        write_bundle(save_path, self._shards(values))
+        if self._saver_def is not None:  # TF's saver of an imported graph: its own ops
+            sess.run(self._graph.save_tensor, {self._graph.filename: save_path})
+        else:
+            values = sess.run([list(item.tensors) for item in self._items])
+            write_bundle(save_path, self._shards(values))
         if write_meta_graph:
             from tensorweave.train.meta_graph import export_meta_graph, save_meta_graph
 
@@ -264,25 +308,19 @@ class Saver:
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(name)
 
-    def _shards(self, values: dict[str, Any]) -> list[list[SavedTensor]]:
-        """The tensors of each data file: one file, or with `sharded` one per device."""
+    def _shards(self, values: list[list[Any]]) -> list[list[SavedTensor]]:
+        """The tensors of each data file, in the order the graph's ``SaveV2`` ops write them:
+        one file, or with `sharded` one per device (`tensorweave.train.saver_graph`)."""
         by_device: dict[str, list[SavedTensor]] = {}
-
-        def add(device: str | None, tensor: SavedTensor) -> None:
-            key = device_spec.canonical(device or "") if self._sharded else ""
-            by_device.setdefault(key, []).append(tensor)
-
-        slices = self._slices()
-        for key, var in self._vars.items():
-            info = slices.get(key)
-            value = np.asarray(values[key])
-            add(var.device, SavedTensor(key, value) if info is None else SavedTensor(
-                info.full_name, value, tuple(info.full_shape), _extents(info)))
-        for saveable in self._saveables:
-            for spec in saveable.specs:
-                add(spec.device, SavedTensor(spec.name, np.asarray(values[spec.name])))
-        # TF saves in checkpoint-key order (a partitioned variable's slices in shard order)
-        return [sorted(by_device[device], key=lambda t: t.key) for device in sorted(by_device)]
+        for item, item_values in zip(self._items, values):
+            device = device_spec.canonical(item.device or "") if self._sharded else ""
+            for name, spec, value in zip(item.names, item.slice_specs, item_values):
+                value = np.asarray(value)
+                saved = SavedTensor(name, value)
+                if spec:
+                    saved = SavedTensor(name, value, *slice_spec.parse(spec))
+                by_device.setdefault(device, []).append(saved)
+        return [by_device[device] for device in sorted(by_device)]
 
     def _slices(self) -> dict[str, Any]:
         """Key -> `SaveSliceInfo` of each shard of a partitioned variable, its full name the one
@@ -303,34 +341,33 @@ class Saver:
             raise ValueError("Can't load save_path when it is None.")
         if not checkpoint_exists(save_path):
             raise ValueError(f"The passed save_path is not a valid checkpoint: {save_path}")
-        if not self._vars and not self._saveables:
+        if self._graph is None:
             return
+        if self._saver_def is None:
+            self._check_saved(save_path)
+        sess.run(self._graph.restore_op, {self._graph.filename: save_path})
+
+    def _check_saved(self, save_path: str) -> None:
+        """TF's errors for what the checkpoint lacks or holds of another dtype or shape, before
+        the restore op runs (they name the variable)."""
         reader = BundleReader(save_path)
         slices = self._slices()
-        feeds = {}
         for key, var in self._vars.items():
             info = slices.get(key)
             name = key if info is None else info.full_name
             _saved_dtype(reader, name, var.dtype, save_path)
-            if info is None:
-                value = reader.read(name)
-            elif list(reader.shape(name)) != list(info.full_shape):
+            shape = list(reader.shape(name))
+            if info is not None and shape != list(info.full_shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: the checkpoint holds {name} with shape "
-                    f"{list(reader.shape(name))}, the partitioned variable has shape "
-                    f"{list(info.full_shape)}")
-            else:
-                value = reader.read_slice(name, _extents(info))
-            if not var.get_shape().is_compatible_with(value.shape):
+                    f"{shape}, the partitioned variable has shape {list(info.full_shape)}")
+            if info is None and not var.get_shape().is_compatible_with(shape):
                 raise errors.InvalidArgumentError(
                     None, None, f"Restoring {key}: Assign requires shapes of both tensors to "
-                    f"match. lhs shape= {var.get_shape().as_list()} rhs shape= "
-                    f"{list(value.shape)}")
-            feeds[self._feeds[key]] = value
-        for key, tensor in self._save_tensors.items():
-            _saved_dtype(reader, key, tensor.dtype, save_path)
-            feeds[self._feeds[key]] = reader.read(key)
-        sess.run(self._restore_op, feeds)
+                    f"match. lhs shape= {var.get_shape().as_list()} rhs shape= {shape}")
+        for saveable in self._saveables:
+            for spec in saveable.specs:
+                _saved_dtype(reader, spec.name, spec.dtype, save_path)
 
 
 def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path: str) -> None:
@@ -342,10 +379,6 @@ def _saved_dtype(reader: BundleReader, name: str, dtype: dtypes.DType, save_path
         raise errors.InvalidArgumentError(
             None, None, f"tensor_name = {name}; expected dtype {dtype.base_dtype.name} does not "
             f"equal original dtype {saved.name}")
-
-
-def _extents(info: Any) -> tuple[Extent, ...]:
-    return tuple(Extent(o, s) for o, s in zip(info.var_offset, info.var_shape))
 
 
 def _checkpoint_files(prefix: str) -> list[str]:
