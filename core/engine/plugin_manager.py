@@ -196,6 +196,7 @@ def _build(failed: dict[str, str]) -> Registries:
 
     pm.register(internal_ops, name="runtime")
     infos = _load(pm, failed)
+    pm.check_pending()  # _load left out every plugin with an unknown hook: nothing is pending
 
     ops, kernels, gradients = OpRegistry(), KernelRegistry(), GradientRegistry()
     for hook, registry in (("tensorweave_register_ops", ops),
