@@ -198,3 +198,24 @@ def test_a_value_read_before_the_update_keeps_its_contents() -> None:
                 before, after = sess.run([read, update])
                 np.testing.assert_array_equal(before, np.full(8, 1 - 0.5 * step, F))
                 np.testing.assert_array_equal(after, np.full(8, 1 - 0.5 * (step + 1), F))
+
+
+@pytest.mark.parametrize("use_resource", [False, True])
+def test_a_hyper_parameter_of_unknown_rank_must_be_a_scalar_when_it_runs(use_resource):
+    with tf.Graph().as_default():
+        var = tf.get_variable("v", initializer=np.ones(3, np.float32), use_resource=use_resource)
+        lr = tf.placeholder(tf.float32)  # rank unknown: the shape function cannot refuse it
+        dense = tf.train.GradientDescentOptimizer(lr).apply_gradients(
+            [(tf.constant(np.ones(3, np.float32)), var)])
+        sparse = tf.train.AdagradOptimizer(lr).apply_gradients(
+            [(tf.IndexedSlices(tf.constant([1.0]), tf.constant([0])), var)])
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=r"alpha is not a scalar: \[3\]"):
+                sess.run(dense, {lr: [0.1, 0.1, 0.1]})
+            with pytest.raises(tf.errors.InvalidArgumentError, match=r"lr is not a scalar: \[2\]"):
+                sess.run(sparse, {lr: [0.1, 0.1]})
+            np.testing.assert_array_equal(sess.run(var), np.ones(3))  # left as it was
+            sess.run(dense, {lr: 0.5})
+            np.testing.assert_allclose(sess.run(var), np.full(3, 0.5))

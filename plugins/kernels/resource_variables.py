@@ -169,7 +169,7 @@ KERNELS: dict[str, Callable[..., Any]] = {
     **{name: _scatter_with(scatter.KERNELS[ref]) for name, ref in _SCATTERS.items()},
     **{f"ResourceScatterNd{kind}": _scatter_nd_with(scatter.KERNELS[f"ScatterNd{kind}"])
        for kind in ("Update", "Add", "Sub")},
-    **{f"Resource{name}": _apply_with(training.KERNELS[name], refs)
+    **{f"Resource{name}": _apply_with(training.checked_kernel(name), refs)
        for name, refs in _SLOTS.items()},
 }
 

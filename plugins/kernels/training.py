@@ -24,6 +24,7 @@ from typing import Any
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.engine.runtime.variables_store import VariableRef
+from tensorweave.plugins.standard_ops.training import GRADIENT_INPUTS, SPARSE_UPDATES, UPDATES
 
 
 @contextlib.contextmanager
@@ -399,6 +400,23 @@ KERNELS = {
 }
 
 
+def checked_kernel(op: str) -> Callable[..., Any]:
+    """The kernel of `op` after TF's run-time check that each hyper-parameter input is a scalar
+    (``lr is not a scalar: [3]``), for inputs whose rank was unknown when the graph was built."""
+    fn = KERNELS[op]
+    inputs, refs, _ = {**UPDATES, **SPARSE_UPDATES}[op]
+    scalars = [(i, name) for i, name in enumerate(inputs)
+               if i >= refs and name not in (*GRADIENT_INPUTS, "indices")]
+
+    def kernel(ctx: KernelContext, *args: Any) -> Any:
+        for i, name in scalars:
+            if args[i].ndim != 0:
+                raise _invalid(ctx, f"{name} is not a scalar: {list(args[i].shape)}")
+        return fn(ctx, *args)
+
+    return kernel
+
+
 def register(registry: Any, device_type: str) -> None:
-    for op, fn in KERNELS.items():
-        registry.add(op, device_type, fn)
+    for op in KERNELS:
+        registry.add(op, device_type, checked_kernel(op))
