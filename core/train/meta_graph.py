@@ -162,8 +162,12 @@ def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef 
     if all(isinstance(i, QueueRunner) for i in items):
         return CollectionDef(bytes_list=ValueList([i.to_proto() for i in items]))
     if all(hasattr(i, "as_saver_def") for i in items):  # tf.train.Saver: TF writes SaverDefs
-        return CollectionDef(bytes_list=ValueList([to_binary(i.as_saver_def().message())
-                                                   for i in items]))
+        saver_defs = [i.saver_def for i in items]
+        if None in saver_defs:  # exporting must not build a saver whose build is deferred
+            _log.warning("Issue encountered when serializing %s: a saver is not built yet; the "
+                         "collection is not exported.", name)
+            return None
+        return CollectionDef(bytes_list=ValueList([to_binary(d.message()) for d in saver_defs]))
     if all(isinstance(i, (str, bytes)) for i in items):
         return CollectionDef(bytes_list=ValueList([i.encode() if isinstance(i, str) else i
                                                    for i in items]))

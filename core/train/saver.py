@@ -228,6 +228,11 @@ class Saver:
 
     # -- save ---------------------------------------------------------------------------------
 
+    @property
+    def saver_def(self) -> Any:
+        """TF's ``Saver.saver_def``: the `SaverDef`, or None while the build is deferred."""
+        return self.as_saver_def() if self._built else None
+
     def as_saver_def(self) -> Any:
         """TF's ``SaverDef`` of this saver: its filename tensor, save tensor and restore op,
         and its retention settings."""
