@@ -501,3 +501,17 @@ def test_conds_and_loops_are_listed_in_tf1s_context_collections() -> None:
     (loop,) = tw.get_collection(tw.GraphKeys.WHILE_CONTEXT)
     assert (loop.name, loop.back_prop, loop.parallel_iterations) == (
         "while/while_context", False, 10)
+
+
+def test_conditionals_nested_200_deep_run():
+    # TF has no nesting limit; each level is a function call inside its caller's kernel
+    x = tf.placeholder(tf.float32, [])
+
+    def nest(depth: int, value: tf.Tensor) -> tf.Tensor:
+        if depth == 0:
+            return value + 1.0
+        return tf.cond(value > -1.0, lambda: nest(depth - 1, value), lambda: value)
+
+    y = nest(200, x)
+    with tf.Session() as sess:
+        assert sess.run(y, {x: 0.0}) == 1.0

@@ -17,6 +17,7 @@ aborted step (deadline, a peer's failure) stops a loop that would never end.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -55,6 +56,15 @@ def _executor(ctx: KernelContext, attr: str) -> Executor:
         plan = ExecutorPlan.build(graph_def, ctx.device, get_registries(), parallel=False)
         cached = ctx.state[attr] = (fn, Executor(plan, None), len(fn.ret_types))
     return cached[1]
+
+
+# A nested function call runs inside its caller's kernel, about ten Python frames a level:
+# Python's default limit of 1000 would stop conditionals nested about 100 deep, where TF has no
+# limit. Python-to-Python calls take no C stack from CPython 3.11 on, so there a higher limit
+# cannot overflow a thread's stack (on 3.10 the default stays).
+NESTED_CALL_RECURSION_LIMIT = 10_000
+if sys.version_info >= (3, 11) and sys.getrecursionlimit() < NESTED_CALL_RECURSION_LIMIT:
+    sys.setrecursionlimit(NESTED_CALL_RECURSION_LIMIT)
 
 
 def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> list[Any]:
