@@ -505,13 +505,13 @@ def test_conds_and_loops_are_listed_in_tf1s_context_collections() -> None:
 
 def test_conditionals_nested_200_deep_run():
     # TF has no nesting limit; each level is a function call inside its caller's kernel
-    x = tf.placeholder(tf.float32, [])
+    x = tw.placeholder(tw.float32, [])
 
-    def nest(depth: int, value: tf.Tensor) -> tf.Tensor:
+    def nest(depth: int, value: tw.Tensor) -> tw.Tensor:
         if depth == 0:
             return value + 1.0
-        return tf.cond(value > -1.0, lambda: nest(depth - 1, value), lambda: value)
+        return tw.cond(value > -1.0, lambda: nest(depth - 1, value), lambda: value)
 
     y = nest(200, x)
-    with tf.Session() as sess:
+    with tw.Session() as sess:
         assert sess.run(y, {x: 0.0}) == 1.0
