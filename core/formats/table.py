@@ -23,7 +23,8 @@ import struct
 from collections.abc import Iterable, Iterator
 
 from tensorweave.engine import errors
-from tensorweave.formats import crc32c, varint
+from tensorweave.engine.proto.wire import read_varint, varint
+from tensorweave.formats import crc32c
 
 MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48
@@ -57,8 +58,8 @@ class _BlockBuilder:
             self._restarts.append(self.size)
             self._count, self._last = 0, b""
         shared = _shared_prefix(self._last, key)
-        entry = b"".join((varint.encode(shared), varint.encode(len(key) - shared),
-                          varint.encode(len(value)), key[shared:], value))
+        entry = b"".join((varint(shared), varint(len(key) - shared),
+                          varint(len(value)), key[shared:], value))
         self.parts.append(entry)
         self.size += len(entry)
         self._count += 1
@@ -74,7 +75,7 @@ class _BlockBuilder:
 
 
 def _handle(offset: int, size: int) -> bytes:
-    return varint.encode(offset) + varint.encode(size)
+    return varint(offset) + varint(size)
 
 
 def _separator(start: bytes, limit: bytes) -> bytes:
@@ -144,8 +145,8 @@ def _read_handle(data: bytes | memoryview, pos: int) -> tuple[int, int, int]:
     """The offset and size of the block handle at `pos` of `data`, and the position after it;
     an overlong varint (which TF never writes) is corruption too."""
     start = pos
-    offset, pos = varint.decode(data, pos, len(data))
-    size, pos = varint.decode(data, pos, len(data))
+    offset, pos = read_varint(data, pos, len(data))
+    size, pos = read_varint(data, pos, len(data))
     if bytes(data[start:pos]) != _handle(offset, size):
         raise _CorruptError("overlong block handle")
     return offset, size, pos
@@ -175,9 +176,9 @@ def _block_entries(block: memoryview) -> Iterator[tuple[bytes, memoryview]]:
         raise _CorruptError("bad restart count")
     pos, key = 0, b""
     while pos < limit:
-        shared, pos = varint.decode(block, pos, limit)
-        non_shared, pos = varint.decode(block, pos, limit)
-        value_length, pos = varint.decode(block, pos, limit)
+        shared, pos = read_varint(block, pos, limit)
+        non_shared, pos = read_varint(block, pos, limit)
+        value_length, pos = read_varint(block, pos, limit)
         if shared > len(key) or pos + non_shared + value_length > limit:
             raise _CorruptError("bad block entry")
         key = key[:shared] + bytes(block[pos:pos + non_shared])

@@ -39,7 +39,8 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tensorweave.engine import dtypes, errors
-from tensorweave.formats import atomic_file, crc32c, varint
+from tensorweave.engine.proto.wire import read_varint, varint
+from tensorweave.formats import atomic_file, crc32c
 from tensorweave.formats.table import build_table, read_table
 from tensorweave.formats.tensor_bundle_proto import (
     BundleEntryProto,
@@ -194,7 +195,7 @@ def _string_parts(array: np.ndarray) -> tuple[list[bytes], int]:
     fixed-size ints, not their varints)."""
     items = [item if isinstance(item, bytes) else str(item).encode()
              for item in array.reshape(-1)]
-    lengths = b"".join(varint.encode(len(item)) for item in items)
+    lengths = b"".join(varint(len(item)) for item in items)
     crc = crc32c.value(b"".join(_length_crc_bytes(len(item)) for item in items))
     length_checksum = _U32.pack(crc32c.mask(crc))
     crc = crc32c.extend(crc, length_checksum)
@@ -483,7 +484,7 @@ def _strings_of(data: bytes, shape: tuple[int, ...]) -> tuple[np.ndarray, int]:
     count = int(np.prod(shape, dtype=np.int64))
     lengths, pos = [], 0
     for _ in range(count):
-        length, pos = varint.decode(data, pos, len(data))
+        length, pos = read_varint(data, pos, len(data))
         lengths.append(length)
     crc = crc32c.value(b"".join(_length_crc_bytes(n) for n in lengths))
     if pos + 4 > len(data) or _U32.unpack_from(data, pos)[0] != crc32c.mask(crc):

@@ -60,11 +60,14 @@ def packed_doubles(number: int, values: tuple[float, ...]) -> bytes:
     return bytes_field(number, struct.pack(f"<{len(values)}d", *values))
 
 
-def read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """The unsigned varint at `pos` and the position after it."""
+def read_varint(data: bytes | memoryview, pos: int,
+                limit: int | None = None) -> tuple[int, int]:
+    """The unsigned varint at `pos` (read no further than `limit`, default the end) and the
+    position after it; `ValueError` if it runs past the limit or over 64 bits."""
+    end = len(data) if limit is None else limit
     result = shift = 0
     while True:
-        if pos >= len(data) or shift > 63:
+        if pos >= end or shift > 63:
             raise ValueError("Malformed protocol buffer: truncated or overlong varint")
         byte = data[pos]
         pos += 1
