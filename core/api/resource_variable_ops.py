@@ -155,10 +155,7 @@ class ResourceVariable(Variable):
         return self._graph_element
 
     def _as_tensor(self, dtype: dtypes.DType | None = None) -> Tensor:
-        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
-            raise ValueError(
-                f"Incompatible type conversion requested to type '{dtypes.as_dtype(dtype).name}' "
-                f"for variable of type '{self.dtype.name}'")
+        self._check_conversion(dtype)
         return self.value()
 
     def is_initialized(self, name: str | None = None) -> Tensor:

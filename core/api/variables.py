@@ -268,11 +268,15 @@ class Variable:
     def _as_graph_element(self) -> Tensor:
         return self._snapshot
 
-    def _as_tensor(self, dtype: dtypes.DType | None = None) -> Tensor:
+    def _check_conversion(self, dtype: dtypes.DType | None) -> None:
+        """TF's refusal to convert this variable to another dtype."""
         if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
             raise ValueError(
                 f"Incompatible type conversion requested to type '{dtypes.as_dtype(dtype).name}' "
                 f"for variable of type '{self.dtype.name}'")
+
+    def _as_tensor(self, dtype: dtypes.DType | None = None) -> Tensor:
+        self._check_conversion(dtype)
         # Under control dependencies TF1's snapshot aliases the variable's buffer, so
         # `with tf.control_dependencies([update]): tf.identity(v)` sees the update. Snapshots
         # here are copies: read anew, after the dependencies.
