@@ -56,9 +56,12 @@ VARIANTS = {"": {}, "_accurate": {"fast_idct": False}, "_nofancy": {"fancy_upsam
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 @pytest.mark.parametrize("name", FILES)
 def test_decode_gives_tfs_pixels(name: str, variant: str) -> None:
-    if variant.startswith("_ratio") and name in TINY and variant != "_ratio2":
-        pytest.skip("TurboJPEG picks its own scale when several give a 1x1 image")
     got = jpeg.decode(_data(name), **VARIANTS[variant])
+    if variant.startswith("_ratio") and name in TINY and variant != "_ratio2":
+        # A known difference, kept in sight: where several scales give a 1x1 image, TurboJPEG
+        # picks its own. Fixing it makes this fail, so the expectation gets updated.
+        assert not np.array_equal(got, TF[name + variant])
+        return
     np.testing.assert_array_equal(got, TF[name + variant])
 
 
