@@ -38,7 +38,7 @@ def test_first_attribute_use_imports_the_namespace() -> None:
     assert out == "True False"
 
 
-@pytest.mark.parametrize(("name", "real"), zip(LAZY, REAL))
+@pytest.mark.parametrize(("name", "real"), list(zip(LAZY, REAL)))
 def test_lazy_namespace_is_reachable(name: str, real: str) -> None:
     module = getattr(tw, name)
     assert module.__name__ == f"tensorweave.{real}"
