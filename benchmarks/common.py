@@ -58,3 +58,12 @@ def numpy_seed_step(shape: list[int], feed: np.ndarray) -> Callable[[], None]:
         np.add(s_np, w_np * feed + b_np, out=s_np)
 
     return step
+
+
+def rss(pid: int) -> int:
+    """Resident memory of process `pid`, in bytes (Linux's /proc)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")

@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator
 
 import grpc
+from common import rss
 
 import tensorweave as tf
 from tensorweave.plugins.grpc import wire
@@ -53,13 +54,6 @@ print("running", flush=True)
 sess.run(out)
 """
 
-
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 def string_head(count: int) -> bytes:

@@ -16,18 +16,11 @@ import argparse
 import time
 
 import numpy as np
+from common import rss
 
 import tensorweave as tf
 from tensorweave.engine.runtime.worker import REMEMBERED_STEPS
 from tensorweave.train.local_cluster import LocalCluster
-
-
-def rss(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError(f"no VmRSS for process {pid}")
 
 
 def main() -> None:
