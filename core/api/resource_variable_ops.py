@@ -28,7 +28,7 @@ from tensorweave.api.scopes import name_scope
 from tensorweave.api.variables import Variable
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
-from tensorweave.engine.graph.graph import GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.engine.tensor_shape import TensorShape
 
@@ -99,10 +99,7 @@ class ResourceVariable(Variable):
                 with name_scope("Read"):
                     self._graph_element = self._snapshot = self._read()
         self._graph = graph
-        for key in collections or [GraphKeys.GLOBAL_VARIABLES]:
-            graph.add_to_collection(key, self)
-        if trainable and GraphKeys.TRAINABLE_VARIABLES not in (collections or []):
-            graph.add_to_collection(GraphKeys.TRAINABLE_VARIABLES, self)
+        self._add_to_collections(collections, trainable)
 
     # -- identity -----------------------------------------------------------------------------
 

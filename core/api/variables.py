@@ -150,10 +150,15 @@ class Variable:
                     name="Assign").op
                 self._snapshot = apply("Identity", [self._variable], name="read")
         self._graph = graph
+        self._add_to_collections(collections, trainable)
+
+    def _add_to_collections(self, collections: Any, trainable: bool) -> None:
+        """Join `collections` (default: the global variables) and, if `trainable`, the
+        trainable variables, as TF's variables do."""
         for key in collections or [GraphKeys.GLOBAL_VARIABLES]:
-            graph.add_to_collection(key, self)
+            self._graph.add_to_collection(key, self)
         if trainable and GraphKeys.TRAINABLE_VARIABLES not in (collections or []):
-            graph.add_to_collection(GraphKeys.TRAINABLE_VARIABLES, self)
+            self._graph.add_to_collection(GraphKeys.TRAINABLE_VARIABLES, self)
 
     # -- identity -----------------------------------------------------------------------------
 
