@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tensorweave.api.transfer_pairs import transfer_pairs
+from tensorweave.engine.graph import graph_def_proto
 from tensorweave.engine.graph.graph import Graph
 from tensorweave.engine.graph.graph_def import GraphDef, parse_input
 
@@ -39,7 +40,9 @@ def _quote(text: str) -> str:
 
 def _partitions(source: Any) -> tuple[list[GraphDef], bool]:
     if isinstance(source, Graph):
-        return [source.as_graph_def()], False
+        source = source.as_graph_def()
+    if isinstance(source, graph_def_proto.GraphDef):
+        source = graph_def_proto.from_proto(source)
     if isinstance(source, GraphDef):
         return [source], False
     if isinstance(source, Mapping):

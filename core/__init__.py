@@ -108,6 +108,7 @@ from tensorweave.engine.graph.tensor_conversion_registry import (
     register_tensor_conversion_function,
 )
 from tensorweave.engine.plugin_manager import hookimpl
+from tensorweave.engine.proto.framework import AttrValue, NameAttrList
 from tensorweave.engine.tensor_shape import (
     Dimension,
     TensorShape,

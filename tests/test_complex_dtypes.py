@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.engine.graph.graph_def_proto import GraphDef, parse_tensor, tensor_message
-from tensorweave.engine.proto.message import Field, to_binary
+from tensorweave.engine.graph.graph_def_proto import GraphDef, parse_text
+from tensorweave.engine.graph.tensor_proto import TensorProto, parse_tensor, tensor_to_proto
 from tensorweave.plugins.grpc import wire
 from tensorweave.train.local_cluster import LocalCluster
 from tests.numeric import fetched_numeric_grad, run
@@ -49,18 +49,20 @@ def test_feeds_and_fetches_round_trip_exactly() -> None:
 def test_a_scalar_is_scomplex_val_with_tf_bytes() -> None:
     # TensorProto { dtype: DT_COMPLEX64 tensor_shape {} scomplex_val: [1, 2] (packed, field 9) }
     expected = b"\x08\x08" + b"\x12\x00" + b"\x4a\x08" + struct.pack("<ff", 1, 2)
-    assert to_binary(tensor_message(np.array(1 + 2j, np.complex64))) == expected
+    assert tensor_to_proto(np.array(1 + 2j, np.complex64)).SerializeToString() == expected
     expected = b"\x08\x12" + b"\x12\x00" + b"\x62\x10" + struct.pack("<dd", -1, 0.5)
-    assert to_binary(tensor_message(np.array(-1 + 0.5j, np.complex128))) == expected
+    assert tensor_to_proto(np.array(-1 + 0.5j, np.complex128)).SerializeToString() == expected
 
 
 def test_parse_tensor_reads_pairs_splats_and_rejects_odd_counts() -> None:
-    shape = Field("tensor_shape", 2, "message", [Field("dim", 2, "message",
-                                                       [Field("size", 1, "int", 3)])])
-    dtype = Field("dtype", 1, "int", 18)
-    pairs = to_binary([dtype, shape, Field("dcomplex_val", 12, "packed_double", [1, 2, 3, 4])])
+    def proto(values: list[float]) -> bytes:
+        message = TensorProto(dtype=18, dcomplex_val=values)
+        message.tensor_shape.dim.add(size=3)
+        return message.SerializeToString()
+
+    pairs = proto([1, 2, 3, 4])
     np.testing.assert_array_equal(parse_tensor(pairs), np.array([1 + 2j, 3 + 4j, 3 + 4j]))
-    odd = to_binary([dtype, shape, Field("dcomplex_val", 12, "packed_double", [1, 2, 3])])
+    odd = proto([1, 2, 3])
     with pytest.raises(ValueError, match="odd number of dcomplex_val"):
         parse_tensor(odd)
 
@@ -72,8 +74,8 @@ def test_graph_def_bytes_and_text_round_trip_complex_constants() -> None:
         tf.constant(np.complex128(5 - 6j), name="b")
         tf.placeholder(tf.complex128, [3], name="p")
     proto = GraphDef.FromString(graph.as_graph_def().SerializeToString())
-    assert "DT_COMPLEX128" in str(proto) and "dcomplex_val: -6.0" in str(proto)
-    again = GraphDef.FromText(str(proto))
+    assert "DT_COMPLEX128" in str(proto) and "dcomplex_val: -6\n" in str(proto)
+    again = parse_text(str(proto))
     with tf.Graph().as_default():
         tf.import_graph_def(again, name="")
         a, b = run(["a:0", "b:0"])

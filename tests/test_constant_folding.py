@@ -20,7 +20,7 @@ from tensorweave.plugins.constant_folding import fold_constants
 
 def pruned(fetches: Sequence[tf.Tensor], feeds: Sequence[tf.Tensor] = (),
            targets: Sequence[str] = ()) -> tuple[GraphDef, PassContext]:
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [t.name for t in feeds],
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [t.name for t in feeds],
                       [t.name for t in fetches], list(targets))
     keep = {n.name for n in graph_def.node if n.op in ("_Arg", "_Retval")} | set(targets)
     return graph_def, PassContext(get_registries(), frozenset(keep))

@@ -399,7 +399,7 @@ def test_constant_folding_and_cse_keep_control_flow_ops_and_results() -> None:
     pure = tw.cond(tw.constant(True), lambda: tw.constant(2) * 3, lambda: tw.constant(0))
     effect = tw.cond(tw.constant(True), lambda: v.assign_add(1), lambda: tw.identity(v.value()))
     loop = tw.while_loop(lambda i: i < 4, lambda i: i + 1, [tw.constant(0)])
-    graph_def = tw.get_default_graph().as_graph_def()
+    graph_def = tw.get_default_graph()._engine_graph_def()
     folded = fold_constants(graph_def, _pass_context())
     merged = eliminate_common_subexpressions(folded, _pass_context())
     kept = {n.name: n.op for n in merged.node}
@@ -414,7 +414,7 @@ def test_constant_folding_and_cse_keep_control_flow_ops_and_results() -> None:
 def test_partition_graphs_and_graph_def_export_carry_the_functions() -> None:
     p = tw.placeholder(tw.bool, [])
     y = tw.cond(p, lambda: tw.constant(1.0), lambda: tw.constant(2.0))
-    node = next(n for n in tw.get_default_graph().as_graph_def().node if n.op == "StatelessIf")
+    node = next(n for n in tw.get_default_graph()._engine_graph_def().node if n.op == "StatelessIf")
     assert isinstance(node.attr["then_branch"], FunctionDef)
     metadata = tw.RunMetadata()
     with tw.Session() as sess:

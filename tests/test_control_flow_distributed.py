@@ -34,7 +34,7 @@ def test_function_attrs_round_trip_as_nested_node_lists() -> None:
     p = tf.placeholder(tf.bool, [], name="p")
     out = tf.cond(p, lambda: tf.while_loop(lambda i: i < n, lambda i: i + 2, [0]),
                   lambda: tf.constant(-1), name="outer")
-    graph_def = tf.get_default_graph().as_graph_def()
+    graph_def = tf.get_default_graph()._engine_graph_def()
     encoded = messages.graph_to_wire(graph_def.node)
     node = next(v for v in encoded if v[1] == out.op.type)
     assert isinstance(node[4]["then_branch"], wire.WireFunction)

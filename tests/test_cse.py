@@ -18,7 +18,7 @@ from tensorweave.plugins.cse import eliminate_common_subexpressions
 
 def cse(fetches: Sequence[tf.Tensor], targets: Sequence[str] = ()) -> GraphDef:
     """The pruned default graph for `fetches` after CSE, protected as the master does it."""
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [t.name for t in fetches],
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [t.name for t in fetches],
                       list(targets))
     keep = {n.name for n in graph_def.node if n.op in ("_Arg", "_Retval")}
     ctx = PassContext(get_registries(), frozenset(keep | set(targets)))
@@ -150,6 +150,6 @@ def test_session_records_the_pass_and_keeps_results() -> None:
 
 def test_graph_without_duplicates_is_returned_as_is() -> None:
     y = tf.constant(1.0) + 2.0
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [y.name], [])
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [y.name], [])
     ctx = PassContext(get_registries(), frozenset())
     assert eliminate_common_subexpressions(graph_def, ctx) is graph_def

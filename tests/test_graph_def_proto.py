@@ -1,22 +1,29 @@
-"""TF's GraphDef wire and text formats: known bytes, round trips of every attr kind, functions,
-and validation of malformed input."""
+"""TF's GraphDef message <-> the engine's graph: known bytes, round trips of every attr kind,
+functions, and validation of malformed messages."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from google.protobuf.message import DecodeError
 
 import tensorweave as tf
+from tensorweave.engine.graph import graph_def as engine
 from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.graph.graph_def_proto import (
     GraphDef,
     NodeDef,
     VersionDef,
-    parse_tensor,
-    tensor_message,
+    from_proto,
+    parse_text,
+    to_proto,
 )
-from tensorweave.engine.proto import wire as wire
-from tensorweave.engine.proto.message import Field, to_binary
+from tensorweave.engine.graph.tensor_proto import TensorProto, parse_tensor, tensor_to_proto
+
+
+def read(graph_def: GraphDef) -> engine.GraphDef:
+    """`graph_def` after a trip through its bytes, in the engine's form."""
+    return from_proto(GraphDef.FromString(graph_def.SerializeToString()))
 
 
 def user_attrs(node: NodeDef) -> dict:
@@ -43,7 +50,9 @@ def assert_same_value(a, b) -> None:
 
 
 def test_a_node_has_the_bytes_tensorflow_writes() -> None:
-    graph_def = GraphDef(node=[NodeDef("c", "Const", attr={"dtype": tf.float32})])
+    graph_def = to_proto(engine.GraphDef(node=[engine.NodeDef("c", "Const",
+                                                              attr={"dtype": tf.float32})]))
+    assert isinstance(graph_def, tf.GraphDef)
     node = (b"\x0a\x01c" + b"\x12\x05Const"
             + b"\x2a\x0b" + b"\x0a\x05dtype" + b"\x12\x02" + b"\x30\x01")
     assert graph_def.SerializeToString() == b"\x0a" + bytes([len(node)]) + node + b"\x22\x00"
@@ -53,7 +62,8 @@ def test_a_tensor_has_the_bytes_tensorflow_writes() -> None:
     # TensorProto { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: 1, 2 }
     expected = (b"\x08\x03" + b"\x12\x04\x12\x02\x08\x02"
                 + b"\x22\x08" + np.array([1, 2], "<i4").tobytes())
-    assert to_binary(tensor_message(np.array([1, 2], np.int32))) == expected
+    assert tensor_to_proto(np.array([1, 2], np.int32)).SerializeToString() == expected
+    assert tf.make_tensor_proto(np.array([1, 2], np.int32)).SerializeToString() == expected
 
 
 def test_every_attr_kind_round_trips() -> None:
@@ -70,8 +80,8 @@ def test_every_attr_kind_round_trips() -> None:
     tf.cond(tf.reduce_sum(y) > 0, lambda: y * 2.0, lambda: y)
     tf.while_loop(lambda k, a: k < 3, lambda k, a: (k + 1, a * 2.0), [0, tf.constant(1.0)])
     tf.data.Dataset.from_tensor_slices(np.arange(4)).map(lambda a: a + 1).make_one_shot_iterator()
-    graph_def = tf.get_default_graph().as_graph_def()
-    parsed = tf.GraphDef.FromString(graph_def.SerializeToString())
+    graph_def = tf.get_default_graph()._engine_graph_def()
+    parsed = read(tf.get_default_graph().as_graph_def())
     assert [n.name for n in parsed.node] == [n.name for n in graph_def.node]
     for a, b in zip(graph_def.node, parsed.node):
         assert (a.op, a.input, a.device) == (b.op, b.input, b.device)
@@ -85,11 +95,13 @@ def test_every_attr_kind_round_trips() -> None:
 def test_function_attrs_go_through_the_library() -> None:
     x = tf.constant(2.0)
     out = tf.cond(x > 1.0, lambda: x * 3.0, lambda: x, name="c")
-    graph_def = tf.get_default_graph().as_graph_def()
-    data = graph_def.SerializeToString()
-    text = str(graph_def)
+    proto = tf.get_default_graph().as_graph_def()
+    graph_def = tf.get_default_graph()._engine_graph_def()
+    text = str(proto)
     assert "library {" in text and "signature {" in text
-    parsed = tf.GraphDef.FromString(data)
+    cond = next(n for n in proto.node if n.name == out.op.name)
+    assert cond.attr["then_branch"].func.name in {f.signature.name for f in proto.library.function}
+    parsed = read(proto)
     node = next(n for n in parsed.node if n.name == out.op.name)
     branch = node.attr["then_branch"]
     assert isinstance(branch, FunctionDef)
@@ -103,14 +115,15 @@ def test_function_attrs_go_through_the_library() -> None:
 def test_shapes_are_written_only_with_add_shapes() -> None:
     tf.placeholder(tf.float32, [2, None], name="p")
     graph = tf.get_default_graph()
-    plain = tf.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    plain = graph.as_graph_def()
     assert "_output_shapes" not in plain.node[0].attr
     assert "_output_types" not in plain.node[0].attr
-    shaped = tf.GraphDef.FromString(graph.as_graph_def(add_shapes=True).SerializeToString())
-    assert shaped.node[0].attr["_output_shapes"] == [tf.TensorShape([2, None])]
+    shaped = graph.as_graph_def(add_shapes=True)
+    assert [d.size for d in shaped.node[0].attr["_output_shapes"].list.shape[0].dim] == [2, -1]
     assert "_output_types" not in shaped.node[0].attr
-    again = tf.GraphDef.FromString(shaped.SerializeToString())  # a parsed node keeps them
+    again = read(shaped)  # a read node keeps them
     assert again.node[0].attr["_output_shapes"] == [tf.TensorShape([2, None])]
+    assert "_output_shapes" in to_proto(again).node[0].attr
 
 
 def test_from_version_gives_only_newer_ops() -> None:
@@ -122,143 +135,127 @@ def test_from_version_gives_only_newer_ops() -> None:
 
 
 def test_parse_from_string_replaces_content_and_text_format() -> None:
-    source = GraphDef(node=[NodeDef("a", "NoOp", input=["^b"], device="/cpu:0")],
+    source = GraphDef(node=[NodeDef(name="a", op="NoOp", input=["^b"], device="/cpu:0")],
                       versions=VersionDef(producer=27, min_consumer=12))
-    target = tf.GraphDef(node=[NodeDef("old", "NoOp")])
-    assert target.ParseFromString(source.SerializeToString()) == source.ByteSize()
+    target = tf.GraphDef(node=[NodeDef(name="old", op="NoOp")])
+    target.ParseFromString(source.SerializeToString())
     assert [n.name for n in target.node] == ["a"] and target.node[0].input == ["^b"]
     assert target.versions == VersionDef(producer=27, min_consumer=12)
     assert str(target) == ('node {\n  name: "a"\n  op: "NoOp"\n  input: "^b"\n'
                            '  device: "/cpu:0"\n}\nversions {\n  producer: 27\n'
                            '  min_consumer: 12\n}\n')
+    assert parse_text(str(target)) == source
 
 
-def tensor_bytes(*fields: Field) -> bytes:
-    return to_binary(list(fields))
-
-
-def shape_field(*dims: int) -> Field:
-    return Field("tensor_shape", 2, "message",
-                 [Field("dim", 2, "message", [Field("size", 1, "int", d)]) for d in dims])
+def tensor(dtype: int, dims: tuple[int, ...] | None = (), **values) -> bytes:
+    proto = TensorProto(dtype=dtype, **values)
+    for d in dims or ():
+        proto.tensor_shape.dim.add(size=d)
+    return proto.SerializeToString()
 
 
 def test_typed_values_fill_the_shape_with_the_last_value() -> None:
-    data = tensor_bytes(Field("dtype", 1, "enum", 1), shape_field(2, 2),
-                        Field("float_val", 5, "packed_float", [1.5, 2.5]))
-    out = parse_tensor(data)
+    out = parse_tensor(tensor(1, (2, 2), float_val=[1.5, 2.5]))
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, [[1.5, 2.5], [2.5, 2.5]])
-    zeros = parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 9), shape_field(3)))
+    zeros = parse_tensor(tensor(9, (3,)))
     assert zeros.dtype == np.int64 and zeros.tolist() == [0, 0, 0]
-    half = parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 19),
-                                     Field("half_val", 13, "packed_int",
-                                           [int(np.float16(0.5).view(np.uint16))])))
+    half = parse_tensor(tensor(19, half_val=[int(np.float16(0.5).view(np.uint16))]))
     assert half.dtype == np.float16 and half.item() == 0.5
 
 
-@pytest.mark.parametrize("fields, match", [
-    ((Field("dtype", 1, "enum", 3), shape_field(2),
-      Field("tensor_content", 4, "bytes", b"\x00" * 7)), "7 bytes for 2"),
-    ((Field("dtype", 1, "enum", 3), shape_field(1),
-      Field("int_val", 7, "packed_int", [1, 2])), "2 values for 1"),
-    ((Field("dtype", 1, "enum", 14),), "unsupported DataType 14"),
-    ((Field("dtype", 1, "enum", 1), shape_field(-1)), "not fully defined"),
-    ((Field("dtype", 1, "enum", 1), shape_field(-2)), "size -2"),
-    ((shape_field(1),), "no dtype"),
-    ((Field("dtype", 1, "enum", 1), shape_field(1 << 40),
-      Field("float_val", 5, "packed_float", [1.0])), "expand"),
-    ((Field("dtype", 1, "enum", 3), Field("float_val", 5, "packed_float", [1.0])),
-     "float_val"),
-])
-def test_malformed_tensors_raise_value_error(fields, match) -> None:
-    with pytest.raises(ValueError, match=match):
-        parse_tensor(tensor_bytes(*fields))
-
-
-def node_bytes(*fields: Field) -> bytes:
-    return to_binary([Field("node", 1, "message", list(fields))])
-
-
-def attr_field(key: str, *value: Field) -> Field:
-    return Field("attr", 5, "message", [Field("key", 1, "string", key),
-                                        Field("value", 2, "message", list(value))])
-
-
 @pytest.mark.parametrize("data, match", [
-    (b"\x0a\x05ab", "truncated"),
-    (b"\x0a", "truncated"),
-    (node_bytes(Field("name", 1, "int", 3)), "wire type"),
-    (node_bytes(Field("name", 1, "bytes", b"\xff"), Field("op", 2, "string", "NoOp")),
-     "UTF-8"),
-    (node_bytes(Field("op", 2, "string", "NoOp")), "no name"),
-    (node_bytes(Field("name", 1, "string", "a")), "no op"),
-    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "If"),
-                attr_field("f", Field("func", 10, "message", [Field("name", 1, "string",
-                                                                    "missing")]))),
-     "not in the library"),
-    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
-                attr_field("s", Field("shape", 7, "message", [
-                    Field("dim", 2, "message", []), Field("unknown_rank", 3, "bool", True)]))),
-     "unknown rank"),
-    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
-                attr_field("l", Field("list", 1, "message", [
-                    Field("i", 3, "packed_int", [1]), Field("b", 5, "packed_bool", [True])]))),
-     "more than one kind"),
-    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
-                attr_field("p", Field("placeholder", 9, "string", "T"))), "placeholder"),
-    (node_bytes(Field("name", 1, "string", "a"), Field("op", 2, "string", "X"),
-                attr_field("t", Field("type", 6, "enum", 14))), "DataType 14"),
+    (tensor(3, (2,), tensor_content=b"\x00" * 7), "7 bytes for 2"),
+    (tensor(3, (1,), int_val=[1, 2]), "2 values for 1"),
+    (tensor(14), "unsupported DataType 14"),
+    (tensor(1, (-1,)), "not fully defined"),
+    (tensor(1, (-2,)), "size -2"),
+    (tensor(0, (1,)), "no dtype"),
+    (tensor(1, (1 << 40,), float_val=[1.0]), "expand"),
+    (tensor(3, float_val=[1.0]), "float_val"),
+    (b"\x0a\x05ab", "Malformed TensorProto"),
 ])
-def test_malformed_graph_defs_raise_value_error(data, match) -> None:
+def test_malformed_tensors_raise_value_error(data, match) -> None:
     with pytest.raises(ValueError, match=match):
+        parse_tensor(data)
+
+
+def node(name: str = "a", op: str = "X", **attrs: tf.AttrValue) -> GraphDef:
+    graph_def = GraphDef()
+    added = graph_def.node.add(name=name, op=op)
+    for key, value in attrs.items():
+        added.attr[key].CopyFrom(value)
+    return graph_def
+
+
+def unknown_rank_dims() -> tf.AttrValue:
+    value = tf.AttrValue()
+    value.shape.unknown_rank = True
+    value.shape.dim.add(size=1)
+    return value
+
+
+@pytest.mark.parametrize("graph_def, match", [
+    (node(name=""), "no name"),
+    (node(op=""), "no op"),
+    (node(op="If", f=tf.AttrValue(func=tf.NameAttrList(name="missing"))),
+     "not in the library"),
+    (node(s=unknown_rank_dims()), "unknown rank"),
+    (node(l=tf.AttrValue(list=tf.AttrValue.ListValue(i=[1], b=[True]))), "more than one kind"),
+    (node(p=tf.AttrValue(placeholder="T")), "placeholder"),
+    (node(t=tf.AttrValue(type=14)), "DataType 14"),
+])
+def test_malformed_graph_defs_raise_value_error(graph_def, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        from_proto(graph_def)
+    with pytest.raises(ValueError, match=match), tf.Graph().as_default():
+        tf.import_graph_def(graph_def)
+
+
+@pytest.mark.parametrize("data", [b"\x0a\x05ab", b"\x0a", b"\x0a\x03\x0a\x01\xff"])
+def test_bytes_that_are_no_graph_def_raise_decode_error(data) -> None:
+    with pytest.raises(DecodeError):
         tf.GraphDef.FromString(data)
 
 
-def test_unknown_fields_are_skipped_and_ref_types_read_as_their_base() -> None:
-    data = node_bytes(Field("name", 1, "string", "v"), Field("op", 2, "string", "Identity"),
-                      Field("experimental", 6, "string", "ignored"),
-                      attr_field("T", Field("type", 6, "enum", 101)))
-    node = tf.GraphDef.FromString(data + wire.key(9, wire.VARINT) + b"\x01").node[0]
-    assert node.attr == {"T": tf.float32}
+def test_unknown_fields_are_kept_and_ref_types_read_as_their_base() -> None:
+    graph_def = node(op="Identity", T=tf.AttrValue(type=101))
+    data = graph_def.SerializeToString()[:-0 or None] + b"\x48\x01"  # field 9: not described
+    parsed = tf.GraphDef.FromString(data)
+    assert parsed.SerializeToString().endswith(b"\x48\x01")
+    assert from_proto(parsed).node[0].attr == {"T": tf.float32}
 
 
-def test_non_graph_values_and_bytes_are_rejected() -> None:
+def test_non_graph_values_are_rejected() -> None:
     with pytest.raises(TypeError):
-        tf.GraphDef.FromString("not bytes")  # type: ignore[arg-type]
+        from_proto(b"not a message")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no AttrValue form"):
-        GraphDef(node=[NodeDef("a", "X", attr={"bad": object()})]).SerializeToString()
+        to_proto(engine.GraphDef(node=[engine.NodeDef("a", "X", attr={"bad": object()})]))
     with pytest.raises(ValueError, match="one kind"):
-        GraphDef(node=[NodeDef("a", "X", attr={"bad": [1, "a"]})]).SerializeToString()
+        to_proto(engine.GraphDef(node=[engine.NodeDef("a", "X", attr={"bad": [1, "a"]})]))
 
 
 @pytest.mark.parametrize("np_type, code, field", [
-    (np.uint16, 17, ("int_val", 7)), (np.uint32, 22, ("uint32_val", 16)),
-    (np.uint64, 23, ("uint64_val", 17)),
+    (np.uint16, 17, "int_val"), (np.uint32, 22, "uint32_val"), (np.uint64, 23, "uint64_val"),
 ])
 def test_wide_unsigned_tensors_use_tensorflow_codes_and_fields(np_type, code, field) -> None:
     top = np.iinfo(np_type).max
-    scalar = tensor_message(np.array(top, np_type))
-    assert scalar[0].value == code
-    assert (scalar[2].name, scalar[2].number, scalar[2].value) == (*field, [int(top)])
+    scalar = tensor_to_proto(np.array(top, np_type))
+    assert scalar.dtype == code and list(getattr(scalar, field)) == [int(top)]
     for value in (np.array(top, np_type), np.array([0, top, 1], np_type),
                   np.array([[top]], np_type)):
-        out = parse_tensor(to_binary(tensor_message(value)))
+        out = parse_tensor(tensor_to_proto(value).SerializeToString())
         assert out.dtype == np_type and out.shape == value.shape
         np.testing.assert_array_equal(out, value)
 
 
 def test_uint64_values_past_int64_parse_exactly_and_out_of_range_values_are_refused() -> None:
-    data = tensor_bytes(Field("dtype", 1, "enum", 23), shape_field(2),
-                        Field("uint64_val", 17, "packed_int", [2**63, 2**64 - 1]))
-    assert parse_tensor(data).tolist() == [2**63, 2**64 - 1]
+    assert parse_tensor(tensor(23, (2,), uint64_val=[2**63, 2**64 - 1])).tolist() == \
+        [2**63, 2**64 - 1]
     with pytest.raises(ValueError, match="out of range for uint16"):
-        parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 17),
-                                  Field("int_val", 7, "packed_int", [65536])))
+        parse_tensor(tensor(17, int_val=[65536]))
     with pytest.raises(ValueError, match="uint32 has uint64_val"):
-        parse_tensor(tensor_bytes(Field("dtype", 1, "enum", 22),
-                                  Field("uint64_val", 17, "packed_int", [1])))
-
-
+        parse_tensor(tensor(22, uint64_val=[1]))
 def test_a_uint64_graph_round_trips_as_text_and_bytes() -> None:
     with tf.Graph().as_default() as graph:
         tf.constant(2**64 - 1, tf.uint64, name="c")

@@ -17,6 +17,6 @@ def test_write_graph_writes_text_and_binary(tmp_path) -> None:
     bin_path = tf.train.write_graph(graph.as_graph_def(), str(tmp_path), "g.pb", as_text=False)
     parsed = tf.GraphDef.FromString(open(bin_path, "rb").read())
     assert [n.name for n in parsed.node] == ["c"]
-    assert parsed.node[0].attr["value"].tolist() == [1.0, 2.0]
+    assert tf.make_ndarray(parsed.node[0].attr["value"].tensor).tolist() == [1.0, 2.0]
     with pytest.raises(TypeError):
         tf.train.write_graph(42, str(tmp_path), "x")

@@ -69,7 +69,8 @@ def test_whitelist_and_blacklist_choose_the_variables_to_freeze() -> None:
         kernel = sess.run("head/kernel:0")
     ops = {n.name: n.op for n in only.node}
     assert ops["head/kernel"] == "Const" and ops["hidden/kernel"] == "VariableV2"
-    value = next(n for n in only.node if n.name == "head/kernel").attr["value"]
+    head = next(n for n in only.node if n.name == "head/kernel")
+    value = tf.make_ndarray(head.attr["value"].tensor)
     np.testing.assert_array_equal(value, kernel)
     assert value.dtype == np.float32 and value.shape == (4, 1)
     ops = {n.name: n.op for n in but.node}

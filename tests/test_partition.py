@@ -28,7 +28,7 @@ def partitions(fetches: Sequence[tf.Tensor], feeds: Sequence[tf.Tensor] = (),
                targets: Sequence[str] = ()) -> dict[str, GraphDef]:
     """The default graph pruned, placed on three CPUs and partitioned."""
     reg = get_registries()
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [t.name for t in feeds],
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [t.name for t in feeds],
                       [t.name for t in fetches], list(targets))
     placed = place(graph_def, DEVICES, DeviceSpec(job="localhost", replica=0, task=0), reg.ops,
                    reg.kernels)

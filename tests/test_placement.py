@@ -153,7 +153,7 @@ def _with_fake_accelerator(graph_def: GraphDef, soft: bool) -> dict[str, str]:
 def test_a_node_goes_only_where_a_kernel_exists() -> None:
     with tf.device("/device:FAKE:0"):
         m = tf.multiply(tf.constant(1.0, name="c"), 2.0, name="m")
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [m.name], [])
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [m.name], [])
     with pytest.raises(tf.errors.InvalidArgumentError) as info:
         _with_fake_accelerator(graph_def, soft=False)
     assert "No kernel for op" in str(info.value)

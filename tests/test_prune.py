@@ -13,7 +13,7 @@ from tensorweave.engine.runtime.prune import prune
 
 
 def pruned(feeds: Sequence[str], fetches: Sequence[str], targets: Sequence[str] = ()) -> GraphDef:
-    return prune(tf.get_default_graph().as_graph_def(), feeds, fetches, list(targets))
+    return prune(tf.get_default_graph()._engine_graph_def(), feeds, fetches, list(targets))
 
 
 def test_only_the_needed_subgraph_is_kept_in_graph_order() -> None:
@@ -98,7 +98,7 @@ def test_unknown_names_raise_not_found() -> None:
 def test_pruning_leaves_the_graph_untouched() -> None:
     p = tf.placeholder(tf.float32, [])
     out = p * 2.0
-    graph_def = tf.get_default_graph().as_graph_def()
+    graph_def = tf.get_default_graph()._engine_graph_def()
     before = [(n.name, list(n.input)) for n in graph_def.node]
     prune(graph_def, [p.name], [out.name], [])
     assert [(n.name, list(n.input)) for n in graph_def.node] == before

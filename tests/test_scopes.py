@@ -140,7 +140,7 @@ def test_container_sets_the_empty_container_attr_of_stateful_ops() -> None:
         assert "container" not in c.op.attrs and "container" not in r.op.attrs
         assert after.op.get_attr("container") == ""
         node = next(n for n in g.as_graph_def().node if n.name == "v")
-        assert node.attr["container"] == "experiment0"
+        assert node.attr["container"].s == b"experiment0"
         with tw.Session() as sess:
             sess.run(tw.global_variables_initializer())
             assert sess.run(v).tolist() == [1.0, 2.0]

@@ -41,7 +41,7 @@ def counting(func: Callable[..., Any]) -> tuple[Callable[..., Any], Counter[str]
 
 
 def pruned(fetches: list[tw.Tensor]) -> tuple[GraphDef, PassContext]:
-    graph_def = prune(tw.get_default_graph().as_graph_def(), [], [t.name for t in fetches], [])
+    graph_def = prune(tw.get_default_graph()._engine_graph_def(), [], [t.name for t in fetches], [])
     keep = {n.name for n in graph_def.node if n.op in ("_Arg", "_Retval")}
     return graph_def, PassContext(get_registries(), frozenset(keep))
 

@@ -8,7 +8,7 @@ import pytest
 
 import tensorweave as tw
 from tensorweave.engine import errors
-from tensorweave.engine.graph.graph_def_proto import parse_tensor
+from tensorweave.engine.graph.tensor_proto import parse_tensor
 from tests import sparse_support
 from tests.sparse_support import run
 

@@ -69,7 +69,7 @@ def test_string_placeholder_feeds_str_bytes_and_lists() -> None:
 
 
 def _pruned(fetches: list[tw.Tensor]) -> tuple[GraphDef, PassContext]:
-    graph_def = prune(tw.get_default_graph().as_graph_def(), [], [t.name for t in fetches], [])
+    graph_def = prune(tw.get_default_graph()._engine_graph_def(), [], [t.name for t in fetches], [])
     keep = {n.name for n in graph_def.node if n.op in ("_Arg", "_Retval")}
     return graph_def, PassContext(get_registries(), frozenset(keep))
 

@@ -189,8 +189,9 @@ def test_a_writer_with_a_graph_records_its_full_graph_def_and_meta_graph(tmp_pat
     graph_event, meta_event = events[1], events[2]
     nodes = {n.name: n for n in tw.GraphDef.FromString(graph_event.graph_def).node}
     assert set(nodes) >= {"x", "y", "Relu"}
-    assert nodes["x"].attr["dtype"] == tw.float32  # attrs are written ...
-    assert [s.as_list() for s in nodes["y"].attr["_output_shapes"]] == [[None]]  # ... and shapes
+    assert nodes["x"].attr["dtype"].type == tw.float32.as_datatype_enum  # attrs are written ...
+    shapes = nodes["y"].attr["_output_shapes"].list.shape  # ... and shapes
+    assert [[d.size for d in s.dim] for s in shapes] == [[-1]]
     meta = MetaGraphDef.FromString(meta_event.meta_graph_def)
     assert {n.name for n in meta.graph_def.node} == set(nodes)
     assert meta.collection_def["outputs"].node_list.value == ["y:0"]

@@ -1,5 +1,5 @@
-"""Protobuf text format reading: the grammar against a small schema, errors naming the line, and
-round trips of GraphDefs (every attr kind), meta graphs and SavedModels written as text."""
+"""Protobuf text format (``google.protobuf.text_format``) of GraphDefs: round trips of every attr
+kind, a graph as TF writes it, errors naming the line; meta graphs and SavedModels as text."""
 
 from __future__ import annotations
 
@@ -7,118 +7,28 @@ import math
 
 import numpy as np
 import pytest
+from google.protobuf import text_format
 
 import tensorweave as tf
+from tensorweave.engine.graph import graph_def as engine
 from tensorweave.engine.graph.func_graph import FunctionDef
-from tensorweave.engine.graph.graph_def_proto import GraphDef, NodeDef, VersionDef, parse_text
-from tensorweave.engine.proto import text_format
-from tensorweave.engine.proto.message import Field, to_binary
+from tensorweave.engine.graph.graph_def_proto import (
+    GraphDef,
+    NodeDef,
+    VersionDef,
+    from_proto,
+    parse_text,
+    to_proto,
+)
+from tensorweave.engine.proto import text_format as legacy_text_format
 from tensorweave.formats.meta_graph_proto import MetaGraphDef
 from tensorweave.formats.saved_model_proto import SavedModel
-
-COLORS = {0: "RED", 1: "GREEN", 7: "BLUE"}
-SCHEMA = {
-    "Outer": text_format.fields(
-        s=(1, "string"), b=(2, "bytes"), i=(3, "int"), flag=(4, "bool"), f=(5, "float"),
-        d=(6, "double"), color=(7, "enum", COLORS), inner=(8, "Inner"), entry=(9, "Entry")),
-    "Inner": text_format.fields(i=(1, "int"), inner=(2, "Inner")),
-    "Entry": text_format.fields(key=(1, "string"), value=(2, "Inner")),
-}
-
-
-def parse(text: str) -> bytes:
-    return text_format.to_binary(text, SCHEMA, "Outer")
-
-
-def test_scalars_of_every_kind_read_as_their_wire_bytes() -> None:
-    text = ('s: "h\\303\\251\\n" b: \'\\x00\\377\\\'\' i: -5 flag: true f: 1.5f d: -2.25e3\n'
-            "color: BLUE i: 0x1F i: 017 i: 18446744073709551615 color: 1 flag: f")
-    expected = [Field("s", 1, "string", "hé\n"), Field("b", 2, "bytes", b"\x00\xff'"),
-                Field("i", 3, "int", -5), Field("flag", 4, "bool", True),
-                Field("f", 5, "float", 1.5), Field("d", 6, "double", -2250.0),
-                Field("color", 7, "enum", 7), Field("i", 3, "int", 31),
-                Field("i", 3, "int", 15), Field("i", 3, "int", (1 << 64) - 1),
-                Field("color", 7, "enum", 1), Field("flag", 4, "bool", False)]
-    assert parse(text) == to_binary(expected)
-
-
-def test_messages_lists_maps_comments_and_separators() -> None:
-    text = """
-    # a comment line
-    inner { i: 1 inner < i: 2 > };   # angle brackets, and ';' between fields
-    inner: { }
-    i: [1, -2, 3],
-    entry { key: "k" value { i: 4 } }
-    inner: [{ i: 5 }, < i: 6 >]
-    s: "a" 'b' "c"
-    """
-    expected = [
-        Field("inner", 8, "message", [Field("i", 1, "int", 1),
-                                      Field("inner", 2, "message", [Field("i", 1, "int", 2)])]),
-        Field("inner", 8, "message", []),
-        Field("i", 3, "int", 1), Field("i", 3, "int", -2), Field("i", 3, "int", 3),
-        Field("entry", 9, "message", [Field("key", 1, "string", "k"),
-                                      Field("value", 2, "message", [Field("i", 1, "int", 4)])]),
-        Field("inner", 8, "message", [Field("i", 1, "int", 5)]),
-        Field("inner", 8, "message", [Field("i", 1, "int", 6)]),
-        Field("s", 1, "string", "abc"),
-    ]
-    assert parse(text) == to_binary(expected)
-    assert parse("") == b""
-
-
-@pytest.mark.parametrize(("text", "value"), [
-    ("inf", math.inf), ("-inf", -math.inf), ("-Infinity", -math.inf), ("1e39", math.inf),
-    ("3", 3.0), ("-.5", -0.5), ("2.f", 2.0)])
-def test_float_values(text: str, value: float) -> None:
-    assert parse(f"f: {text}") == to_binary([Field("f", 5, "float", value)])
-
-
-def test_nan_and_unicode_escapes() -> None:
-    data = parse('f: nan s: "\\u00e9\\U0001F600"')
-    assert data[:1] == b"\x2d" and math.isnan(np.frombuffer(data[1:5], "<f4")[0])
-    assert data[5:] == to_binary([Field("s", 1, "string", "é\U0001F600")])
-
-
-@pytest.mark.parametrize(("text", "where", "match"), [
-    ("i: 1\n  nope: 2", "2:3", 'Message type "Outer" has no field named "nope"'),
-    ("inner {\n i: 1\n", "3:1", 'Expected "}"'),
-    ('i: "x"', "1:4", "Expected a int for field \"i\", got a string"),
-    ("i: 1.5", "1:4", "Couldn't parse integer: 1.5"),
-    ("i: 18446744073709551616", "1:4", "Integer out of range"),
-    ("s: 3", "1:4", 'Expected a string for field "s"'),
-    ("color: PURPLE", "1:8", 'Enum field "color" has no value named PURPLE'),
-    ("flag: yes", "1:7", "Couldn't parse boolean: yes"),
-    ("f: abc", "1:4", "Couldn't parse float: abc"),
-    ('s: "abc', "1:4", "Unterminated string"),
-    ('s: "\\q"', "1:4", "Invalid escape sequence"),
-    ('s: "\\377"', "1:4", 'String field "s" is not valid UTF-8'),
-    ("i 3", "1:3", 'Expected ":" after field "i"'),
-    ("inner: 3", "1:8", 'Expected "{" for message field "inner"'),
-    ("i: [1 2]", "1:7", 'Expected ","'),
-    ("i:", "1:3", "Expected a value, found \"end of input\""),
-    ("}", "1:1", "Expected a field name"),
-    ("i: 1 @", "1:6", "Unexpected character '@'"),
-])
-def test_malformed_text_raises_parse_error_naming_line_and_column(text: str, where: str,
-                                                                  match: str) -> None:
-    with pytest.raises(text_format.ParseError, match=match) as info:
-        parse(text)
-    assert str(info.value).startswith(f"{where} : ")
-    assert isinstance(info.value, ValueError)
-    assert (info.value.line, info.value.column) == tuple(int(n) for n in where.split(":"))
-
-
-def test_nesting_is_limited_as_protobuf() -> None:
-    parse("inner {" * 100 + "}" * 100)
-    with pytest.raises(text_format.ParseError, match="nested more than 100 levels deep"):
-        parse("inner {" * 101 + "}" * 101)
-
 
 # -- GraphDef -----------------------------------------------------------------------------------
 
 
-def build_graph_with_every_attr_kind() -> tf.GraphDef:
+def build_graph_with_every_attr_kind() -> tuple[engine.GraphDef, GraphDef]:
+    """A graph with every attr kind, in the engine's form and as a message."""
     x = tf.placeholder(tf.float32, [None, 3], name="x")
     v = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
     y = tf.matmul(x, v) + tf.constant([1.0, 2.0])
@@ -132,31 +42,31 @@ def build_graph_with_every_attr_kind() -> tf.GraphDef:
     tf.cond(tf.reduce_sum(y) > 0, lambda: y * 2.0, lambda: y)
     tf.while_loop(lambda k, a: k < 3, lambda k, a: (k + 1, a * 2.0), [0, tf.constant(1.0)])
     tf.data.Dataset.from_tensor_slices(np.arange(4)).map(lambda a: a + 1).make_one_shot_iterator()
-    graph_def = tf.get_default_graph().as_graph_def(add_shapes=True)
+    graph_def = tf.get_default_graph()._engine_graph_def()
     if_node = next(n for n in graph_def.node if n.op.endswith("If"))
     functions = [v for v in if_node.attr.values() if isinstance(v, FunctionDef)]
     assert len(functions) == 2  # then/else branches
-    graph_def.node.append(NodeDef("every", "NoOp", input=["^x"], device="/job:w/task:0/cpu:0",
-                                  attr={
-        "i": -(1 << 62), "f": float("-inf"), "nan": float("nan"), "b": True, "s": "é\t\"",
-        "raw": b"\x00\xff", "type": tf.string, "shape": tf.TensorShape(None),
-        "dims": tf.TensorShape([None, 0, 5]), "tensor": np.array([[1, 2]], np.uint8),
-        "none": None, "ints": [1, -2], "floats": [0.5, 1e-30], "strs": ["a", b"\xfe"],
-        "bools": [False, True], "types": [tf.int32, tf.bool], "shapes": [[1, None], []],
-        "tensors": [np.zeros([0], np.int16), np.array(["x"], object)], "funcs": functions,
-        "empty": [], "dict": {"k": 3, "nested": {"s": "v"}}}))
-    graph_def.versions = VersionDef(producer=27, min_consumer=12, bad_consumers=[3, 4])
-    return graph_def
+    graph_def.node.append(engine.NodeDef(
+        "every", "NoOp", input=["^x"], device="/job:w/task:0/cpu:0", attr={
+            "i": -(1 << 62), "f": float("-inf"), "nan": float("nan"), "b": True, "s": "é\t\"",
+            "raw": b"\x00\xff", "type": tf.string, "shape": tf.TensorShape(None),
+            "dims": tf.TensorShape([None, 0, 5]), "tensor": np.array([[1, 2]], np.uint8),
+            "none": None, "ints": [1, -2], "floats": [0.5, 1e-30], "strs": ["a", b"\xfe"],
+            "bools": [False, True], "types": [tf.int32, tf.bool], "shapes": [[1, None], []],
+            "tensors": [np.zeros([0], np.int16), np.array(["x"], object)], "funcs": functions,
+            "empty": [], "dict": {"k": 3, "nested": {"s": "v"}}}))
+    versions = VersionDef(producer=27, min_consumer=12, bad_consumers=[3, 4])
+    return graph_def, to_proto(graph_def, add_shapes=True, versions=versions)
 
 
 def test_every_attr_kind_round_trips_through_text() -> None:
-    graph_def = build_graph_with_every_attr_kind()
-    text = str(graph_def)
-    parsed = tf.GraphDef.FromText(text)
+    graph_def, proto = build_graph_with_every_attr_kind()
+    text = str(proto)
+    parsed = parse_text(text)
     assert isinstance(parsed, tf.GraphDef)
-    assert parsed.SerializeToString() == graph_def.SerializeToString()
+    assert parsed == proto
     assert str(parsed) == text
-    every = parsed.node[-1]
+    every = from_proto(parsed).node[-1]
     assert every.attr["i"] == -(1 << 62) and math.isnan(every.attr["nan"])
     assert every.attr["s"] == "é\t\"" and every.attr["raw"] == b"\x00\xff"
     assert every.attr["types"] == [tf.int32, tf.bool] and every.attr["shape"].dims is None
@@ -165,9 +75,9 @@ def test_every_attr_kind_round_trips_through_text() -> None:
         [f.name for f in graph_def.node[-1].attr["funcs"]]
     assert all(isinstance(f, FunctionDef) and f.nodes for f in every.attr["funcs"])
     assert every.attr["dict"] == {"k": 3, "nested": {"s": "v"}}
-    strings = next(n for n in parsed.node if n.name == "s").attr["value"]
+    strings = next(n for n in from_proto(parsed).node if n.name == "s").attr["value"]
     assert list(strings) == [b"a", b"b\x00\xff\"'\\"]
-    assert parse_text(text.encode()).SerializeToString() == graph_def.SerializeToString()
+    assert parse_text(text.encode()) == proto
 
 
 def test_text_graph_imports_and_runs(tmp_path) -> None:
@@ -175,7 +85,7 @@ def test_text_graph_imports_and_runs(tmp_path) -> None:
     tf.add(a * 3, tf.constant([1, 2]), name="out")
     path = tf.train.write_graph(tf.get_default_graph(), str(tmp_path), "g.pbtxt")
     with tf.gfile.GFile(path) as f:
-        graph_def = tf.GraphDef.FromText(f.read())
+        graph_def = text_format.Parse(f.read(), tf.GraphDef())
     with tf.Graph().as_default() as graph:
         tf.import_graph_def(graph_def, name="")
         with tf.Session(graph=graph) as sess:
@@ -245,10 +155,12 @@ versions {
 
 
 def test_a_graph_as_tensorflow_writes_it_reads_and_runs() -> None:
-    graph_def = tf.GraphDef.FromText(TF_WRITTEN)
+    graph_def = parse_text(TF_WRITTEN)
     assert graph_def.versions.producer == 27
-    assert graph_def.node[0].attr["shape"] == tf.TensorShape(None)
-    value = graph_def.node[1].attr["value"]
+    assert text_format.MessageToString(graph_def) == TF_WRITTEN  # map keys sorted, as TF
+    nodes = from_proto(graph_def).node
+    assert nodes[0].attr["shape"] == tf.TensorShape(None)
+    value = nodes[1].attr["value"]
     np.testing.assert_array_equal(value, np.full(3, 2.5, np.float32))  # the last value repeats
     assert value.dtype == np.float32
     with tf.Graph().as_default() as graph:
@@ -258,24 +170,25 @@ def test_a_graph_as_tensorflow_writes_it_reads_and_runs() -> None:
     np.testing.assert_array_equal(result, np.array([2.5, 5.0, 10.0], np.float32))
 
 
-def test_merge_appends_and_parse_replaces() -> None:
-    graph_def = GraphDef(node=[NodeDef("old", "NoOp")])
+def test_merge_appends_to_a_message() -> None:
+    graph_def = GraphDef(node=[NodeDef(name="old", op="NoOp")])
     assert text_format.Merge('node { name: "new" op: "NoOp" }', graph_def) is graph_def
     assert [n.name for n in graph_def.node] == ["old", "new"]
-    text_format.Parse('node { name: "only" op: "NoOp" } versions { producer: 3 }', graph_def)
-    assert [n.name for n in graph_def.node] == ["only"] and graph_def.versions.producer == 3
+    with pytest.raises(text_format.ParseError, match="should not have multiple"):
+        text_format.Parse("versions { producer: 3 producer: 4 }", GraphDef())
 
 
 def test_malformed_graph_text_raises() -> None:
     with pytest.raises(text_format.ParseError, match='^3:5 : Message type "tensorflow.NodeDef" '
                                                      'has no field named "nmae"'):
-        tf.GraphDef.FromText('node {\n  name: "a"\n    nmae: "b"\n}\n')
-    with pytest.raises(ValueError, match="Enum field \"type\" has no value named DT_FOO"):
-        tf.GraphDef.FromText('node { name: "a" op: "C" attr { key: "t" value { type: DT_FOO } } }')
+        parse_text('node {\n  name: "a"\n    nmae: "b"\n}\n')
+    with pytest.raises(text_format.ParseError, match="has no value named DT_FOO"):
+        parse_text('node { name: "a" op: "C" attr { key: "t" value { type: DT_FOO } } }')
+    bad_type = parse_text('node { name: "a" op: "C" attr { key: "t" value { type: 99 } } }')
     with pytest.raises(ValueError, match="unsupported DataType 99"):  # valid text, bad graph
-        tf.GraphDef.FromText('node { name: "a" op: "C" attr { key: "t" value { type: 99 } } }')
+        from_proto(bad_type)
     with pytest.raises(ValueError, match="has no op"):
-        tf.GraphDef.FromText('node { name: "a" }')
+        from_proto(parse_text('node { name: "a" }'))
 
 
 # -- meta graphs and SavedModels --------------------------------------------------------------
@@ -298,7 +211,7 @@ def test_meta_graph_written_as_text_imports(tmp_path) -> None:
     with open(path, "rb") as f:
         text = f.read()
     assert text.startswith(b"meta_info_def {")
-    parsed = text_format.Merge(text, MetaGraphDef())
+    parsed = legacy_text_format.Merge(text, MetaGraphDef())
     assert parsed.SerializeToString() == meta.SerializeToString()
     with tf.Graph().as_default():
         restorer = tf.train.import_meta_graph(path)
@@ -338,7 +251,7 @@ def test_saved_model_written_as_text_loads(tmp_path) -> None:
     assert not tf.gfile.Exists(f"{export_dir}/saved_model.pb")
     with open(f"{export_dir}/saved_model.pbtxt", "rb") as f:
         text = f.read()
-    model = text_format.Merge(text, SavedModel())
+    model = legacy_text_format.Merge(text, SavedModel())
     assert str(model).encode() == text
     with tf.Graph().as_default(), tf.Session() as sess:
         meta = tf.saved_model.loader.load(sess, ["serve"], export_dir)

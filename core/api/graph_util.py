@@ -21,32 +21,26 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import attrs
 import numpy as np
 
 from tensorweave.engine import dtypes
-from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input
-from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
-from tensorweave.engine.graph.graph_def_proto import VersionDef
-from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.engine.graph.graph_def import parse_input
+from tensorweave.engine.graph.graph_def_proto import GraphDef, NodeDef, to_proto
+from tensorweave.engine.graph.tensor_proto import shape_to_proto, tensor_to_proto
 
 __all__ = ["convert_variables_to_constants", "extract_sub_graph"]
 
 _VARIABLE_OPS = frozenset({"VariableV2", "VarHandleOp"})
 
 
-def _like(graph_def: GraphDef, nodes: list[NodeDef]) -> ProtoGraphDef:
-    versions = getattr(graph_def, "versions", None)
-    return ProtoGraphDef(node=nodes, versions=attrs.evolve(versions) if versions else VersionDef(),
-                         add_shapes=getattr(graph_def, "_add_shapes", False))
-
-
-def extract_sub_graph(graph_def: GraphDef, dest_nodes: Sequence[str]) -> ProtoGraphDef:
-    """The nodes `dest_nodes` need, as a new `GraphDef`."""
+def extract_sub_graph(graph_def: GraphDef, dest_nodes: Sequence[str]) -> GraphDef:
+    """The nodes `dest_nodes` need, as a new `GraphDef` (with `graph_def`'s versions and
+    library)."""
     if not hasattr(graph_def, "node"):
         raise TypeError("graph_def must be a graph_pb2.GraphDef proto.")
     if isinstance(dest_nodes, str):
         raise TypeError("dest_nodes must be a list.")
+    graph_def = to_proto(graph_def)
     by_name = {n.name: n for n in graph_def.node}
     for name in dest_nodes:
         assert name in by_name, f"{name} is not in graph"  # noqa: S101 - TF's error type
@@ -58,7 +52,11 @@ def extract_sub_graph(graph_def: GraphDef, dest_nodes: Sequence[str]) -> ProtoGr
             continue
         keep.add(name)
         stack.extend(parse_input(t)[0] for t in by_name[name].input)
-    return _like(graph_def, [n.copy() for n in graph_def.node if n.name in keep])
+    out = GraphDef()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    out.node.extend(n for n in graph_def.node if n.name in keep)
+    return out
 
 
 def _selected(nodes: Iterable[NodeDef], whitelist: Any, blacklist: Any) -> list[NodeDef]:
@@ -72,7 +70,7 @@ def convert_variables_to_constants(sess: Any, input_graph_def: GraphDef,
                                    output_node_names: Sequence[str],
                                    variable_names_whitelist: Sequence[str] | None = None,
                                    variable_names_blacklist: Sequence[str] | None = None
-                                   ) -> ProtoGraphDef:
+                                   ) -> GraphDef:
     """`input_graph_def` cut to `output_node_names`, with its variables frozen to constants."""
     sub = extract_sub_graph(input_graph_def, output_node_names)
     variables = _selected(sub.node, variable_names_whitelist, variable_names_blacklist)
@@ -84,14 +82,16 @@ def convert_variables_to_constants(sess: Any, input_graph_def: GraphDef,
         if node.name not in frozen:
             out.extend(_reading_frozen(node, handles))
             continue
-        value = np.asarray(frozen[node.name], dtype=node.attr["dtype"].np_type)
-        attr = {"dtype": node.attr["dtype"], "value": value}
-        if "_output_types" in node.attr:  # keep the runtime's bookkeeping of Graph nodes
-            attr["_output_types"] = [node.attr["dtype"]] if node.op == "VarHandleOp" \
-                else node.attr["_output_types"]
-            attr["_output_shapes"] = [TensorShape(value.shape)]
-        out.append(NodeDef(name=node.name, op="Const", input=[], device=node.device, attr=attr))
-    sub.node = out
+        dtype = dtypes.as_dtype(node.attr["dtype"].type)
+        value = np.asarray(frozen[node.name], dtype=dtype.np_type)
+        const = NodeDef(name=node.name, op="Const", device=node.device)
+        const.attr["dtype"].type = node.attr["dtype"].type
+        tensor_to_proto(value, proto=const.attr["value"].tensor)
+        if "_output_shapes" in node.attr:
+            shape_to_proto(value.shape, const.attr["_output_shapes"].list.shape.add())
+        out.append(const)
+    del sub.node[:]
+    sub.node.extend(out)
     return sub
 
 
@@ -115,13 +115,20 @@ def _reading_frozen(node: NodeDef, handles: set[str]) -> list[NodeDef]:
         return [node]
     dtype = node.attr["dtype"]
     if node.op == "ReadVariableOp":
-        return [node.copy(op="Identity", attr={"T": dtype})]
+        identity = NodeDef(name=node.name, op="Identity", input=node.input, device=node.device)
+        identity.attr["T"].CopyFrom(dtype)
+        return [identity]
     if node.op == "ResourceGather":
-        axis = NodeDef(name=f"{node.name}/axis", op="Const", device=node.device,
-                       attr={"dtype": dtypes.int32, "value": np.array(0, np.int32)})
-        attr = {"Tparams": dtype, "Tindices": node.attr["Tindices"], "Taxis": dtypes.int32,
-                "batch_dims": node.attr.get("batch_dims", 0)}
-        return [axis, node.copy(op="GatherV2", input=[*node.input[:2], axis.name,
-                                                      *node.input[2:]], attr=attr)]
+        axis = NodeDef(name=f"{node.name}/axis", op="Const", device=node.device)
+        axis.attr["dtype"].type = dtypes.int32.as_datatype_enum
+        tensor_to_proto(np.array(0, np.int32), proto=axis.attr["value"].tensor)
+        gather = NodeDef(name=node.name, op="GatherV2", device=node.device,
+                         input=[*node.input[:2], axis.name, *node.input[2:]])
+        gather.attr["Tparams"].CopyFrom(dtype)
+        gather.attr["Tindices"].CopyFrom(node.attr["Tindices"])
+        gather.attr["Taxis"].type = dtypes.int32.as_datatype_enum
+        gather.attr["batch_dims"].i = node.attr["batch_dims"].i if "batch_dims" in node.attr \
+            else 0
+        return [axis, gather]
     raise ValueError(f"Cannot freeze the resource variable {data[0]}: node {node.name} "
                      f"({node.op}) uses its handle")

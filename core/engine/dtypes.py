@@ -12,6 +12,9 @@ are `bytes` (numpy ``S``/``U`` dtypes, ``str``, ``bytes`` and ``object`` name it
 `resource` (TF's ``DT_RESOURCE``) is the dtype of a resource handle, a scalar naming state held
 on a device (a resource variable); its values are host objects, never computed on, and it is
 named only by ``"resource"`` or the `DType` itself.
+
+``as_datatype_enum`` is TF's ``DataType`` number of a dtype (``types.proto``); `as_dtype` of such a
+number (a ref type's number, ``+ 100``, included) gives the dtype back, as TF's ``tf.as_dtype(1)``.
 """
 
 from __future__ import annotations
@@ -99,6 +102,10 @@ class DType:
     def max(self) -> Any:
         return np.finfo(self.np_type).max if self.is_floating else np.iinfo(self.np_type).max
 
+    @property
+    def as_datatype_enum(self) -> int:
+        return DATA_TYPE_ENUMS[self]
+
     def is_compatible_with(self, other: Any) -> bool:
         return self == as_dtype(other)
 
@@ -133,6 +140,14 @@ NUMERIC: frozenset[DType] = FLOATS | INTEGERS
 INDEX: frozenset[DType] = frozenset({int32, int64})
 COMPLEX: frozenset[DType] = frozenset({complex64, complex128})
 
+# TF's DataType numbers (types.proto); a ref type is its value type's number + 100
+DATA_TYPE_ENUMS: dict[DType, int] = {
+    float32: 1, float64: 2, int32: 3, uint8: 4, int16: 5, int8: 6, string: 7, complex64: 8,
+    int64: 9, bool_: 10, uint16: 17, complex128: 18, float16: 19, resource: 20, uint32: 22,
+    uint64: 23}
+REF_OFFSET = 100
+_BY_ENUM = {number: d for d, number in DATA_TYPE_ENUMS.items()}
+
 _BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64,
                                         "string": string, "resource": resource}
 _BY_NP = {np.dtype(d.np_type): d for d in ALL}
@@ -146,6 +161,12 @@ def as_dtype(value: Any) -> DType:
         if value in _BY_NAME:
             return _BY_NAME[value]
         raise TypeError(f"Cannot convert value {value!r} to a tensorweave DType.")
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        number = int(value)
+        found = _BY_ENUM.get(number - REF_OFFSET if number > REF_OFFSET else number)
+        if found is None:
+            raise TypeError(f"Cannot convert value {value!r} to a tensorweave DType.")
+        return found
     if value is bool:
         return bool_
     if value is int:

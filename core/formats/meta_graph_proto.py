@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 
-from tensorweave.engine.graph.graph_def_proto import (
+from tensorweave.engine.graph.legacy_graph_def_proto import (
     GRAPH_DEF_SCHEMA,
     GraphDef,
     parse_attr,
@@ -259,7 +259,7 @@ class MetaGraphDef:
     TEXT_SCHEMA = (META_GRAPH_SCHEMA, "tensorflow.MetaGraphDef")  # text_format.Merge reads by it
 
     def _message(self) -> Message:
-        from tensorweave.engine.graph.graph_def_proto import graph_def_message
+        from tensorweave.engine.graph.legacy_graph_def_proto import graph_def_message
 
         out = [Field("meta_info_def", 1, "message", self.meta_info_def.message()),
                Field("graph_def", 2, "message", graph_def_message(self.graph_def))]

@@ -37,7 +37,7 @@ from typing import Any, Self
 import attrs
 
 from tensorweave.engine import dtypes
-from tensorweave.engine.graph.graph_def_proto import (
+from tensorweave.engine.graph.legacy_graph_def_proto import (
     DATA_TYPE_NAMES,
     DATA_TYPES,
     parse_dtype,

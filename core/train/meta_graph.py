@@ -57,8 +57,9 @@ import tensorweave
 from tensorweave.api.resource_variable_ops import is_resource_variable
 from tensorweave.api.variables import Variable
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
-from tensorweave.engine.graph.graph_def_proto import GraphDef
+from tensorweave.engine.graph.graph_def_proto import to_proto
 from tensorweave.engine.graph.importer import import_graph_def
+from tensorweave.engine.graph.legacy_graph_def_proto import GraphDef
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.proto import text_format
 from tensorweave.engine.proto.message import (
@@ -202,9 +203,9 @@ def export_meta_graph(filename: str | None = None, meta_info_def: MetaInfoDef | 
     (binary, or text with `as_text`) if given."""
     graph = graph or get_default_graph()
     if graph_def is None:
-        graph_def = graph.as_graph_def()
+        graph_def = GraphDef(node=graph._engine_graph_def().node)
     elif not isinstance(graph_def, GraphDef):
-        graph_def = GraphDef(node=list(graph_def.node))
+        graph_def = GraphDef.FromString(to_proto(graph_def).SerializeToString())
     if clear_devices:
         graph_def = GraphDef(node=[n.copy(device="") for n in graph_def.node],
                              versions=graph_def.versions, add_shapes=graph_def._add_shapes)

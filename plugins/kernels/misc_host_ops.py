@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import dtypes, errors
-from tensorweave.engine.graph.graph_def_proto import parse_tensor
-from tensorweave.engine.graph.tensor_proto import serialize_tensor_content
+from tensorweave.engine.graph.tensor_proto import parse_tensor, serialize_tensor_content
 from tensorweave.engine.kernel import KernelContext
 from tensorweave.platform import gfile
 from tensorweave.plugins.kernels.file_access import checked_matches, checked_pattern

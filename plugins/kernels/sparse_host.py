@@ -2,8 +2,8 @@
 ``SerializeManySparse``, ``DeserializeManySparse`` and ``EditDistance``.
 
 Contract: a serialized `SparseTensor` is TF's: a string vector of three serialized
-``TensorProto``s (indices, values, dense shape), written with ``graph_def_proto``'s
-``tensor_message`` and read back with ``parse_tensor``. ``SerializeManySparse`` gives one such
+``TensorProto``s (indices, values, dense shape), written with ``tensor_proto``'s
+``tensor_to_proto`` and read back with ``parse_tensor``. ``SerializeManySparse`` gives one such
 row per entry of the first dimension (the rest of the indices and shape); deserializing stacks
 rows back with their row number as a new first index column and the elementwise maximum of
 their shapes. ``EditDistance`` is the Levenshtein distance between the value sequences (ordered
@@ -20,27 +20,23 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import dtypes
-from tensorweave.engine.graph.graph_def_proto import (
-    DATA_TYPE_NAMES,
-    DATA_TYPES,
-    parse_tensor,
-    tensor_message,
-)
+from tensorweave.engine.graph.tensor_proto import parse_tensor, tensor_to_proto
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.engine.proto.message import to_binary
+from tensorweave.engine.proto.framework import DATA_TYPES
 from tensorweave.plugins.kernels.array import _fail, _fmt
 from tensorweave.plugins.kernels.sparse_ops import _components, _flat, _order
 
 
 def _tf_name(dtype: dtypes.DType) -> str:
     """TF's ``DataTypeString``: ``float``, ``double``, ``int64``, ``string``, ..."""
-    return DATA_TYPE_NAMES[DATA_TYPES[dtype]][3:].lower()
+    return next(name for name, number in DATA_TYPES.items()
+                if number == dtype.as_datatype_enum)[3:].lower()
 
 
 def _serialized(indices: np.ndarray, values: np.ndarray, dims: Sequence[int]) -> np.ndarray:
     parts = (indices.astype(np.int64, copy=False), values, np.asarray(dims, np.int64))
     out = np.empty(3, dtype=object)
-    out[:] = [to_binary(tensor_message(part)) for part in parts]
+    out[:] = [tensor_to_proto(part).SerializeToString() for part in parts]
     return out
 
 
@@ -77,8 +73,7 @@ def _parse(ctx: KernelContext, data: Any, where: str) -> np.ndarray:
     try:
         return parse_tensor(data, "TensorProto")
     except ValueError as e:
-        detail = str(e).removeprefix("Error parsing GraphDef: ")
-        raise _fail(ctx, f"Could not parse {where}: {detail}") from None
+        raise _fail(ctx, f"Could not parse {where}: {e}") from None
 
 
 def deserialize_many_sparse(ctx: KernelContext, serialized: Any) -> Any:

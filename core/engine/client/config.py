@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from tensorweave.engine.graph.graph_def import GraphDef
-from tensorweave.engine.graph.graph_def_proto import as_proto_graph_def
+from tensorweave.engine.graph.graph_def_proto import to_proto
 from tensorweave.engine.proto.wire import bytes_field, int64_field
 from tensorweave.engine.runtime.executor import NodeStats
 
@@ -135,7 +135,7 @@ class RunMetadata:
                         + b"".join(bytes_field(2, _node_exec_stats(n), always=True)
                                    for n in dev.node_stats), always=True)
             for dev in self.step_stats.dev_stats)
-        graphs = b"".join(bytes_field(3, as_proto_graph_def(g).SerializeToString(), always=True)
+        graphs = b"".join(bytes_field(3, to_proto(g).SerializeToString(), always=True)
                           for g in self.partition_graphs)
         return bytes_field(1, devices) + graphs
 

@@ -370,15 +370,19 @@ class Graph:
             return obj
         raise TypeError(f"Can not convert a {type(obj).__name__} into a Tensor or Operation.")
 
-    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> GraphDef:
-        """The graph's nodes as a serializable ``GraphDef`` (see
+    def as_graph_def(self, from_version: int | None = None, add_shapes: bool = False) -> Any:
+        """The graph's nodes as a ``GraphDef`` message (``tw.GraphDef``, see
         `tensorweave.engine.graph.graph_def_proto`); with `from_version`, only the ops created
         since `version` had that value; `add_shapes` writes each node's ``_output_shapes``."""
-        from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
+        from tensorweave.engine.graph.graph_def_proto import to_proto
 
+        return to_proto(self._engine_graph_def(from_version), add_shapes=add_shapes)
+
+    def _engine_graph_def(self, from_version: int | None = None) -> GraphDef:
+        """The graph's nodes in the engine's form (Python attr values), as `as_graph_def`."""
         ops = self._ops if from_version is None else [
             op for op in self._ops if op._created_at > from_version]
-        return ProtoGraphDef(node=[op.node_def for op in ops], add_shapes=add_shapes)
+        return GraphDef(node=[op.node_def for op in ops])
 
     # -- naming -------------------------------------------------------------------------------
 

@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tensorweave.engine.graph import tf_added_attrs
+from tensorweave.engine.graph import graph_def_proto, tf_added_attrs
 from tensorweave.engine.graph.func_graph import FunctionDef
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input, topological_order
@@ -191,7 +191,9 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Any] | None = 
                      producer_op_list: Mapping[str, Mapping[str, Any]] | None = None
                      ) -> list[Tensor | Operation] | None:
     """Import `graph_def` into the default graph; see the module docstring."""
-    if not hasattr(graph_def, "node"):
+    if isinstance(graph_def, graph_def_proto.GraphDef):
+        graph_def = graph_def_proto.from_proto(graph_def)
+    elif not isinstance(graph_def, GraphDef):
         raise TypeError(f"graph_def must be a GraphDef, got {type(graph_def).__name__}")
     mapping = _normalize_input_map(input_map)
     if mapping and name == "":

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import attrs
 import numpy as np
 
 from tensorweave.api.control_flow_ops import group
@@ -29,8 +28,7 @@ from tensorweave.api.graph_util import convert_variables_to_constants
 from tensorweave.api.state_ops import assign, placeholder
 from tensorweave.engine.client.session import Session
 from tensorweave.engine.graph.graph import Graph
-from tensorweave.engine.graph.graph_def import GraphDef
-from tensorweave.engine.graph.graph_def_proto import GraphDef as ProtoGraphDef
+from tensorweave.engine.graph.graph_def_proto import GraphDef, parse_text, to_proto
 from tensorweave.engine.graph.importer import import_graph_def
 from tensorweave.formats.meta_graph_proto import MetaGraphDef
 from tensorweave.train.checkpoint_management import checkpoint_exists
@@ -45,12 +43,12 @@ def _names(text: str | None) -> list[str] | None:
     return text.replace(" ", "").split(",") if text else None
 
 
-def _parse_input_graph(input_graph: str, input_binary: bool) -> ProtoGraphDef:
+def _parse_input_graph(input_graph: str, input_binary: bool) -> GraphDef:
     if not os.path.exists(input_graph):
         raise OSError(f"Input graph file '{input_graph}' does not exist!")
     with open(input_graph, "rb") as f:
         data = f.read()
-    return ProtoGraphDef.FromString(data) if input_binary else ProtoGraphDef.FromText(data)
+    return GraphDef.FromString(data) if input_binary else parse_text(data)
 
 
 def _restore_by_name(sess: Session, graph: Graph, checkpoint: str) -> None:
@@ -83,7 +81,7 @@ def freeze_graph_with_def_protos(input_graph_def: GraphDef | None, input_saver_d
                                  variable_names_whitelist: str = "",
                                  variable_names_blacklist: str = "",
                                  input_meta_graph_def: MetaGraphDef | None = None
-                                 ) -> ProtoGraphDef:
+                                 ) -> GraphDef:
     """The frozen `GraphDef`; see the module docstring."""
     del input_saver_def, restore_op_name, filename_tensor_name  # see the module docstring
     if not checkpoint_exists(input_checkpoint):
@@ -94,7 +92,11 @@ def freeze_graph_with_def_protos(input_graph_def: GraphDef | None, input_saver_d
     if source is None:
         raise ValueError("freeze_graph needs an input graph or an input meta graph.")
     if clear_devices:
-        source = attrs.evolve(source, node=[n.copy(device="") for n in source.node])
+        cleared = GraphDef()
+        cleared.CopyFrom(to_proto(source))
+        for node in cleared.node:
+            node.device = ""
+        source = cleared
     graph = Graph()
     with graph.as_default(), Session(graph=graph) as sess:
         if input_meta_graph_def:
@@ -123,7 +125,7 @@ def freeze_graph(input_graph: str | None, input_saver: str | None, input_binary:
                  filename_tensor_name: str | None, output_graph: str | None,
                  clear_devices: bool, initializer_nodes: str | None,
                  variable_names_whitelist: str = "", variable_names_blacklist: str = "",
-                 input_meta_graph: str | None = None) -> ProtoGraphDef:
+                 input_meta_graph: str | None = None) -> GraphDef:
     """Freeze the graph file `input_graph` (or `input_meta_graph`) with `input_checkpoint`."""
     input_graph_def = _parse_input_graph(input_graph, input_binary) if input_graph else None
     meta = read_meta_graph_file(input_meta_graph) if input_meta_graph else None
