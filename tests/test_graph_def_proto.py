@@ -271,3 +271,21 @@ def test_a_uint64_graph_round_trips_as_text_and_bytes() -> None:
         with tf.Session() as sess:
             value = sess.run(c)
     assert value.dtype == np.uint64 and int(value) == 2**64 - 1
+
+
+def test_tf_framework_pb2_paths_name_the_same_classes() -> None:
+    from tensorweave.core.framework import attr_value_pb2, graph_pb2, node_def_pb2, types_pb2
+
+    assert graph_pb2.GraphDef is tf.GraphDef and node_def_pb2.NodeDef is tf.NodeDef
+    assert attr_value_pb2.AttrValue is tf.AttrValue
+    assert types_pb2.DT_FLOAT == tf.float32.as_datatype_enum == 1
+    assert types_pb2.DataType.Name(101) == "DT_FLOAT_REF"
+    assert types_pb2.DataType.Value("DT_STRING") == 7
+    graph_def = graph_pb2.GraphDef()
+    node = graph_def.node.add(name="c", op="Const")
+    node.attr["dtype"].type = types_pb2.DT_INT32
+    node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto([3, 4]))
+    with tf.Graph().as_default():
+        (c,) = tf.import_graph_def(graph_def, return_elements=["c:0"], name="")
+        with tf.Session() as sess:
+            assert sess.run(c).tolist() == [3, 4]

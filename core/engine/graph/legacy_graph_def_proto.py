@@ -1,4 +1,4 @@
-# INTERIM (lead): the old hand-written GraphDef, only for the meta-graph modules until their protobuf port lands.
+# INTERIM (lead): the old hand-written GraphDef, for the meta-graph modules until their port lands.
 """TensorFlow's ``GraphDef`` protocol buffer: our `GraphDef` in TF's wire and text formats.
 
 Contract: `GraphDef` (``tw.GraphDef``) is the in-memory `graph_def.GraphDef` plus TF's
