@@ -23,8 +23,8 @@ import struct
 from collections.abc import Iterable, Iterator
 
 from tensorweave.engine import errors
-from tensorweave.engine.proto.wire import read_varint, varint
 from tensorweave.formats import crc32c
+from tensorweave.formats.varint import read_varint, varint
 
 MAGIC = 0xDB4775248B80FB57
 FOOTER_SIZE = 48

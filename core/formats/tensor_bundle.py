@@ -39,7 +39,6 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tensorweave.engine import dtypes, errors
-from tensorweave.engine.proto.wire import read_varint, varint
 from tensorweave.formats import atomic_file, crc32c
 from tensorweave.formats.table import build_table, read_table
 from tensorweave.formats.tensor_bundle_proto import (
@@ -49,6 +48,7 @@ from tensorweave.formats.tensor_bundle_proto import (
     TensorSliceProto,
     VersionDef,
 )
+from tensorweave.formats.varint import read_varint, varint
 
 __all__ = [
     "BundleEntry", "BundleReader", "BundleWriter", "DATA_TYPES", "Extent", "SavedTensor",

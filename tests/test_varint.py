@@ -1,11 +1,10 @@
-"""Base-128 varints as LevelDB tables and TF's string tensors store them (the engine's
-`proto.wire` coding, which the formats share)."""
+"""Base-128 varints as LevelDB tables and TF's string tensors store them."""
 
 from __future__ import annotations
 
 import pytest
 
-from tensorweave.engine.proto.wire import read_varint, varint
+from tensorweave.formats.varint import read_varint, varint
 
 
 def test_known_bytes_and_round_trips() -> None:
