@@ -289,3 +289,22 @@ def test_tf_framework_pb2_paths_name_the_same_classes() -> None:
         (c,) = tf.import_graph_def(graph_def, return_elements=["c:0"], name="")
         with tf.Session() as sess:
             assert sess.run(c).tolist() == [3, 4]
+
+
+def test_an_op_list_gives_the_producer_defaults_to_drop() -> None:
+    graph_def = GraphDef()
+    node = graph_def.node.add(name="c", op="Const")
+    node.attr["dtype"].type = tf.float32.as_datatype_enum
+    node.attr["value"].tensor.CopyFrom(tf.make_tensor_proto(1.5))
+    node.attr["newer_attr"].i = 7  # an attr tensorweave's Const lacks
+    with pytest.raises(ValueError, match="newer_attr"), tf.Graph().as_default():
+        tf.import_graph_def(graph_def)
+    from tensorweave.core.framework import op_def_pb2
+
+    op_list = op_def_pb2.OpList()
+    const = op_list.op.add(name="Const")
+    const.attr.add(name="newer_attr", type="int").default_value.i = 7
+    with tf.Graph().as_default():
+        (c,) = tf.import_graph_def(graph_def, return_elements=["c:0"], producer_op_list=op_list)
+        with tf.Session() as sess:
+            assert sess.run(c) == 1.5

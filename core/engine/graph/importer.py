@@ -20,7 +20,7 @@ an input that names no node, a dependency cycle, an `input_map` key that names n
 graph, a return element not in the graph. A failure while building (an inconsistent dtype or
 shape) is also a `ValueError`, and leaves the ops built before it in the graph.
 
-`producer_op_list` (here a mapping ``{op type: {attr: default}}``, TF's ``OpList`` as data)
+`producer_op_list` (TF's ``OpList`` message, or a mapping ``{op type: {attr: default}}``)
 drops attrs the op does not know when they hold the producer's default, as TF does for graphs
 from a newer producer; without one, the attrs TF 2.x added are dropped as
 `tf_added_attrs` says (hints whatever their value, the others at TF's default), so graphs
@@ -68,6 +68,19 @@ def _check_registered(node: NodeDef, ops: Any, where: str = "") -> OpDef:
 
 
 _NO_DEFAULT = object()
+
+
+def _producer_defaults(op_list: Any) -> Mapping[str, Mapping[str, Any]]:
+    """``{op type: {attr: default}}`` of an ``OpList`` message (a mapping is that already)."""
+    if op_list is None or isinstance(op_list, Mapping):
+        return op_list or {}
+    return {op.name: {a.name: graph_def_proto.attr_from_proto(a.default_value, _no_functions)
+                      for a in op.attr if a.HasField("default_value")}
+            for op in op_list.op}
+
+
+def _no_functions(name: str) -> Any:
+    raise ValueError(f"producer_op_list: a default names function '{name}'")
 
 
 def _clean_attrs(node: NodeDef, op_def: OpDef,
@@ -188,7 +201,7 @@ def _rename_class(value: Any, prefix: str, names: Mapping[str, NodeDef]) -> Any:
 def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Any] | None = None,
                      return_elements: Sequence[str] | None = None, name: str | None = None,
                      op_dict: Any = None,  # noqa: ARG001 - deprecated and unused in TF 1.x
-                     producer_op_list: Mapping[str, Mapping[str, Any]] | None = None
+                     producer_op_list: Any = None
                      ) -> list[Tensor | Operation] | None:
     """Import `graph_def` into the default graph; see the module docstring."""
     if isinstance(graph_def, graph_def_proto.GraphDef):
@@ -209,7 +222,7 @@ def import_graph_def(graph_def: GraphDef, input_map: Mapping[str, Any] | None = 
     order = topological_order(GraphDef(node=nodes))
     if order is None:
         raise ValueError("graph_def has a dependency cycle: it cannot be imported")
-    defaults = producer_op_list or {}
+    defaults = _producer_defaults(producer_op_list)
     attrs = {n.name: _clean_attrs(n, op_defs[n.name], defaults.get(n.op, {})) for n in nodes}
 
     graph = get_default_graph()
