@@ -166,6 +166,18 @@ def test_run_time_errors_name_the_feature(data: bytes, features: dict, message: 
     assert "[[node parse/ParseSingleExample (op: ParseSingleExample)" in str(info.value)
 
 
+def test_merged_bytes_parse_as_protobuf_merges_them() -> None:
+    # two Examples back to back are one merged Example: the later entry of a key wins, and an
+    # unknown field (9, varint) is skipped; TF 2.21 gives a=2, b=5 for both parsers
+    data = example(a=[1], b=[5]) + example(a=[2]) + b"\x48\x01"
+    parsed = tw.parse_example([data], {"a": tw.io.FixedLenFeature([], tw.int64),
+                                       "b": tw.io.FixedLenFeature([], tw.int64)})
+    single = tw.parse_single_example(data, {"a": tw.io.VarLenFeature(tw.int64)})
+    got, got_single = run((parsed, single))
+    assert list(got["a"]) == [2] and list(got["b"]) == [5]
+    assert list(got_single["a"].values) == [2]
+
+
 def test_batch_errors_name_the_example() -> None:
     batch = [example(a=[1]), example(b=[2])]
     parsed = tw.parse_example(batch, {"a": tw.io.FixedLenFeature([], tw.int64)},

@@ -142,27 +142,27 @@ def lookup(features: Any, key: str) -> tuple[str | None, Any]:
 
 
 def parse_features(ctx: KernelContext, features: Any, index: int, name: str,
-                   dense: list[_Dense], sparse: list[_Sparse],
-                   dense_rows: list[list[np.ndarray]], sparse_lists: list[list[list[Any]]]
-                   ) -> None:
+                   dense: list[_Dense], sparse: list[_Sparse], dense_values: list[list[Any]],
+                   sparse_lists: list[list[list[Any]]]) -> None:
     """Check one Example's (or one SequenceExample context's) ``Features.feature`` map
-    `features` against the configs, appending each dense feature's value (``[rows, *row]``
-    for a variable-length one) to `dense_rows` and each sparse feature's values to
-    `sparse_lists`."""
+    `features` against the configs. Each dense feature's values go to its list in
+    `dense_values`: extending it (the batch's values, flat) for a fixed shape, appended as
+    one ``[rows, *row]`` array for a variable-length one; each sparse feature's values are
+    appended to its list in `sparse_lists`."""
 
     def example_error(key: str, suffix: str) -> Exception:
         return fail(ctx, f"Name: {name}, Key: {key}, Index: {index}.  {suffix}")
 
-    for c, rows in zip(dense, dense_rows):
+    for c, out in zip(dense, dense_values):
         kind, values = lookup(features, c.key)
         if c.variable:
-            rows.append(_variable_rows(c, kind, values, example_error))
+            out.append(_variable_rows(c, kind, values, example_error))
             continue
         if kind is None:
             if c.default.size == 0:
                 raise fail(ctx, f"Name: {name}, Feature: {c.key} (data type: "
                                 f"{_TF_NAME[c.dtype]}) is required but could not be found.")
-            rows.append(c.default)
+            out.extend(c.default.reshape(-1).tolist())
             continue
         if _DTYPE_OF_KIND[kind] != c.dtype:
             raise example_error(c.key, f"Data types don't match. Data type: "
@@ -172,7 +172,7 @@ def parse_features(ctx: KernelContext, features: Any, index: int, name: str,
             raise example_error(c.key, f"Number of {_VALUES_NAME[c.dtype]} values != "
                                        f"expected.  Values size: {len(values)} but output "
                                        f"shape: {_shape_text(c.shape)}")
-        rows.append(_array(values, c.dtype).reshape(c.row))
+        out.extend(values)
     for c, lists in zip(sparse, sparse_lists):
         kind, values = lookup(features, c.key)
         if kind is not None and _DTYPE_OF_KIND[kind] != c.dtype:
@@ -210,22 +210,19 @@ def padded(rows: list[np.ndarray], dtype: dtypes.DType, row: tuple[int, ...],
     return out
 
 
-def _dense_tensor(c: _Dense, rows: list[np.ndarray]) -> np.ndarray:
-    """The batched dense output of `c` (``[batch, *shape]``, padded when variable)."""
+def _dense_tensor(c: _Dense, values: list[Any], batch: int) -> np.ndarray:
+    """The ``[batch, *shape]`` output of `c` from its `parse_features` values (padded when
+    variable-length)."""
     if c.variable:
-        return padded(rows, c.dtype, c.row, c.default.reshape(())[()])
-    out = np.empty((len(rows), *c.shape), dtype=object if c.dtype.is_string
-                   else c.dtype.np_type)
-    for b, r in enumerate(rows):
-        out[b] = r
-    return out
+        return padded(values, c.dtype, c.row, c.default.reshape(())[()])
+    return _array(values, c.dtype).reshape(batch, *c.shape)
 
 
 def _parse(ctx: KernelContext, serialized: Sequence[bytes], names: Sequence[bytes],
            dense: list[_Dense], sparse: list[_Sparse]) -> tuple[list[np.ndarray],
                                                                 list[list[list[Any]]]]:
     """Dense outputs ``[batch, *shape]`` and, per sparse feature, each Example's values."""
-    dense_rows: list[list[np.ndarray]] = [[] for _ in dense]
+    dense_values: list[list[Any]] = [[] for _ in dense]
     sparse_out: list[list[list[Any]]] = [[] for _ in sparse]
     for b, data in enumerate(serialized):
         name = text(names[b]) if len(names) else "<unknown>"
@@ -233,8 +230,9 @@ def _parse(ctx: KernelContext, serialized: Sequence[bytes], names: Sequence[byte
             features = Example.FromString(data).features.feature
         except DecodeError:
             raise fail(ctx, f"Could not parse example input, value: '{text(data)}'") from None
-        parse_features(ctx, features, b, name, dense, sparse, dense_rows, sparse_out)
-    return [_dense_tensor(c, rows) for c, rows in zip(dense, dense_rows)], sparse_out
+        parse_features(ctx, features, b, name, dense, sparse, dense_values, sparse_out)
+    return ([_dense_tensor(c, values, len(serialized)) for c, values in zip(dense, dense_values)],
+            sparse_out)
 
 
 def sparse_tensors(sparse: list[_Sparse], lists: list[list[list[Any]]],
@@ -353,7 +351,7 @@ def _parse_sequences(ctx: KernelContext, serialized: Sequence[bytes], names: Seq
                      config: _Sequence, batched: bool) -> tuple[np.ndarray, ...]:
     """The outputs of the SequenceExample ops (``batched``: ParseSequenceExample's, with the
     dense feature lists' lengths last)."""
-    context_rows: list[list[np.ndarray]] = [[] for _ in config.context_dense]
+    context_values: list[list[Any]] = [[] for _ in config.context_dense]
     context_lists: list[list[list[Any]]] = [[] for _ in config.context_sparse]
     dense_steps: list[list[np.ndarray]] = [[] for _ in config.lists_dense]
     sparse_steps: list[list[list[list[Any]]]] = [[] for _ in config.lists_sparse]
@@ -365,13 +363,13 @@ def _parse_sequences(ctx: KernelContext, serialized: Sequence[bytes], names: Seq
             raise fail(ctx, f"Invalid protocol message input, example id: {name}") from None
         lists = sequence.feature_lists.feature_list
         parse_features(ctx, sequence.context.feature, e, name, config.context_dense,
-                       config.context_sparse, context_rows, context_lists)
+                       config.context_sparse, context_values, context_lists)
         for c, out in zip(config.lists_dense, dense_steps):
             out.append(_dense_steps(ctx, c, name, lists.get(c.key)))
         for s, out in zip(config.lists_sparse, sparse_steps):
             out.append(_steps(ctx, s.key, s.dtype, name, lists.get(s.key)))
-    context_dense = [_dense_tensor(c, rows) for c, rows in zip(config.context_dense,
-                                                                context_rows)]
+    context_dense = [_dense_tensor(c, values, len(serialized))
+                     for c, values in zip(config.context_dense, context_values)]
     lists_dense = [padded(steps, c.dtype, c.shape, b"" if c.dtype.is_string else 0)
                    for c, steps in zip(config.lists_dense, dense_steps)]
     if not batched:
