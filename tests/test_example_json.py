@@ -76,7 +76,8 @@ def test_round_trips_match_the_binary_serialization() -> None:
 def test_empty_and_scalar_inputs_keep_their_shape() -> None:
     assert _decode(np.empty((0,), object)).shape == (0,)
     assert _decode(np.empty((3, 0), object)).shape == (3, 0)
-    assert _decode(_message_to_json(EXAMPLES[2])) == EXAMPLES[2].SerializeToString(deterministic=True)
+    assert _decode(_message_to_json(EXAMPLES[2])) == \
+        EXAMPLES[2].SerializeToString(deterministic=True)
 
 
 def test_proto_names_nulls_and_number_forms_are_accepted() -> None:

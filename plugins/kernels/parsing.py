@@ -273,7 +273,7 @@ def parse_single_example(ctx: KernelContext, serialized: Any, *defaults: Any) ->
                           ctx.attrs["dense_shapes"])
     sparse = sparse_configs(ctx.attrs["sparse_keys"], ctx.attrs["sparse_types"])
     dense_out, lists = _parse(ctx, strings(serialized), [], dense, sparse)
-    return results([*sparse_tensors(sparse, lists, False), *(d[0] for d in dense_out)])
+    return results([*sparse_tensors(sparse, lists, False), *(d[0, ...] for d in dense_out)])
 
 
 @attrs.frozen
@@ -373,8 +373,8 @@ def _parse_sequences(ctx: KernelContext, serialized: Sequence[bytes], names: Seq
     lists_dense = [padded(steps, c.dtype, c.shape, b"" if c.dtype.is_string else 0)
                    for c, steps in zip(config.lists_dense, dense_steps)]
     if not batched:
-        context_dense = [d[0] for d in context_dense]
-        lists_dense = [d[0] for d in lists_dense]
+        context_dense = [d[0, ...] for d in context_dense]
+        lists_dense = [d[0, ...] for d in lists_dense]
     lengths = [np.array([len(s) for s in steps], dtype=np.int64) for steps in dense_steps]
     return (*sparse_tensors(config.context_sparse, context_lists, batched), *context_dense,
             *_sparse_lists(config.lists_sparse, sparse_steps, batched), *lists_dense,
