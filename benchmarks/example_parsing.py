@@ -1,21 +1,26 @@
 """``tf.parse_example`` of a batch of serialized ``tf.train.Example``s, beside a baseline measured
 in the same run.
 
-Run ``python benchmarks/example_parsing.py [--tf /path/to/python]``. The batch: 1024 Examples,
-each with three dense features (int64 ``[1]``, float ``[3]``, bytes ``[1]``) and two sparse ones
-(int64, bytes). tensorweave's figure is one ``Session.run`` of ``parse_example`` on the fed batch.
-The baseline is, with ``--tf``, TF's ``parse_example`` timed the same way in a subprocess (TF 1
-style: graph mode, ``Session.run``), else the protobuf package and numpy called directly: each
-record parsed by ``Example.FromString`` and its features gathered into the same arrays in a
-Python loop. Ratio only (no target); ``--quick`` runs a small batch as a smoke check. Nothing
-is asserted about speed; the exit code is 0 unless the figure fails to compute or tensorweave's
-outputs differ from the protobuf loop's (checked first).
+Run ``python benchmarks/example_parsing.py [--tf PYTHON] [--tw-base DIR [--rounds 3]]``. The
+batch: 1024 Examples, each with three dense features (int64 ``[1]``, float ``[3]``, bytes
+``[1]``) and two sparse ones (int64, bytes). tensorweave's figure is one ``Session.run`` of
+``parse_example`` on the fed batch. The baseline is, with ``--tf``, TF's ``parse_example`` timed
+the same way in a subprocess (TF 1 style: graph mode, ``Session.run``), else the protobuf
+package and numpy called directly: each record parsed by ``Example.FromString`` and its
+features gathered into the same arrays in a Python loop. ``--tw-base`` names a directory where
+``import tensorweave`` finds a baseline tensorweave (put first on ``PYTHONPATH``): one more row
+times it and this tensorweave on the same bytes, in fresh processes, alternated for
+``--rounds`` rounds (medians), so a before/after comparison runs in one run. Ratios only (no
+target); ``--quick`` runs a small batch as a smoke check. Nothing is asserted about speed; the
+exit code is 0 unless a figure fails to compute or tensorweave's outputs differ from the
+protobuf loop's (checked first).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -114,31 +119,64 @@ print(float(np.median(times)))
 '''
 
 
-def tf_seconds(python: str, batch: list[bytes], repeats: int) -> float:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "batch.json"
-        path.write_text(json.dumps([data.hex() for data in batch]))
-        proc = subprocess.run([python, "-c", TF_SCRIPT, str(path), str(repeats)],
-                              capture_output=True, text=True, check=True)
+def subprocess_seconds(command: list[str], pythonpath: str | None = None) -> float:
+    """The seconds a subprocess prints last (`pythonpath` first on its ``PYTHONPATH``)."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [pythonpath, env.get("PYTHONPATH")]))
+    proc = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     return float(proc.stdout.strip().splitlines()[-1])
+
+
+def read_batch(path: Path) -> list[bytes]:
+    return [bytes.fromhex(h) for h in json.loads(path.read_text())]
+
+
+def figures(args: argparse.Namespace, path: Path, count: int, repeats: int) -> list[str]:
+    """The printed rows: tensorweave against the baseline (and against ``--tw-base``)."""
+    batch = read_batch(path)
+    worker = [sys.executable, __file__, "--worker", str(path), str(repeats)]
+    rows = []
+    if args.tw_base:
+        # alternated rounds, each in a fresh process, so both meet the same machine load
+        base, ours = [], []
+        for _ in range(args.rounds):
+            base.append(subprocess_seconds(worker, os.path.abspath(args.tw_base)))
+            ours.append(subprocess_seconds(worker))
+        rows.append(row(f"parse_example of {count} Examples, against --tw-base",
+                        float(np.median(ours)), float(np.median(base))))
+    ours_here = tensorweave_seconds(batch, repeats)
+    if args.tf:
+        theirs = subprocess_seconds([args.tf, "-c", TF_SCRIPT, str(path), str(repeats)])
+        baseline = "TensorFlow's parse_example"
+    else:
+        theirs = float(np.median(timed(lambda: library_parse(batch), repeats, warmup=1)))
+        baseline = "protobuf's Example.FromString + numpy, in a Python loop"
+    return [f"baseline: {baseline}", row(f"parse_example of {count} Examples", ours_here, theirs),
+            *rows]
+
+
+def row(name: str, ours: float, theirs: float) -> str:
+    return f"{name}  {ours * 1e3:10.4g} ms  {theirs * 1e3:10.4g} ms  {ours / theirs:.3g}x"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="a small batch: a smoke check")
     parser.add_argument("--tf", metavar="PYTHON", help="a Python with TensorFlow: TF's baseline")
+    parser.add_argument("--tw-base", metavar="DIR",
+                        help="a directory where `import tensorweave` finds a baseline to compare")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated --tw-base rounds")
+    parser.add_argument("--worker", nargs=2, metavar=("BATCH", "REPEATS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        print(tensorweave_seconds(read_batch(Path(args.worker[0])), int(args.worker[1])))
+        return 0
     count, repeats = (64, 3) if args.quick else (1024, 15)
-    batch = records(count)
-    ours = tensorweave_seconds(batch, repeats)
-    if args.tf:
-        theirs, baseline = tf_seconds(args.tf, batch, repeats), "TensorFlow's parse_example"
-    else:
-        theirs = float(np.median(timed(lambda: library_parse(batch), repeats, warmup=1)))
-        baseline = "protobuf's Example.FromString + numpy, in a Python loop"
-    print(f"baseline: {baseline}")
-    print(f"parse_example of {count} Examples  {ours * 1e3:10.4g} ms  {theirs * 1e3:10.4g} ms  "
-          f"{ours / theirs:.3g}x")
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "batch.json"
+        path.write_text(json.dumps([data.hex() for data in records(count)]))
+        print("\n".join(figures(args, path, count, repeats)))
     if args.quick:
         print("(--quick: a small batch; the result means nothing)")
     return 0
