@@ -1,4 +1,4 @@
-"""`benchmarks/run.py --quick` and `benchmarks/checkpoint.py --quick`: every figure computes and
+"""`benchmarks/run.py --quick` and the other benchmarks' ``--quick`` runs: every figure computes and
 is printed (a smoke check; nothing is asserted about speed)."""
 
 from __future__ import annotations
@@ -62,3 +62,11 @@ def test_codecs_quick_run_prints_every_figure() -> None:
         matching = [row for row in rows if figure in row]
         assert len(matching) == 1, f"no single row for {figure!r} in:\n{proc.stdout}"
         assert matching[0].rstrip().endswith(("pass", "MISS", "-")), matching[0]
+
+
+def test_example_parsing_quick_run_prints_its_ratio() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "example_parsing.py"),
+                           "--quick"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [row] = [row for row in proc.stdout.splitlines() if row.startswith("parse_example of 64")]
+    assert row.rstrip().endswith("x"), row

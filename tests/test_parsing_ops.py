@@ -166,6 +166,29 @@ def test_run_time_errors_name_the_feature(data: bytes, features: dict, message: 
     assert "[[node parse/ParseSingleExample (op: ParseSingleExample)" in str(info.value)
 
 
+def test_scalar_features_batch_in_a_dataset() -> None:
+    # the outputs of one Example's scalar features are arrays (a 0-d string one too), which
+    # Dataset.batch stacks
+    records = [example(t=[b"ab"], n=[1]), example(t=[b"c"], n=[2])]
+    dataset = tw.data.Dataset.from_tensor_slices(records).map(
+        lambda r: tw.parse_single_example(r, {"t": tw.io.FixedLenFeature([], tw.string),
+                                              "n": tw.io.FixedLenFeature([], tw.int64)}))
+    got = run(tw.data.make_one_shot_iterator(dataset.batch(2)).get_next())
+    assert list(got["t"]) == [b"ab", b"c"] and list(got["n"]) == [1, 2]
+
+
+def test_merged_bytes_parse_as_protobuf_merges_them() -> None:
+    # two Examples back to back are one merged Example: the later entry of a key wins, and an
+    # unknown field (9, varint) is skipped; TF 2.21 gives a=2, b=5 for both parsers
+    data = example(a=[1], b=[5]) + example(a=[2]) + b"\x48\x01"
+    parsed = tw.parse_example([data], {"a": tw.io.FixedLenFeature([], tw.int64),
+                                       "b": tw.io.FixedLenFeature([], tw.int64)})
+    single = tw.parse_single_example(data, {"a": tw.io.VarLenFeature(tw.int64)})
+    got, got_single = run((parsed, single))
+    assert list(got["a"]) == [2] and list(got["b"]) == [5]
+    assert list(got_single["a"].values) == [2]
+
+
 def test_batch_errors_name_the_example() -> None:
     batch = [example(a=[1]), example(b=[2])]
     parsed = tw.parse_example(batch, {"a": tw.io.FixedLenFeature([], tw.int64)},

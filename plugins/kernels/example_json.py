@@ -112,7 +112,7 @@ def _feature(obj: Any) -> Feature:
     if not kinds:
         return Feature()
     (kind, body), = kinds.items()
-    values = _fields(body, f"tensorflow.{_LISTS[kind].__name__}", {"value": "value"})
+    values = _fields(body, _LISTS[kind].DESCRIPTOR.full_name, {"value": "value"})
     items = values.get("value", [])
     if not isinstance(items, list):
         raise _JsonError(f"repeated field 'value' must be an array, got {json.dumps(items)}")
@@ -145,7 +145,8 @@ def decode_json_example(ctx: KernelContext, json_examples: Any) -> np.ndarray:
     flat = out.reshape(-1)
     for i, element in enumerate(arr.reshape(-1)):
         try:
-            flat[i] = example_from_json(element.decode("utf-8")).SerializeToString()
+            flat[i] = example_from_json(element.decode("utf-8")).SerializeToString(
+                deterministic=True)
         except (UnicodeDecodeError, ValueError) as e:
             raise errors.InvalidArgumentError(ctx.node_name, ctx.op,
                                               f"Error while parsing JSON: {e}") from None

@@ -2,8 +2,9 @@
 ``ParseSingleSequenceExample``, host-only as in TF (``HOST_ONLY``).
 
 Contract, as TF's fast parsers (``example_proto_fast_parsing.cc``): each serialized proto is
-read straight from its bytes (`example_features`, `feature_lists`: a later entry of a key
-wins). A dense feature must hold exactly as many values of its dtype as its shape has
+parsed by protobuf into `tensorweave.train.Example` / ``SequenceExample`` (a later map entry of a
+key wins; a key must be UTF-8, as protobuf's string keys are, where TF's C++ parser does not
+check). A dense feature must hold exactly as many values of its dtype as its shape has
 elements; a missing one (or one with no kind set) takes its default, or, when the default is
 empty, fails. A variable-length dense feature (first dimension unknown: a
 ``FixedLenSequenceFeature`` in an Example) holds a multiple of its row's elements, is empty
@@ -37,12 +38,15 @@ from typing import Any
 
 import attrs
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tensorweave.engine import dtypes, errors
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.formats.example_proto import DecodeError, example_features, feature_lists
+from tensorweave.formats.example_proto import Example, SequenceExample
 
-_DTYPE_OF_KIND = {"bytes": dtypes.string, "float": dtypes.float32, "int64": dtypes.int64}
+# Feature's oneof ``kind``: the member set, by its name
+_DTYPE_OF_KIND = {"bytes_list": dtypes.string, "float_list": dtypes.float32,
+                  "int64_list": dtypes.int64}
 _TF_NAME = {dtypes.string: "string", dtypes.float32: "float", dtypes.int64: "int64"}
 _VALUES_NAME = {dtypes.string: "bytes", dtypes.float32: "float", dtypes.int64: "int64"}
 
@@ -53,7 +57,7 @@ class _Dense:
     length one (``FixedLenSequenceFeature``); `default` is its default (empty: required) or,
     variable-length, its padding element."""
 
-    key: bytes
+    key: str
     dtype: dtypes.DType
     shape: tuple[int | None, ...]
     default: Any
@@ -70,7 +74,7 @@ class _Dense:
 
 @attrs.frozen
 class _Sparse:
-    key: bytes
+    key: str
     dtype: dtypes.DType
 
 
@@ -78,8 +82,8 @@ def fail(ctx: KernelContext, message: str) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(ctx.node_name, ctx.op, message)
 
 
-def text(key: bytes) -> str:
-    return key.decode("utf-8", "replace")
+def text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -87,7 +91,8 @@ def _shape_text(shape: Sequence[int | None]) -> str:
     return "[" + ",".join("?" if d is None else str(d) for d in shape) + "]"
 
 
-def _array(values: list[Any], dtype: dtypes.DType) -> np.ndarray:
+def _array(values: Any, dtype: dtypes.DType) -> np.ndarray:
+    """`values` (a list, or a repeated field of an Example) as a new 1-D array."""
     if dtype.is_string:
         out = np.empty(len(values), dtype=object)
         out[:] = values
@@ -118,32 +123,46 @@ def sparse_configs(keys: Sequence[Any], types: Sequence[dtypes.DType]) -> list[_
     return [_Sparse(as_key(k), t) for k, t in zip(keys, types)]
 
 
-def as_key(key: Any) -> bytes:
-    """A feature key (an attr's str or a string tensor's bytes) as the bytes Examples hold."""
-    return key.encode("utf-8") if isinstance(key, str) else bytes(key)
+def as_key(key: Any) -> str:
+    """A feature key (an attr's str or a string tensor's bytes) as a ``Features`` map key."""
+    return key if isinstance(key, str) else text(bytes(key))
 
 
-def parse_features(ctx: KernelContext, features: dict[bytes, tuple[str | None, list[Any]]],
-                   index: int, name: str, dense: list[_Dense], sparse: list[_Sparse],
-                   dense_rows: list[list[np.ndarray]], sparse_lists: list[list[list[Any]]]
-                   ) -> None:
-    """Check one Example's (or one SequenceExample context's) `features` against the
-    configs, appending each dense feature's value (``[rows, *row]`` for a variable-length
-    one) to `dense_rows` and each sparse feature's values to `sparse_lists`."""
+def kind_values(feature: Any) -> tuple[str | None, Any]:
+    """The member of `feature`'s oneof ``kind`` that is set (None: none is) and its values."""
+    kind = feature.WhichOneof("kind")
+    return kind, (getattr(feature, kind).value if kind else ())
 
-    def example_error(key: bytes, suffix: str) -> Exception:
-        return fail(ctx, f"Name: {name}, Key: {text(key)}, Index: {index}.  {suffix}")
 
-    for c, rows in zip(dense, dense_rows):
-        kind, values = features.get(c.key, (None, []))
+def lookup(features: Any, key: str) -> tuple[str | None, Any]:
+    """`kind_values` of the feature of `key` in the ``Features.feature`` map `features`;
+    ``(None, ())`` when it is missing (``get``, which, unlike ``[]``, adds no entry)."""
+    feature = features.get(key)
+    return (None, ()) if feature is None else kind_values(feature)
+
+
+def parse_features(ctx: KernelContext, features: Any, index: int, name: str,
+                   dense: list[_Dense], sparse: list[_Sparse], dense_values: list[list[Any]],
+                   sparse_lists: list[list[list[Any]]]) -> None:
+    """Check one Example's (or one SequenceExample context's) ``Features.feature`` map
+    `features` against the configs. Each dense feature's values go to its list in
+    `dense_values`: extending it (the batch's values, flat) for a fixed shape, appended as
+    one ``[rows, *row]`` array for a variable-length one; each sparse feature's values are
+    appended to its list in `sparse_lists`."""
+
+    def example_error(key: str, suffix: str) -> Exception:
+        return fail(ctx, f"Name: {name}, Key: {key}, Index: {index}.  {suffix}")
+
+    for c, out in zip(dense, dense_values):
+        kind, values = lookup(features, c.key)
         if c.variable:
-            rows.append(_variable_rows(c, kind, values, example_error))
+            out.append(_variable_rows(c, kind, values, example_error))
             continue
         if kind is None:
             if c.default.size == 0:
-                raise fail(ctx, f"Name: {name}, Feature: {text(c.key)} (data type: "
+                raise fail(ctx, f"Name: {name}, Feature: {c.key} (data type: "
                                 f"{_TF_NAME[c.dtype]}) is required but could not be found.")
-            rows.append(c.default)
+            out.extend(c.default.reshape(-1).tolist())
             continue
         if _DTYPE_OF_KIND[kind] != c.dtype:
             raise example_error(c.key, f"Data types don't match. Data type: "
@@ -153,17 +172,17 @@ def parse_features(ctx: KernelContext, features: dict[bytes, tuple[str | None, l
             raise example_error(c.key, f"Number of {_VALUES_NAME[c.dtype]} values != "
                                        f"expected.  Values size: {len(values)} but output "
                                        f"shape: {_shape_text(c.shape)}")
-        rows.append(_array(values, c.dtype).reshape(c.row))
+        out.extend(values)
     for c, lists in zip(sparse, sparse_lists):
-        kind, values = features.get(c.key, (None, []))
+        kind, values = lookup(features, c.key)
         if kind is not None and _DTYPE_OF_KIND[kind] != c.dtype:
             raise example_error(c.key, f"Data types don't match. Expected type: "
                                        f"{_TF_NAME[c.dtype]}, Actual type: "
                                        f"{_TF_NAME[_DTYPE_OF_KIND[kind]]}")
-        lists.append(values)
+        lists.append(list(values))
 
 
-def _variable_rows(c: _Dense, kind: str | None, values: list[Any],
+def _variable_rows(c: _Dense, kind: str | None, values: Any,
                    example_error: Any) -> np.ndarray:
     """A variable-length feature's rows: none when it is missing or has no kind."""
     if kind is None:
@@ -191,31 +210,29 @@ def padded(rows: list[np.ndarray], dtype: dtypes.DType, row: tuple[int, ...],
     return out
 
 
-def _dense_tensor(c: _Dense, rows: list[np.ndarray]) -> np.ndarray:
-    """The batched dense output of `c` (``[batch, *shape]``, padded when variable)."""
+def _dense_tensor(c: _Dense, values: list[Any], batch: int) -> np.ndarray:
+    """The ``[batch, *shape]`` output of `c` from its `parse_features` values (padded when
+    variable-length)."""
     if c.variable:
-        return padded(rows, c.dtype, c.row, c.default.reshape(())[()])
-    out = np.empty((len(rows), *c.shape), dtype=object if c.dtype.is_string
-                   else c.dtype.np_type)
-    for b, r in enumerate(rows):
-        out[b] = r
-    return out
+        return padded(values, c.dtype, c.row, c.default.reshape(())[()])
+    return _array(values, c.dtype).reshape(batch, *c.shape)
 
 
 def _parse(ctx: KernelContext, serialized: Sequence[bytes], names: Sequence[bytes],
            dense: list[_Dense], sparse: list[_Sparse]) -> tuple[list[np.ndarray],
                                                                 list[list[list[Any]]]]:
     """Dense outputs ``[batch, *shape]`` and, per sparse feature, each Example's values."""
-    dense_rows: list[list[np.ndarray]] = [[] for _ in dense]
+    dense_values: list[list[Any]] = [[] for _ in dense]
     sparse_out: list[list[list[Any]]] = [[] for _ in sparse]
     for b, data in enumerate(serialized):
         name = text(names[b]) if len(names) else "<unknown>"
         try:
-            features = example_features(data)
+            features = Example.FromString(data).features.feature
         except DecodeError:
             raise fail(ctx, f"Could not parse example input, value: '{text(data)}'") from None
-        parse_features(ctx, features, b, name, dense, sparse, dense_rows, sparse_out)
-    return [_dense_tensor(c, rows) for c, rows in zip(dense, dense_rows)], sparse_out
+        parse_features(ctx, features, b, name, dense, sparse, dense_values, sparse_out)
+    return ([_dense_tensor(c, values, len(serialized)) for c, values in zip(dense, dense_values)],
+            sparse_out)
 
 
 def sparse_tensors(sparse: list[_Sparse], lists: list[list[list[Any]]],
@@ -256,7 +273,7 @@ def parse_single_example(ctx: KernelContext, serialized: Any, *defaults: Any) ->
                           ctx.attrs["dense_shapes"])
     sparse = sparse_configs(ctx.attrs["sparse_keys"], ctx.attrs["sparse_types"])
     dense_out, lists = _parse(ctx, strings(serialized), [], dense, sparse)
-    return results([*sparse_tensors(sparse, lists, False), *(d[0] for d in dense_out)])
+    return results([*sparse_tensors(sparse, lists, False), *(d[0, ...] for d in dense_out)])
 
 
 @attrs.frozen
@@ -264,7 +281,7 @@ class _FeatureList:
     """A dense feature list: each step holds `shape`'s values; a missing list is an error
     unless `allow_missing` (then it has no steps)."""
 
-    key: bytes
+    key: str
     dtype: dtypes.DType
     shape: tuple[int, ...]
     allow_missing: bool
@@ -278,30 +295,33 @@ class _Sequence:
     lists_sparse: list[_Sparse]
 
 
-def _steps(ctx: KernelContext, key: bytes, dtype: dtypes.DType, name: str,
-           steps: list[tuple[str | None, list[Any]]]) -> list[list[Any]]:
-    """Each step's values, checking their kind (a step with no kind set has none)."""
+def _steps(ctx: KernelContext, key: str, dtype: dtypes.DType, name: str,
+           feature_list: Any) -> list[list[Any]]:
+    """The values of each step (``Feature``) of the ``FeatureList`` `feature_list` (None:
+    no steps), checking their kind (a step with no kind set has none)."""
     out = []
-    for t, (kind, values) in enumerate(steps):
+    for t, step in enumerate(() if feature_list is None else feature_list.feature):
+        kind, values = kind_values(step)
         if kind is not None and _DTYPE_OF_KIND[kind] != dtype:
-            raise fail(ctx, f"Name: {name}, Feature list: {text(key)}, Index: {t}.  Data types "
+            raise fail(ctx, f"Name: {name}, Feature list: {key}, Index: {t}.  Data types "
                             f"don't match. Expected type: {_TF_NAME[dtype]}")
-        out.append(values)
+        out.append(list(values))
     return out
 
 
 def _dense_steps(ctx: KernelContext, c: _FeatureList, name: str,
-                 steps: list[tuple[str | None, list[Any]]] | None) -> np.ndarray:
-    """One SequenceExample's ``[steps, *shape]`` values of the dense feature list `c`."""
-    if steps is None and not c.allow_missing:
-        raise fail(ctx, f"Name: {name}, Feature list '{text(c.key)}' is required but could "
+                 feature_list: Any) -> np.ndarray:
+    """One SequenceExample's ``[steps, *shape]`` values of the dense feature list `c`
+    (`feature_list`: its ``FeatureList``, None when it is missing)."""
+    if feature_list is None and not c.allow_missing:
+        raise fail(ctx, f"Name: {name}, Feature list '{c.key}' is required but could "
                         "not be found.  Did you mean to include it in "
                         "feature_list_dense_missing_assumed_empty or "
                         "feature_list_dense_defaults?")
-    values = _steps(ctx, c.key, c.dtype, name, steps or [])
+    values = _steps(ctx, c.key, c.dtype, name, feature_list)
     for t, step in enumerate(values):
         if len(step) != math.prod(c.shape):
-            raise fail(ctx, f"Name: {name}, Key: {text(c.key)}, Index: {t}.  Number of values "
+            raise fail(ctx, f"Name: {name}, Key: {c.key}, Index: {t}.  Number of values "
                             f"!= expected.  values size: {len(step)} but output shape: "
                             f"{_shape_text(c.shape)}")
     flat = _array([v for step in values for v in step], c.dtype)
@@ -331,29 +351,30 @@ def _parse_sequences(ctx: KernelContext, serialized: Sequence[bytes], names: Seq
                      config: _Sequence, batched: bool) -> tuple[np.ndarray, ...]:
     """The outputs of the SequenceExample ops (``batched``: ParseSequenceExample's, with the
     dense feature lists' lengths last)."""
-    context_rows: list[list[np.ndarray]] = [[] for _ in config.context_dense]
+    context_values: list[list[Any]] = [[] for _ in config.context_dense]
     context_lists: list[list[list[Any]]] = [[] for _ in config.context_sparse]
     dense_steps: list[list[np.ndarray]] = [[] for _ in config.lists_dense]
     sparse_steps: list[list[list[list[Any]]]] = [[] for _ in config.lists_sparse]
     for e, data in enumerate(serialized):
         name = text(names[e]) if len(names) else "<unknown>"
         try:
-            context, lists = example_features(data), feature_lists(data)
+            sequence = SequenceExample.FromString(data)
         except DecodeError:
             raise fail(ctx, f"Invalid protocol message input, example id: {name}") from None
-        parse_features(ctx, context, e, name, config.context_dense, config.context_sparse,
-                       context_rows, context_lists)
+        lists = sequence.feature_lists.feature_list
+        parse_features(ctx, sequence.context.feature, e, name, config.context_dense,
+                       config.context_sparse, context_values, context_lists)
         for c, out in zip(config.lists_dense, dense_steps):
             out.append(_dense_steps(ctx, c, name, lists.get(c.key)))
         for s, out in zip(config.lists_sparse, sparse_steps):
-            out.append(_steps(ctx, s.key, s.dtype, name, lists.get(s.key, [])))
-    context_dense = [_dense_tensor(c, rows) for c, rows in zip(config.context_dense,
-                                                                context_rows)]
+            out.append(_steps(ctx, s.key, s.dtype, name, lists.get(s.key)))
+    context_dense = [_dense_tensor(c, values, len(serialized))
+                     for c, values in zip(config.context_dense, context_values)]
     lists_dense = [padded(steps, c.dtype, c.shape, b"" if c.dtype.is_string else 0)
                    for c, steps in zip(config.lists_dense, dense_steps)]
     if not batched:
-        context_dense = [d[0] for d in context_dense]
-        lists_dense = [d[0] for d in lists_dense]
+        context_dense = [d[0, ...] for d in context_dense]
+        lists_dense = [d[0, ...] for d in lists_dense]
     lengths = [np.array([len(s) for s in steps], dtype=np.int64) for steps in dense_steps]
     return (*sparse_tensors(config.context_sparse, context_lists, batched), *context_dense,
             *_sparse_lists(config.lists_sparse, sparse_steps, batched), *lists_dense,
