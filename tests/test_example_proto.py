@@ -147,3 +147,10 @@ def test_exposed_as_tw_train() -> None:
     assert tw.train.Example is Example and tw.train.Features is Features
     assert tw.train.Feature is Feature and tw.train.Int64List is Int64List
     assert tw.train.SequenceExample is SequenceExample
+
+
+def test_tf_example_pb2_paths_name_the_same_classes() -> None:
+    from tensorweave.core.example import example_pb2, feature_pb2
+
+    assert example_pb2.Example is Example and feature_pb2.Feature is Feature
+    assert feature_pb2.Int64List(value=[1, 2]).SerializeToString() == b"\x0a\x02\x01\x02"
