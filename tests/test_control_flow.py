@@ -442,7 +442,7 @@ def test_raw_ops_check_function_signatures() -> None:
 
 
 def _kernel_context(op: tw.Operation) -> KernelContext:
-    node = op.node_def
+    node = op._engine_node_def
     device = Device.create(TaskSpec(), "CPU", 0, np)
     return KernelContext(node.name, node.op, dict(node.attr), device, np, node.output_types,
                          node.output_shapes)

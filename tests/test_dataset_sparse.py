@@ -242,8 +242,8 @@ def test_a_sparse_pipeline_description_travels_over_the_wire() -> None:
     dataset = tw.data.Dataset.from_tensor_slices(sparse_of(DENSE)).map(
         lambda sp: (sp, tw.size(sp.values))).batch(2)
     init = dataset.make_initializable_iterator().initializer
-    node = init.node_def
-    known = {t.op.name: t.op.node_def for t in init.inputs}
+    node = init._engine_node_def
+    known = {t.op.name: t.op._engine_node_def for t in init.inputs}
     (back,) = messages.graph_from_wire(wire.decode(wire.encode(
         messages.graph_to_wire([node])).frame()).body, "test", known=known)
     assert back.attr["dataset"] == node.attr["dataset"]

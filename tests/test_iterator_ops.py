@@ -192,7 +192,7 @@ def test_the_pipeline_travels_as_plain_data():
     ds = tf.data.Dataset.range(6).map(lambda v: v + offset).filter(
         lambda v: tf.equal(v % 2, 0)).shuffle(4, seed=1).batch(2)
     init = ds.make_initializable_iterator().initializer
-    node = init.node_def
+    node = init._engine_node_def
     (back,) = messages.graph_from_wire(wire.decode(wire.encode(
         messages.graph_to_wire([node])).frame()).body, "test", known=_inputs_of(init))
     assert back.attr["dataset"] == node.attr["dataset"]
@@ -202,7 +202,7 @@ def test_the_pipeline_travels_as_plain_data():
 
 
 def _inputs_of(op) -> dict:
-    return {t.op.name: t.op.node_def for t in op.inputs}
+    return {t.op.name: t.op._engine_node_def for t in op.inputs}
 
 
 def test_a_tf1_training_loop_fed_by_a_dataset():

@@ -42,12 +42,12 @@ def test_master_compile_is_cached_per_signature() -> None:
     y = tf.multiply(x, 2.0, name="y")
     master, workers = local_master(tf.ConfigProto())
     try:
-        master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+        master.extend([op._engine_node_def for op in tf.get_default_graph().get_operations()])
         compiled = master.compile([x.name], [y.name], [])
         assert master.compile([x.name], [y.name], []) is compiled
         assert master.compile([], [y.name], []) is not compiled
         assert master.compile([x.name], [y.name], [y.op.name]) is not compiled
-        master.extend([tf.identity(y).op.node_def])
+        master.extend([tf.identity(y).op._engine_node_def])
         assert master.compile([x.name], [y.name], []) is not compiled
         (worker,) = workers
         (stale_handle,) = compiled.handles.values()
@@ -154,7 +154,7 @@ def two_task_master() -> tuple[MasterSession, _SilentWorker, list[str]]:
     silent = _SilentWorker()
     master = MasterSession({**local.workers, silent.task.name: silent}, local.default_task,
                            local.config, local.registries)
-    master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+    master.extend([op._engine_node_def for op in tf.get_default_graph().get_operations()])
     return master, silent, [here.name, there.name]
 
 
@@ -176,7 +176,7 @@ def test_run_async_answers_as_run_does() -> None:
     x = tf.placeholder(tf.float32, None, name="x")
     y = x * tf.constant([3.0, 3.0])
     master, _ = local_master(tf.ConfigProto())
-    master.extend([op.node_def for op in tf.get_default_graph().get_operations()])
+    master.extend([op._engine_node_def for op in tf.get_default_graph().get_operations()])
     assert master.cached([x.name], [y.name], []) is None
     values, _, compiled = master.run({x.name: np.array([1.0, 2.0], np.float32)}, [y.name], [])
     assert master.cached([x.name], [y.name], []) is compiled

@@ -184,7 +184,7 @@ class Session:
         if self._sent_ops < len(ops):
             with self._lock:
                 new = ops[self._sent_ops:]
-                self._master.extend([op.node_def for op in new])
+                self._master.extend([op._engine_node_def for op in new])
                 self._sent_ops += len(new)
                 self._compiled.clear()
 

@@ -245,7 +245,7 @@ def to_function_def(graph: FuncGraph, inputs: Sequence[Tensor], outputs: Sequenc
                 "T": t.dtype, "index": arg_index[op], "_shape": t.shape,
                 "_output_types": [t.dtype], "_output_shapes": [t.shape]}))
         elif op in needed:
-            nodes.append(op.node_def.copy(device=""))
+            nodes.append(op._engine_node_def.copy(device=""))
     for j, t in enumerate(outputs):
         nodes.append(NodeDef(name=f"_retval_{j}", op=RETVAL_OP, input=[t._as_node_input()],
                              attr={"T": t.dtype, "index": j, "_shape": t.shape,

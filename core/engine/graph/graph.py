@@ -215,7 +215,15 @@ class Operation:
         return list(self._attrs.get("_class", [f"loc:@{self._name}"]))
 
     @property
-    def node_def(self) -> NodeDef:
+    def node_def(self) -> Any:
+        """The op as TF's ``NodeDef`` message (function attrs name their function)."""
+        from tensorweave.engine.graph.graph_def_proto import node_to_proto
+
+        return node_to_proto(self._engine_node_def)
+
+    @property
+    def _engine_node_def(self) -> NodeDef:
+        """The op in the engine's form: Python attr values, with ``_output_types``/``_shapes``."""
         inputs = [t._as_node_input() for t in self._inputs]
         inputs += [f"^{op.name}" for op in self._control_inputs]
         attr = dict(self._attrs)
@@ -382,7 +390,7 @@ class Graph:
         """The graph's nodes in the engine's form (Python attr values), as `as_graph_def`."""
         ops = self._ops if from_version is None else [
             op for op in self._ops if op._created_at > from_version]
-        return GraphDef(node=[op.node_def for op in ops])
+        return GraphDef(node=[op._engine_node_def for op in ops])
 
     # -- naming -------------------------------------------------------------------------------
 

@@ -45,7 +45,8 @@ from tensorweave.engine.proto import framework
 from tensorweave.engine.proto.framework import GraphDef, NodeDef, VersionDef
 from tensorweave.engine.tensor_shape import TensorShape
 
-__all__ = ["GraphDef", "NodeDef", "VersionDef", "from_proto", "parse_text", "to_proto"]
+__all__ = ["GraphDef", "NodeDef", "VersionDef", "from_proto", "node_to_proto", "parse_text",
+           "to_proto"]
 
 _MAX_DEPTH = 100  # protobuf's default recursion limit
 INTERNAL_ATTRS = ("_output_types", "_output_shapes")
@@ -168,6 +169,14 @@ def _write_node(node: _graph_def.NodeDef, library: _Library, out: NodeDef,
         _write_attr_map(attr, out.attr, library)
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"Cannot write node '{node.name}' ({node.op}): {exc}") from None
+
+
+def node_to_proto(node: _graph_def.NodeDef) -> NodeDef:
+    """One node as a ``NodeDef`` message, without the bookkeeping attrs (a function attr names
+    its function; the function itself needs a graph's library)."""
+    out = NodeDef()
+    _write_node(node, _Library(), out)
+    return out
 
 
 def _write_function(fn: FunctionDef, library: _Library, out: framework.FunctionDef) -> None:
