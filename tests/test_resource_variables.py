@@ -361,6 +361,25 @@ def test_control_flow_reads_and_differentiates_resource_variables() -> None:
         assert sess.run(total) == 6.0
 
 
+def test_while_loop_gradients_reach_resource_variables_read_in_the_body() -> None:
+    v = ResourceVariable(2.0, name="v")
+    m = ResourceVariable(np.ones([2, 2], np.float32), name="m")
+    x = tf.constant([[1.0, 2.0]])
+    cube = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * v.read_value()),
+                         [0, tf.constant(1.0)])[1]
+    twice = tf.while_loop(lambda i, a: i < 2, lambda i, a: (i + 1, tf.matmul(a, m)), [0, x])[1]
+    (dv,) = tf.gradients(cube, [v])
+    (dm,) = tf.gradients(tf.reduce_sum(twice), [m])
+    train = tf.train.GradientDescentOptimizer(0.01).minimize(cube, var_list=[v])
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        assert sess.run(dv) == 12.0  # d(v**3)/dv at 2
+        # d sum(x m m)/dm = x^T (1 m^T) + (x m)^T 1
+        np.testing.assert_allclose(sess.run(dm), [[5.0, 5.0], [7.0, 7.0]])
+        sess.run(train)
+        assert sess.run(v) == pytest.approx(2.0 - 0.12)
+
+
 def test_embedding_lookup_reads_rows_and_gives_indexed_slices() -> None:
     table = ResourceVariable(INIT, name="table")
     rows = tf.nn.embedding_lookup(table, [3, 1])

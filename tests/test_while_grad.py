@@ -115,8 +115,10 @@ def test_a_tensor_array_buffer_is_not_recorded() -> None:
     loop = next(op for op in tw.get_default_graph().get_operations()
                 if op.type in ("While", "StatelessWhile"))
     wrt = [i for i, t in enumerate(loop.inputs) if t.dtype.is_floating]
+    shapes = [t.shape for t in loop.outputs]
     with tw.get_default_graph().as_default():
-        step = while_grad._build_step(loop, wrt, [t.shape for t in loop.outputs])
+        step = while_grad._build_step(loop, wrt, shapes,
+                                      {i: (loop.inputs[i].dtype, shapes[i]) for i in wrt})
     # per iteration: activations, the write mask and an index, never a [time, ...] buffer
     assert step.recorded
     assert not any(t.shape.is_compatible_with([5, 4, 3]) for t in step.recorded)

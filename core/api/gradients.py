@@ -252,7 +252,10 @@ class _Backprop:
 
     def run(self, ys: list[Tensor], grad_ys: list[Any]) -> list[Gradient | None]:
         for i, (y, gy) in enumerate(zip(ys, grad_ys)):
-            gy = self._default_grad_y(y, i) if gy is None else convert_to_tensor(gy, y.dtype)
+            if gy is None:
+                gy = self._default_grad_y(y, i)
+            else:  # a handle's gradient is its variable's, of the variable's dtype
+                gy = convert_to_tensor(gy, None if y.dtype == dtypes.resource else y.dtype)
             self._add(y, gy)
         from_ops = [x.op for x in self.xs]
         between = _between([y.op for y in ys], _reached_from(from_ops))

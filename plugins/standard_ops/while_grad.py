@@ -19,9 +19,12 @@ Contract:
 - The backward loop counts ``k = n-1 .. 0``, reads iteration k's cut tensors back (sliced and
   reshaped) and runs the backward part on them and on the carried gradients.
 - Captured tensors (the op's inputs after the loop variables) receive the sum over all
-  iterations. Stateful ops of the body (an assign, a random op) run once more in the recording
-  loop, so a random op draws new values there: differentiate such loops only where that is
-  what is wanted (TF records them instead).
+  iterations. A resource variable's handle that the loop carries unchanged receives its
+  variable's gradient (the variable's dtype and shape, from its ``VarHandleOp``): the sum over
+  all iterations of the gradients of the body's reads, as ``ReadVariableOp`` gives a handle.
+  Stateful ops of the body (an assign, a random op) run once more in the recording loop, so
+  a random op draws new values there: differentiate such loops only where that is what is
+  wanted (TF records them instead).
 - Functions whose forward graph is not at hand (a function that came over the wire) have no
   gradient: `LookupError` naming the op.
 """
@@ -46,6 +49,7 @@ from tensorweave.engine.graph.func_graph import (
 )
 from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def import parse_input
+from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.control_flow_grad import args_and_results, forward_graph
 
@@ -137,11 +141,12 @@ class _Step:
     passed: set[int]  # loop variables the body passes through unchanged
 
 
-def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape]) -> _Step:
+def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape],
+                grad_specs: dict[int, tuple[dtypes.DType, TensorShape]]) -> _Step:
     body = op.get_attr("body")
     scratch = FuncGraph(unique_function_name("while_grad_step"), get_default_graph())
     state = [scratch.add_input(t.dtype, s, "state") for t, s in zip(op.inputs, shapes)]
-    incoming = [scratch.add_input(state[i].dtype, shapes[i], "grad") for i in wrt]
+    incoming = [scratch.add_input(*grad_specs[i], "grad") for i in wrt]
     with scratch.as_default():
         results = replay(op, body, state)
         pulled = gradients([results[i] for i in wrt], [state[i] for i in wrt],
@@ -149,7 +154,8 @@ def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape]) -> _St
         outgoing = []
         for i, dy, g in zip(wrt, incoming, pulled):
             if g is None:  # zeros, from the backward side where the shape allows
-                g = array_ops.zeros_like(dy if shapes[i].is_fully_defined() else state[i])
+                g = array_ops.zeros_like(dy if grad_specs[i][1].is_fully_defined()
+                                         or state[i].dtype == dtypes.resource else state[i])
             outgoing.append(convert_to_tensor(g))  # sparse (a gather's) densified
     ops = scratch.get_operations()
     backward: set[Operation] = {t.op for t in incoming}
@@ -273,13 +279,26 @@ def _shaped(grad: Tensor, shape: TensorShape) -> Tensor:
     return grad
 
 
+def _variable_of(handle: Tensor) -> tuple[dtypes.DType, TensorShape] | None:
+    """The dtype and shape of the resource variable `handle` names, when its op says."""
+    if handle.op.type != "VarHandleOp":
+        return None
+    return handle.op.get_attr("dtype"), TensorShape(handle.op.get_attr("shape"))
+
+
 def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     inputs = list(op.inputs)
-    wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating]
-    if not wrt or all(grads[i] is None for i in wrt):
-        return [None] * len(inputs)
     shapes = [t.shape for t in op.outputs]
-    step = _build_step(op, wrt, shapes)
+    grad_specs = {i: (t.dtype, shapes[i]) for i, t in enumerate(inputs) if t.dtype.is_floating}
+    passed = _passed_through(op.get_attr("body"))
+    for i in passed:
+        variable = _variable_of(inputs[i]) if inputs[i].dtype == dtypes.resource else None
+        if variable is not None:
+            grad_specs[i] = variable
+    wrt = sorted(grad_specs)
+    if all(grads[i] is None for i in wrt):
+        return [None] * len(inputs)
+    step = _build_step(op, wrt, shapes, grad_specs)
     count, buffers = _record(op, step, shapes)
     fixed: dict[Tensor, Tensor] = {step.state[j]: inputs[j] for j in step.passed}
     _copy([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
@@ -292,15 +311,25 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
         _copy(step.backward, mapping)
         return [k - 1, *(mapping[t] for t in step.outgoing)]
 
-    start = [_shaped(grads[i], shapes[i]) if grads[i] is not None
-             else array_ops.zeros_like(op.outputs[i]) for i in wrt]
+    start = [_shaped(grads[i], grad_specs[i][1]) if grads[i] is not None
+             else _zeros(op.outputs[i], grad_specs[i]) for i in wrt]
     result = while_loop(lambda k, *g: k >= 0, back, [count - 1, *start],
-                        shape_invariants=[TensorShape([]), *(shapes[i] for i in wrt)],
+                        shape_invariants=[TensorShape([]), *(grad_specs[i][1] for i in wrt)],
                         return_same_structure=True, name="while_grad")
     out: list[Tensor | None] = [None] * len(inputs)
     for i, g in zip(wrt, result[1:]):
         out[i] = g
     return out
+
+
+def _zeros(output: Tensor, spec: tuple[dtypes.DType, TensorShape]) -> Tensor:
+    """The starting gradient of a loop output that got none."""
+    if output.dtype != dtypes.resource:
+        return array_ops.zeros_like(output)
+    dtype, shape = spec
+    if shape.is_fully_defined():
+        return array_ops.zeros(shape.as_list(), dtype)
+    return array_ops.zeros_like(apply("ReadVariableOp", [output], {"dtype": dtype}))
 
 
 def register_gradients(registry: Any) -> None:
