@@ -14,13 +14,14 @@ from tensorweave.formats.event_file import (
     read_events,
     read_records,
 )
-from tensorweave.formats.summary_proto import Event
+from tensorweave.formats.summary_proto import Event, Summary
 from tensorweave.formats.tf_record import encode_record
 
 
 def test_records_and_events_round_trip(tmp_path: Path) -> None:
     events = [Event(wall_time=1.0, file_version="brain.Event:2"),
-              Event(wall_time=2.5, step=3, summary=b"\x0a\x00"), Event(step=2**40)]
+              Event(wall_time=2.5, step=3, summary=Summary(value=[Summary.Value()])),
+              Event(step=2**40)]
     path = tmp_path / "events"
     path.write_bytes(b"".join(encode_record(e.SerializeToString()) for e in events))
     assert read_events(str(path)) == events

@@ -264,7 +264,6 @@ def test_csv_logger_writes_and_appends(tmp_path):
 
 def test_tensorboard_writes_epoch_and_batch_scalars(tmp_path):
     from tensorweave.formats.event_file import summary_iterator
-    from tensorweave.formats.summary_proto import Summary
 
     model = linear_model(0.1)
     history = model.fit(X, Y, batch_size=8, epochs=2, verbose=0, callbacks=[
@@ -272,9 +271,9 @@ def test_tensorboard_writes_epoch_and_batch_scalars(tmp_path):
     (event_file,) = list(tmp_path.iterdir())
     scalars, graphs = [], 0
     for event in summary_iterator(str(event_file)):
-        graphs += event.graph_def is not None
-        if event.summary is not None:
-            for value in Summary.FromString(event.summary).value:
+        graphs += event.HasField("graph_def")
+        if event.HasField("summary"):
+            for value in event.summary.value:
                 scalars.append((value.tag, event.step, value.simple_value))
     assert graphs == 1
     batch_tags = [(tag, step) for tag, step, _ in scalars if tag.startswith("batch_")]

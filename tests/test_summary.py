@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from google.protobuf.message import DecodeError
 
 import tensorweave as tw
 from tensorweave.formats.event_file import read_events
-from tensorweave.formats.summary_proto import Event, Summary, SummaryValue
+from tensorweave.formats.summary_proto import Event, Summary
 
 
 def event_files(logdir: Path) -> list[Path]:
@@ -31,17 +32,18 @@ def test_writer_starts_with_the_file_version_event(tmp_path: Path) -> None:
 
 
 def test_add_summary_bytes_and_objects_with_steps(tmp_path: Path) -> None:
-    summary = Summary((SummaryValue("a", 1.5),))
+    summary = Summary(value=[Summary.Value(tag="a", simple_value=1.5)])
     with tw.summary.FileWriter(str(tmp_path)) as writer:
         writer.add_summary(summary.SerializeToString(), 3)
         writer.add_summary(summary)
         writer.add_event(Event(wall_time=5.0, step=9))
         with pytest.raises(TypeError, match="serialized Summary"):
             writer.add_summary(1.5)
+        with pytest.raises(DecodeError):  # as TF's: the bytes are parsed as a Summary
+            writer.add_summary(b"\xff")
     events = read_events(str(event_files(tmp_path)[0]))
     assert [e.step for e in events] == [0, 3, 0, 9]
-    assert Summary.FromString(events[1].summary) == summary == Summary.FromString(
-        events[2].summary)
+    assert events[1].summary == summary == events[2].summary
     assert events[3] == Event(wall_time=5.0, step=9)
     writer.add_summary(summary, 4)  # ignored after close, as in TF
     assert len(read_events(str(event_files(tmp_path)[0]))) == 4
@@ -129,7 +131,7 @@ def test_tf1_training_script_writes_scalars_histograms_and_graph(tmp_path: Path)
     events = read_events(str(path))
     assert events[0].file_version == "brain.Event:2"
     assert events[1].graph_def and b"GradientDescent" in events[1].graph_def
-    written = [(e.step, Summary.FromString(e.summary)) for e in events if e.summary is not None]
+    written = [(e.step, e.summary) for e in events if e.HasField("summary")]
     assert [step for step, _ in written] == [0, 4, 8]
     for step, summary in written:
         scalar, histo = summary.value
@@ -159,7 +161,7 @@ def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
     writer.close()
 
     (path,) = event_files(tmp_path)
-    (event,) = [e for e in tw.train.summary_iterator(path) if e.tagged_run_metadata]
+    (event,) = [e for e in tw.train.summary_iterator(path) if e.HasField("tagged_run_metadata")]
     assert event.step == 7 and event.tagged_run_metadata.tag == "step001"
     parts = {}
     for number, _, raw in fields(event.tagged_run_metadata.run_metadata):
@@ -195,7 +197,8 @@ def test_a_writer_with_a_graph_records_its_full_graph_def_and_meta_graph(tmp_pat
     meta = MetaGraphDef.FromString(meta_event.meta_graph_def)
     assert {n.name for n in meta.graph_def.node} == set(nodes)
     assert meta.collection_def["outputs"].node_list.value == ["y:0"]
-    assert graph_event.meta_graph_def is None and meta_event.graph_def is None
+    assert graph_event.WhichOneof("what") == "graph_def"
+    assert meta_event.WhichOneof("what") == "meta_graph_def"
 
 
 def test_add_graph_of_a_graph_def_writes_it_as_it_is(tmp_path: Path) -> None:

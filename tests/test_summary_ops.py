@@ -108,7 +108,7 @@ def test_histogram_summary_op() -> None:
     assert h.op.type == "HistogramSummary" and h.op.get_attr("T") == tw.float32
     data = np.array([1.0, 2.0, 3.0, -1.0], np.float32)
     (value,) = run(h, {values: data}).value
-    assert value.tag == "weights" and value.simple_value is None
+    assert value.tag == "weights" and value.WhichOneof("value") == "histo"
     assert value.histo == make_histogram(data.astype(np.float64))
     for bad, word in ((np.nan, "Nan"), (np.inf, "Infinity")):
         with pytest.raises(errors.InvalidArgumentError,

@@ -1,124 +1,126 @@
-"""The hand-written protobuf encoding of Summary, HistogramProto, Event and GraphDef, against
-bytes computed by hand from the field numbers of TF's protos."""
+"""`tensorweave.formats.summary_proto`: Summary and Event as protobuf messages, against bytes
+made by TF's own classes (``tests/data/summary/make_tf_fixtures.py``)."""
 
 from __future__ import annotations
 
+import pathlib
 import struct
 
 import pytest
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError
 
-from tensorweave.engine.proto.wire import fields, varint
 from tensorweave.formats.summary_proto import (
     Event,
     HistogramProto,
+    LogMessage,
+    SessionLog,
     Summary,
-    SummaryValue,
+    TaggedRunMetadata,
+    TensorProto,
 )
 
-
-def d(x: float) -> bytes:
-    return struct.pack("<d", x)
-
-
-def test_varints_including_negative_int64() -> None:
-    assert varint(0) == b"\x00" and varint(1) == b"\x01" and varint(127) == b"\x7f"
-    assert varint(300) == b"\xac\x02"
-    assert varint(-1) == b"\xff" * 9 + b"\x01"  # ten bytes, as protobuf writes int64 -1
+DATA = pathlib.Path(__file__).parent / "data" / "summary"
+DT_FLOAT = 1
 
 
-def test_scalar_summary_bytes() -> None:
-    value = b"\x0a\x04loss" + b"\x15" + struct.pack("<f", 0.5)  # tag=1 (len), simple_value=2 (f32)
-    expected = b"\x0a" + bytes([len(value)]) + value  # Summary.value = 1 (len)
-    summary = Summary((SummaryValue("loss", 0.5),))
-    assert summary.SerializeToString() == expected
-    assert Summary.FromString(expected) == summary
+def tf_bytes(name: str) -> bytes:
+    return (DATA / f"{name}.pb").read_bytes()
 
 
-def test_zero_simple_value_is_still_written() -> None:
-    # simple_value is a oneof member: 0.0 is set, not absent
-    assert SummaryValue("z", 0.0).SerializeToString() == b"\x0a\x01z\x15" + bytes(4)
-    assert SummaryValue.FromString(b"\x0a\x01z\x15" + bytes(4)).simple_value == 0.0
-    assert SummaryValue.FromString(b"\x0a\x01z").simple_value is None
+def summary() -> Summary:
+    """The Summary the fixture script builds with TF's classes, built the same way."""
+    s = Summary()
+    s.value.add(tag="loss", simple_value=0.5)
+    s.value.add(tag="zero", simple_value=0.0, node_name="zero_node")
+    histo = s.value.add(tag="w").histo
+    histo.min, histo.max, histo.num, histo.sum, histo.sum_squares = -1.0, 2.0, 3.0, 1.5, 5.0
+    histo.bucket_limit.extend([0.0, 2.5, 1.7976931348623157e308])
+    histo.bucket.extend([1.0, 2.0, 0.0])
+    image = s.value.add(tag="img/image").image
+    image.height, image.width, image.colorspace = 2, 3, 4
+    image.encoded_image_string = b"\x89PNG"
+    audio = s.value.add(tag="snd/audio").audio
+    audio.sample_rate, audio.num_channels, audio.length_frames = 16000.0, 2, 7
+    audio.encoded_audio_string, audio.content_type = b"RIFF", "audio/wav"
+    tensor = s.value.add(tag="t")
+    tensor.metadata.plugin_data.plugin_name = "scalars"
+    tensor.metadata.plugin_data.content = b"\x01"
+    tensor.metadata.display_name = "T"
+    tensor.tensor.CopyFrom(TensorProto(dtype=DT_FLOAT, float_val=[2.5]))
+    return s
 
 
-def test_histogram_bytes_pack_the_repeated_doubles() -> None:
-    histo = HistogramProto(min=-1, max=2, num=3, sum=1.5, sum_squares=5.0,
-                           bucket_limit=(0.0, 2.5), bucket=(1.0, 2.0))
-    expected = (b"\x09" + d(-1) + b"\x11" + d(2) + b"\x19" + d(3) + b"\x21" + d(1.5)
-                + b"\x29" + d(5) + b"\x32\x10" + d(0) + d(2.5) + b"\x3a\x10" + d(1) + d(2))
-    assert histo.SerializeToString() == expected
-    assert HistogramProto.FromString(expected) == histo
-    value = SummaryValue("w", histo=histo)
-    assert value.SerializeToString() == b"\x0a\x01w\x2a" + varint(len(expected)) + expected
-    # unpacked repeated doubles parse too (protobuf accepts both)
-    assert HistogramProto.FromString(b"\x31" + d(4) + b"\x31" + d(5)).bucket_limit == (4, 5)
+EVENTS = {
+    "file_version": lambda: Event(wall_time=1.5, file_version="brain.Event:2"),
+    "summary": lambda: Event(wall_time=2.0, step=7, summary=summary()),
+    "graph_def": lambda: Event(wall_time=3.0, step=-1, graph_def=b"\x0a\x00"),
+    "meta_graph_def": lambda: Event(wall_time=3.0, meta_graph_def=b"\x12\x00"),
+    "log_message": lambda: Event(step=2, log_message=LogMessage(level=LogMessage.WARN,
+                                                                message="careful")),
+    "session_log": lambda: Event(step=3, session_log=SessionLog(
+        status=SessionLog.CHECKPOINT, checkpoint_path="/tmp/m.ckpt", msg="m")),
+    "tagged_run_metadata": lambda: Event(step=4, tagged_run_metadata=TaggedRunMetadata(
+        tag="step4", run_metadata=b"\x0a\x00")),
+}
 
 
-def test_defaults_are_not_written() -> None:
-    assert HistogramProto().SerializeToString() == b""
-    assert Event().SerializeToString() == b""
+def test_summary_bytes_are_tfs() -> None:
+    assert summary().SerializeToString() == tf_bytes("summary")
+    assert Summary.FromString(tf_bytes("summary")) == summary()
 
 
-def test_event_bytes() -> None:
-    event = Event(wall_time=1.5, step=-1, file_version="brain.Event:2")
-    expected = b"\x09" + d(1.5) + b"\x10" + varint(-1) + b"\x1a\x0dbrain.Event:2"
-    assert event.SerializeToString() == expected
-    assert Event.FromString(expected) == event
-    summary = Summary((SummaryValue("a", 1.0),)).SerializeToString()
-    with_summary = Event(wall_time=2.0, step=7, summary=summary)
-    assert with_summary.SerializeToString() == (b"\x09" + d(2.0) + b"\x10\x07\x2a"
-                                                + bytes([len(summary)]) + summary)
-    assert Event.FromString(with_summary.SerializeToString()) == with_summary
+@pytest.mark.parametrize("what", sorted(EVENTS))
+def test_event_bytes_are_tfs(what: str) -> None:
+    event = EVENTS[what]()
+    assert event.SerializeToString() == tf_bytes(f"event_{what}")
+    back = Event.FromString(tf_bytes(f"event_{what}"))
+    assert back == event and back.WhichOneof("what") == what
 
 
-def test_unknown_fields_are_skipped() -> None:
-    # log_message = 6 (len), a fixed32 field 9 and a varint field 10 on a Value
-    data = b"\x32\x02hi" + b"\x10\x05"
-    assert Event.FromString(data) == Event(step=5)
-    assert SummaryValue.FromString(b"\x4d" + bytes(4) + b"\x50\x01\x0a\x01t").tag == "t"
+def test_summary_value_kinds_are_a_oneof() -> None:
+    value = Summary.Value(tag="z", simple_value=0.0)
+    # a oneof member is written even when 0.0
+    assert value.SerializeToString() == b"\x0a\x01z\x15" + bytes(4)
+    assert Summary.Value.FromString(b"\x0a\x01z\x15" + bytes(4)).HasField("simple_value")
+    assert not Summary.Value.FromString(b"\x0a\x01z").HasField("simple_value")
+    value.histo.num = 1.0  # setting another kind clears the first
+    assert value.WhichOneof("value") == "histo" and not value.HasField("simple_value")
 
 
-@pytest.mark.parametrize("data", [b"\x0a\x05ab", b"\x09\x00", b"\x0b", b"\xff" * 11,
-                                  b"\x00\x01"])
-def test_malformed_bytes_raise_value_error(data: bytes) -> None:
-    with pytest.raises(ValueError, match="Malformed protocol buffer"):
-        list(fields(data))
+def test_histogram_doubles_are_packed_and_unpacked_ones_parse() -> None:
+    histo = HistogramProto(bucket_limit=[0.0, 2.5], bucket=[1.0, 2.0])
+    d = struct.Struct("<d").pack
+    assert histo.SerializeToString() == b"\x32\x10" + d(0) + d(2.5) + b"\x3a\x10" + d(1) + d(2)
+    assert list(HistogramProto.FromString(b"\x31" + d(4) + b"\x31" + d(5)).bucket_limit) == [4, 5]
 
 
-def test_event_graph_and_meta_graph_fields_are_4_and_9() -> None:
-    event = Event(wall_time=1.5, step=3, graph_def=b"g", meta_graph_def=b"mg")
-    data = event.SerializeToString()
-    assert data.endswith(b"\x22\x01g\x4a\x02mg")  # field 4 and field 9, length-delimited
-    assert Event.FromString(data) == event
+def test_event_holds_a_summary_message_and_keeps_unknown_fields() -> None:
+    event = Event.FromString(tf_bytes("event_summary"))
+    assert [v.tag for v in event.summary.value][:2] == ["loss", "zero"]
+    unknown = b"\x52\x03abc"  # field 10 (TF 2's source_metadata), not described here
+    assert Event.FromString(b"\x10\x05" + unknown).SerializeToString() == b"\x10\x05" + unknown
 
 
-def test_image_value_round_trips_with_field_4() -> None:
-    image = Summary.Image(height=2, width=3, colorspace=4, encoded_image_string=b"png")
-    value = SummaryValue("img/image", image=image)
-    data = value.SerializeToString()
-    assert data == b"\x0a\x09img/image" + b"\x22\x0b" + b"\x08\x02\x10\x03\x18\x04\x22\x03png"
-    assert SummaryValue.FromString(data) == value
+@pytest.mark.parametrize("data", [b"\x0a\x05ab", b"\x09\x00", b"\x0b", b"\xff" * 11])
+def test_malformed_bytes_raise_decode_error(data: bytes) -> None:
+    with pytest.raises(DecodeError):
+        Event.FromString(data)
 
 
-def test_summary_is_mutable_like_a_protobuf_message() -> None:
-    serialized = Summary([SummaryValue("a", 1.0)]).SerializeToString()
+def test_text_format_is_protobufs() -> None:
+    text = text_format.MessageToString(EVENTS["log_message"]())
+    assert text == 'step: 2\nlog_message {\n  level: WARN\n  message: "careful"\n}\n'
+    assert text_format.Parse(text, Event()) == EVENTS["log_message"]()
+
+
+def test_summary_is_mutable_like_tfs() -> None:
     summary = Summary()
-    summary.ParseFromString(serialized)
+    summary.ParseFromString(Summary(value=[Summary.Value(tag="a", simple_value=1.0)])
+                            .SerializeToString())
     added = summary.value.add(tag="Precision @ 1", simple_value=0.5)
     added.simple_value = 0.75
     assert [(v.tag, v.simple_value) for v in Summary.FromString(summary.SerializeToString())
             .value] == [("a", 1.0), ("Precision @ 1", 0.75)]
     summary.ParseFromString(b"")
-    assert summary.value == []
-
-
-def test_summary_value_node_name_is_field_7_and_round_trips() -> None:
-    s = Summary()
-    s.value.add(simple_value=3.0, node_name="episode_reward", tag="r")
-    data = s.SerializeToString()
-    inner = b"\x0a\x01r" + b"\x15" + struct.pack("<f", 3.0) + b"\x3a\x0eepisode_reward"
-    assert data == b"\x0a" + bytes([len(inner)]) + inner
-    back = Summary.FromString(data).value[0]
-    assert (back.tag, back.simple_value, back.node_name) == ("r", 3.0, "episode_reward")
-    # the default empty node name is not written (proto3)
-    assert SummaryValue("t", 1.0).SerializeToString() == b"\x0a\x01t\x15" + struct.pack("<f", 1.0)
+    assert list(summary.value) == []

@@ -10,7 +10,6 @@ from typing import Any
 
 import tensorweave as tf
 from tensorweave.formats.event_file import read_events
-from tensorweave.formats.summary_proto import Summary
 
 
 def model(learning_rate: float = 0.1) -> dict[str, Any]:
@@ -38,5 +37,4 @@ def scalar_summaries(logdir: Path | str) -> list[tuple[int, str, float]]:
     files = glob.glob(os.path.join(str(logdir), "events.out.tfevents.*"))
     assert len(files) == 1, files
     return [(event.step, value.tag, value.simple_value)
-            for event in read_events(files[0]) if event.summary is not None
-            for value in Summary.FromString(event.summary).value]
+            for event in read_events(files[0]) for value in event.summary.value]

@@ -25,7 +25,7 @@ from tensorweave.api.state_ops import assign_add
 from tensorweave.api.variable_scope import get_variable
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import GraphKeys, get_default_graph
-from tensorweave.formats.summary_proto import Summary, SummaryValue
+from tensorweave.formats.summary_proto import Summary
 from tensorweave.namespaces.summary import FileWriterCache
 from tensorweave.train.basic_session_run_hooks import FinalOpsHook
 from tensorweave.train.monitored_session import ChiefSessionCreator, MonitoredSession, Scaffold
@@ -122,7 +122,7 @@ def write_dict_to_summary(output_dir: str, dictionary: dict[str, Any],
             continue
         if isinstance(value, (float, int, np.floating, np.integer)) and not isinstance(value,
                                                                                        bool):
-            values.append(SummaryValue(tag=key, simple_value=float(value)))
+            values.append(Summary.Value(tag=key, simple_value=float(value)))
         else:
             _log.warning("Skipping summary for %s, must be a float, np.float32, np.int64, "
                          "np.int32 or int.", key)

@@ -34,7 +34,6 @@ from typing import Any
 from tensorweave.estimator.model_fn import LOSS_METRIC_KEY
 from tensorweave.estimator.util import fn_args
 from tensorweave.formats.event_file import summary_iterator
-from tensorweave.formats.summary_proto import Summary
 
 __all__ = ["BestExporter", "Exporter", "FinalExporter", "LatestExporter"]
 
@@ -144,11 +143,8 @@ def read_eval_results(event_file_glob: str) -> list[tuple[int, dict[str, float]]
     results = []
     for path in sorted(glob.glob(event_file_glob)):
         for event in summary_iterator(path):
-            if event.summary is None:
-                continue
-            scalars = {value.tag: value.simple_value
-                       for value in Summary.FromString(event.summary).value
-                       if value.simple_value is not None}
+            scalars = {value.tag: value.simple_value for value in event.summary.value
+                       if value.HasField("simple_value")}
             if scalars:
                 results.append((event.step, scalars))
     return results

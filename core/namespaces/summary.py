@@ -103,10 +103,13 @@ class FileWriter:
         self._write(event)
 
     def add_summary(self, summary: bytes | Summary, global_step: int | None = None) -> None:
-        """Record `summary` (serialized ``Summary`` bytes or a `Summary`) at `global_step`."""
-        if hasattr(summary, "SerializeToString"):
-            summary = summary.SerializeToString()
-        if not isinstance(summary, bytes):
+        """Record `summary` (serialized ``Summary`` bytes or a `Summary`) at `global_step`;
+        bytes that are not a ``Summary`` raise protobuf's ``DecodeError``, as TF's."""
+        if not isinstance(summary, (bytes, Summary)) and hasattr(summary, "SerializeToString"):
+            summary = summary.SerializeToString()  # another library's Summary, e.g. TF's
+        if isinstance(summary, bytes):
+            summary = Summary.FromString(summary)
+        if not isinstance(summary, Summary):
             raise TypeError(f"add_summary expects a serialized Summary (bytes) or a Summary, "
                             f"got {type(summary).__name__}")
         self._write(Event(wall_time=time.time(), step=int(global_step or 0), summary=summary))
@@ -117,7 +120,7 @@ class FileWriter:
         if tag in self._run_metadata_tags:
             raise ValueError("The provided tag was already used for this event type")
         self._run_metadata_tags.add(tag)
-        tagged = TaggedRunMetadata(tag, run_metadata.SerializeToString())
+        tagged = TaggedRunMetadata(tag=tag, run_metadata=run_metadata.SerializeToString())
         self._write(Event(wall_time=time.time(), step=int(global_step or 0),
                           tagged_run_metadata=tagged))
 

@@ -27,7 +27,7 @@ import numpy as np
 from tensorweave.api.variables import Variable
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph import GraphKeys, Tensor, get_default_graph
-from tensorweave.formats.summary_proto import Summary, SummaryValue
+from tensorweave.formats.summary_proto import Summary
 from tensorweave.namespaces.summary import FileWriter, FileWriterCache
 from tensorweave.train.session_run_hook import (
     SessionRunArgs,
@@ -358,8 +358,8 @@ class StepCounterHook(SessionRunHook):
     def _log_and_record(self, elapsed_steps: int, elapsed_time: float, global_step: int) -> None:
         steps_per_sec = elapsed_steps / max(elapsed_time, 1e-9)
         if self._summary_writer is not None:
-            summary = Summary(value=[SummaryValue(tag=self._summary_tag,
-                                                  simple_value=steps_per_sec)])
+            summary = Summary(value=[Summary.Value(tag=self._summary_tag,
+                                                   simple_value=steps_per_sec)])
             self._summary_writer.add_summary(summary, global_step)
         _log.info("%s: %g", self._summary_tag, steps_per_sec)
 

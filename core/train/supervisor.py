@@ -414,8 +414,8 @@ class SVStepCounterThread(LooperThread):
         steps_per_sec = added_steps / elapsed if elapsed > 0 else float("inf")
         writer = self._sv.summary_writer
         if writer is not None:
-            writer.add_summary(Summary([Summary.Value(tag=self._summary_tag,
-                                                      simple_value=steps_per_sec)]),
+            writer.add_summary(Summary(value=[Summary.Value(tag=self._summary_tag,
+                                                            simple_value=steps_per_sec)]),
                                current_step)
 
 

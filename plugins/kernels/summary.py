@@ -18,12 +18,12 @@ import sys
 from typing import Any
 
 import numpy as np
+from google.protobuf.message import DecodeError
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.engine.proto.wire import bytes_field, fields
 from tensorweave.formats import png
-from tensorweave.formats.summary_proto import HistogramProto, Summary, SummaryImage, SummaryValue
+from tensorweave.formats.summary_proto import HistogramProto, Summary
 
 _DBL_MAX = sys.float_info.max
 
@@ -85,9 +85,9 @@ def scalar_summary(ctx: KernelContext, tags: np.ndarray, values: np.ndarray) -> 
         raise errors.InvalidArgumentError(
             ctx.node_name, ctx.op, f"tags and values not the same shape: {list(tags.shape)} != "
             f"{list(values.shape)}")
-    summary = Summary(tuple(
-        SummaryValue(_tag(ctx, tag), simple_value=float(np.float32(value)))
-        for tag, value in zip(tags.reshape(-1).tolist(), values.reshape(-1).tolist())))
+    summary = Summary(value=[
+        Summary.Value(tag=_tag(ctx, tag), simple_value=float(np.float32(value)))
+        for tag, value in zip(tags.reshape(-1).tolist(), values.reshape(-1).tolist())])
     return _serialized(summary.SerializeToString())
 
 
@@ -97,8 +97,8 @@ def histogram_summary(ctx: KernelContext, tag: np.ndarray, values: np.ndarray) -
         what = "Nan" if np.isnan(flat).any() else "Infinity"
         raise errors.InvalidArgumentError(ctx.node_name, ctx.op,
                                           f"{what} in summary histogram for: {ctx.node_name}")
-    value = SummaryValue(_tag(ctx, tag[()]), histo=make_histogram(flat))
-    return _serialized(Summary((value,)).SerializeToString())
+    value = Summary.Value(tag=_tag(ctx, tag[()]), histo=make_histogram(flat))
+    return _serialized(Summary(value=[value]).SerializeToString())
 
 
 def _to_uint8(image: np.ndarray, bad_color: np.ndarray) -> np.ndarray:
@@ -143,31 +143,31 @@ def image_summary(ctx: KernelContext, tag: np.ndarray, tensor: np.ndarray) -> np
     values = []
     for i in range(min(int(ctx.attrs["max_images"]), batch)):
         image = tensor[i] if tensor.dtype == np.uint8 else _to_uint8(tensor[i], bad_color)
-        encoded = SummaryImage(height=height, width=width, colorspace=depth,
-                               encoded_image_string=png.encode(image))
-        values.append(SummaryValue(f"{base}/image/{i}" if many else f"{base}/image",
-                                   image=encoded))
-    return _serialized(Summary(tuple(values)).SerializeToString())
+        encoded = Summary.Image(height=height, width=width, colorspace=depth,
+                                encoded_image_string=png.encode(image))
+        values.append(Summary.Value(tag=f"{base}/image/{i}" if many else f"{base}/image",
+                                    image=encoded))
+    return _serialized(Summary(value=values).SerializeToString())
 
 
 def merge_summary(ctx: KernelContext, *inputs: np.ndarray) -> np.ndarray:
     seen: set[str] = set()
-    out = []
+    merged = Summary()
     for array in inputs:
         for data in array.reshape(-1).tolist():
             try:
-                values = [raw for number, _, raw in fields(data) if number == 1]
-                tags = [SummaryValue.FromString(raw).tag for raw in values]
-            except (ValueError, UnicodeDecodeError):
+                summary = Summary.FromString(data)
+            except (DecodeError, TypeError):  # TypeError: not bytes
                 raise errors.InvalidArgumentError(
                     ctx.node_name, ctx.op, "Could not parse one of the summary inputs") from None
-            for tag, raw in zip(tags, values):
-                if tag and tag in seen:
+            for value in summary.value:
+                if value.tag and value.tag in seen:
                     raise errors.InvalidArgumentError(
-                        ctx.node_name, ctx.op, f"Duplicate tag {tag} found in summary inputs")
-                seen.add(tag)
-                out.append(bytes_field(1, raw, always=True))
-    return _serialized(b"".join(out))
+                        ctx.node_name, ctx.op,
+                        f"Duplicate tag {value.tag} found in summary inputs")
+                seen.add(value.tag)
+            merged.value.extend(summary.value)
+    return _serialized(merged.SerializeToString())
 
 
 HOST_ONLY = True  # host kernels: the gpu plugin does not bind this module (as in TF)
