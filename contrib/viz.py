@@ -1,12 +1,13 @@
 """Graphviz DOT export of a graph or of its partitions.
 
 Contract: `to_dot(source)` takes a `Graph`, a `GraphDef`, or the partitions of a step (a list of
-`GraphDef`s, as ``RunMetadata.partition_graphs``, or the partitioner's ``{device: GraphDef}``)
-and returns DOT text. Each node is a box labelled with its name and op, filled with its device's
-colour (a colour fixed by the device name, so the same device looks the same in every export;
-white for no device). Data edges are solid (labelled ``:i`` for output i > 0), control edges
-dashed. Partitions are drawn one cluster per partition, labelled with its device, and each
-``_Send`` is joined to its ``_Recv`` by a dotted edge labelled with the tensor.
+`GraphDef`s, as ``RunMetadata.partition_graphs``, or the partitioner's ``{device: GraphDef}``;
+``GraphDef`` messages or the engine's) and returns DOT text. Each node is a box labelled with its
+name and op, filled with its device's colour (a colour fixed by the device name, so the same
+device looks the same in every export; white for no device). Data edges are solid (labelled
+``:i`` for output i > 0), control edges dashed. Partitions are drawn one cluster per partition,
+labelled with its device, and each ``_Send`` is joined to its ``_Recv`` by a dotted edge
+labelled with the tensor.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tensorweave.api.transfer_pairs import transfer_pairs
-from tensorweave.engine.graph import graph_def_proto
 from tensorweave.engine.graph.graph import Graph
 from tensorweave.engine.graph.graph_def import GraphDef, parse_input
+from tensorweave.engine.graph.graph_def_proto import GraphDef as GraphDefMessage
+from tensorweave.engine.proto.run_metadata import engine_graph_def
 
 PALETTE = (
     "#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69", "#fccde5",
@@ -41,14 +43,13 @@ def _quote(text: str) -> str:
 def _partitions(source: Any) -> tuple[list[GraphDef], bool]:
     if isinstance(source, Graph):
         source = source.as_graph_def()
-    if isinstance(source, graph_def_proto.GraphDef):
-        source = graph_def_proto.from_proto(source)
-    if isinstance(source, GraphDef):
-        return [source], False
+    if isinstance(source, (GraphDef, GraphDefMessage)):
+        return [engine_graph_def(source)], False
     if isinstance(source, Mapping):
         source = list(source.values())
-    if isinstance(source, Sequence) and all(isinstance(g, GraphDef) for g in source):
-        return list(source), True
+    if isinstance(source, Sequence) and all(isinstance(g, (GraphDef, GraphDefMessage))
+                                            for g in source):
+        return [engine_graph_def(g) for g in source], True
     raise TypeError(f"to_dot expects a Graph, a GraphDef or a list of partition GraphDefs, "
                     f"got {type(source).__name__}")
 

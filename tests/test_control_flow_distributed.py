@@ -122,13 +122,14 @@ def test_cond_and_while_on_a_worker_match_the_in_process_run(cluster: LocalClust
                  options=tf.RunOptions(output_partition_graphs=True), run_metadata=metadata)
     assert str(got) == str(expected)
     assert got[0] == [6.0, 4, 24.0] and got[1] == 1 and got[3] == 1 and got[5] == 2
-    placed = {n.name: n for g in metadata.partition_graphs for n in g.node}
-    assert placed["branch/If"].device == WORKER
-    assert placed["loop/While"].device == WORKER
-    # the functions came back from the worker (GetStepInfo) as FunctionDefs again
-    body = placed["loop/While"].attr["body"]
-    assert isinstance(body, FunctionDef) and body.graph is None
-    assert {node.op for node in body.nodes} >= {"_Arg", "_FunctionRetval", "Mul"}
+    placed = {n.name: (g, n) for g in metadata.partition_graphs for n in g.node}
+    assert placed["branch/If"][1].device == WORKER
+    assert placed["loop/While"][1].device == WORKER
+    # the functions came back from the worker (GetStepInfo) and are in the partition's library
+    graph, loop = placed["loop/While"]
+    (body,) = [f for f in graph.library.function
+               if f.signature.name == loop.attr["body"].func.name]
+    assert {node.op for node in body.node_def} >= {"_Arg", "_FunctionRetval", "Mul"}
 
 
 def test_an_error_inside_a_remote_branch_names_the_inner_node(cluster: LocalCluster) -> None:

@@ -12,6 +12,7 @@ import tensorweave as tf
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.proto.run_metadata import op_of
 from tensorweave.engine.runtime.device import Device, TaskSpec
 from tensorweave.engine.runtime.executor import Executor, ExecutorPlan, StepContext
 from tensorweave.engine.runtime.rendezvous import Rendezvous
@@ -24,7 +25,7 @@ N = 700  # a MatMul of two N x N float32 matrices takes milliseconds
 
 def _intervals(metadata: tf.RunMetadata, op: str) -> list[tuple[int, int]]:
     return [(ns.all_start_micros, ns.all_start_micros + ns.all_end_rel_micros)
-            for ds in metadata.step_stats.dev_stats for ns in ds.node_stats if ns.op == op]
+            for ds in metadata.step_stats.dev_stats for ns in ds.node_stats if op_of(ns) == op]
 
 
 def _two_matmuls(threads: int, steps: int) -> list[list[tuple[int, int]]]:
@@ -70,13 +71,13 @@ def test_step_stats_hold_each_node_once_with_its_thread() -> None:
               run_metadata=metadata)
     (dev,) = metadata.step_stats.dev_stats
     assert dev.device == CPU0
-    ops = sorted(ns.op for ns in dev.node_stats)
+    ops = sorted(op_of(ns) for ns in dev.node_stats)
     assert ops == sorted(["_Arg", "Const", "Const", "AddV2", "Mul", "_Retval"])
     for ns in dev.node_stats:
         assert ns.all_end_rel_micros >= 0 and ns.thread_id > 0
-        assert ns.timeline_label.startswith(f"{ns.node_name} = {ns.op}(")
-    (mul,) = [ns for ns in dev.node_stats if ns.op == "Mul"]
-    add = next(ns.node_name for ns in dev.node_stats if ns.op == "AddV2")
+        assert ns.timeline_label.startswith(f"{ns.node_name} = {op_of(ns)}(")
+    (mul,) = [ns for ns in dev.node_stats if op_of(ns) == "Mul"]
+    add = next(ns.node_name for ns in dev.node_stats if op_of(ns) == "AddV2")
     assert mul.timeline_label.startswith(f"{mul.node_name} = Mul({add}, ")  # TF's label
 
 

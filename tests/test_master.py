@@ -17,24 +17,21 @@ from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
 from tensorweave.engine.runtime.worker import Worker
 
-OPTIONS = tf.RunOptions(output_partition_graphs=True)
 
-
-def partition_graphs(s: tf.Session, fetches: object, feed_dict: dict[object, object]) -> list:
-    metadata = tf.RunMetadata()
-    s.run(fetches, feed_dict, options=OPTIONS, run_metadata=metadata)
-    return metadata.partition_graphs
+def compiled_step(s: tf.Session, fetches: list[tf.Tensor],
+                  feed_dict: dict[tf.Tensor, object]) -> object:
+    """Run `fetches`; the compiled step the session's master holds for that signature."""
+    s.run(fetches, feed_dict)
+    return s._master.cached([t.name for t in feed_dict], [t.name for t in fetches], [])
 
 
 def test_a_signature_compiles_once() -> None:
     x = tf.placeholder(tf.float32, [2])
     y = x * 3.0
     with tf.Session() as s:
-        first = partition_graphs(s, y, {x: [1.0, 2.0]})
-        again = partition_graphs(s, y, {x: [5.0, 6.0]})
-        assert [g is h for g, h in zip(first, again)] == [True] * len(first)
-        other_fetch = partition_graphs(s, [y, x], {x: [1.0, 2.0]})
-        assert other_fetch[0] is not first[0]
+        first = compiled_step(s, [y], {x: [1.0, 2.0]})
+        assert first is not None and compiled_step(s, [y], {x: [5.0, 6.0]}) is first
+        assert compiled_step(s, [y, x], {x: [1.0, 2.0]}) is not first
 
 
 def test_master_compile_is_cached_per_signature() -> None:
@@ -64,12 +61,12 @@ def test_ops_added_after_a_run_work_and_stale_steps_are_not_reused() -> None:
     y = x + 1.0
     feed = {x: [1.0, 2.0]}
     with tf.Session() as s:
-        before = partition_graphs(s, y, feed)
+        before = compiled_step(s, [y], feed)
         z = y * 10.0
         np.testing.assert_array_equal(s.run(z, feed), np.array([20.0, 30.0], np.float32))
-        after = partition_graphs(s, y, feed)
-        assert after[0] is not before[0]
-        assert partition_graphs(s, y, feed)[0] is after[0]
+        after = compiled_step(s, [y], feed)
+        assert after is not None and after is not before
+        assert compiled_step(s, [y], feed) is after
         w = tf.Variable(2.0)
         s.run(w.initializer)
         np.testing.assert_array_equal(s.run(y * w, feed), np.array([4.0, 6.0], np.float32))

@@ -156,5 +156,5 @@ def test_a_tf1_script_on_two_cpus_gives_tf_results_and_shows_its_transfers() -> 
     assert sorted({n.device for g in metadata.partition_graphs for n in g.node}) == CPU[:2]
     sends = [n for g in metadata.partition_graphs for n in g.node if n.op == "_Send"]
     recvs = [n for g in metadata.partition_graphs for n in g.node if n.op == "_Recv"]
-    assert {n.attr["tensor_name"] for n in sends} == {n.attr["tensor_name"] for n in recvs}
-    assert "h:0" in {n.attr["tensor_name"] for n in sends}
+    assert {n.attr["tensor_name"].s for n in sends} == {n.attr["tensor_name"].s for n in recvs}
+    assert b"h:0" in {n.attr["tensor_name"].s for n in sends}

@@ -50,10 +50,10 @@ def run_steps(cluster: LocalCluster, use_resource: bool) -> tuple[list, list, tf
         for g in metadata.partition_graphs:
             for n in g.node:
                 placed.setdefault(n.op, set()).add(n.device)
-        sent = [graph.get_tensor_by_name(n.attr["tensor_name"]).dtype
+        sent = [graph.get_tensor_by_name(n.attr["tensor_name"].s.decode()).dtype
                 for g in metadata.partition_graphs for n in g.node
                 if n.op == "_Send" and n.device.startswith("/job:worker")
-                and not n.attr["tensor_name"].startswith("_ctrl")]
+                and not n.attr["tensor_name"].s.startswith(b"_ctrl")]
     return losses + final, placed, sent
 
 

@@ -43,10 +43,10 @@ def train_on(cluster: LocalCluster, densify: bool) -> tuple[list[float], np.ndar
             sess.run(train_op, {ids: IDS},
                      options=tf.RunOptions(output_partition_graphs=True), run_metadata=metadata)
             final = sess.run(table)
-        sent = [graph.get_tensor_by_name(n.attr["tensor_name"]).shape.as_list()
+        sent = [graph.get_tensor_by_name(n.attr["tensor_name"].s.decode()).shape.as_list()
                 for g in metadata.partition_graphs for n in g.node
                 if n.op == "_Send" and n.device.startswith("/job:worker")
-                and n.attr["recv_device"].startswith("/job:ps")]
+                and n.attr["recv_device"].s.startswith(b"/job:ps")]
     return losses, final, sent
 
 

@@ -145,9 +145,6 @@ def test_tf1_training_script_writes_scalars_histograms_and_graph(tmp_path: Path)
 
 
 def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
-    from tensorweave.engine.graph.graph_def_proto import GraphDef
-    from tensorweave.engine.proto.wire import fields
-
     a = tw.placeholder(tw.float32, [2], name="a")
     total = tw.reduce_sum(tw.square(a), name="total")
     options = tw.RunOptions(trace_level=tw.RunOptions.FULL_TRACE, output_partition_graphs=True)
@@ -163,18 +160,13 @@ def test_add_run_metadata_writes_tf_tagged_run_metadata(tmp_path: Path) -> None:
     (path,) = event_files(tmp_path)
     (event,) = [e for e in tw.train.summary_iterator(path) if e.HasField("tagged_run_metadata")]
     assert event.step == 7 and event.tagged_run_metadata.tag == "step001"
-    parts = {}
-    for number, _, raw in fields(event.tagged_run_metadata.run_metadata):
-        parts.setdefault(number, []).append(bytes(raw))
-    (step_stats,) = parts[1]
-    (device_stats,) = [bytes(raw) for _, _, raw in fields(step_stats)]
-    device = {n: bytes(raw) for n, _, raw in fields(device_stats) if n == 1}[1].decode()
-    node_names = {next(bytes(r) for k, _, r in fields(raw) if k == 1).decode()
-                  for n, _, raw in fields(device_stats) if n == 2}
-    assert device == metadata.step_stats.dev_stats[0].device and "total" in node_names
-    graphs = [GraphDef.FromString(raw) for raw in parts[3]]
-    assert len(graphs) == len(metadata.partition_graphs)
-    assert "total" in {node.name for g in graphs for node in g.node}
+    written = tw.RunMetadata.FromString(event.tagged_run_metadata.run_metadata)
+    assert written == metadata
+    (device_stats,) = written.step_stats.dev_stats
+    assert device_stats.device == metadata.step_stats.dev_stats[0].device
+    assert "total" in {ns.node_name for ns in device_stats.node_stats}
+    assert len(written.partition_graphs) == len(metadata.partition_graphs)
+    assert "total" in {node.name for g in written.partition_graphs for node in g.node}
 
 
 def test_a_writer_with_a_graph_records_its_full_graph_def_and_meta_graph(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ def test_each_send_is_dotted_to_its_recv_and_control_edges_stay_dashed() -> None
         _, recv = location[dst.strip('"').split("/", 1)[1]]
         assert (send.op, recv.op) == ("_Send", "_Recv")
         assert send.attr["tensor_name"] == recv.attr["tensor_name"]
-        assert send.attr["tensor_name"] in attrs
+        assert send.attr["tensor_name"].s.decode() in attrs
     assert any("dashed" in a for _, _, a in edges(dot))
 
 

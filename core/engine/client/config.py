@@ -1,21 +1,20 @@
 """Session configuration and per-run options and metadata, with TF's field names.
 
 Contract: `ConfigProto` carries what a session or server is configured with; `RunOptions` and
-`RunMetadata` what one ``Session.run`` asks for and gives back. `RunMetadata.partition_graphs`
-holds `GraphDef`s whose nodes have ``.name``, ``.op``, ``.input`` and ``.device``;
-``step_stats.dev_stats`` holds one `DeviceStepStats` per device with per-node timings.
+`RunMetadata` what one ``Session.run`` asks for and gives back. `RunMetadata`, `StepStats` and
+`DeviceStepStats` are the protobuf messages of `tensorweave.engine.proto.run_metadata`:
+``partition_graphs`` holds ``GraphDef`` messages, ``step_stats.dev_stats`` one
+`DeviceStepStats` per device with a ``NodeExecStats`` per executed node.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import attrs
 
-from tensorweave.engine.graph.graph_def import GraphDef
-from tensorweave.engine.graph.graph_def_proto import to_proto
-from tensorweave.engine.proto.wire import bytes_field, int64_field
-from tensorweave.engine.runtime.executor import NodeStats
+from tensorweave.engine.proto.run_metadata import DeviceStepStats, RunMetadata, StepStats
+
+__all__ = ["ConfigProto", "DeviceStepStats", "GPUOptions", "GraphOptions", "OptimizerOptions",
+           "RunMetadata", "RunOptions", "StepStats"]
 
 DEFAULT_OPERATION_TIMEOUT_MS = 60_000
 
@@ -100,51 +99,3 @@ class RunOptions:
     trace_level: int = 0
     timeout_in_ms: int = 0
     output_partition_graphs: bool = False
-
-
-@attrs.define
-class DeviceStepStats:
-    device: str
-    node_stats: list[NodeStats] = attrs.field(factory=list)
-
-
-@attrs.define
-class StepStats:
-    dev_stats: list[DeviceStepStats] = attrs.field(factory=list)
-
-
-@attrs.define
-class RunMetadata:
-    """What one traced ``Session.run`` reports."""
-
-    step_stats: StepStats = attrs.field(factory=StepStats)
-    partition_graphs: list[GraphDef] = attrs.field(factory=list)
-    pass_records: list[Any] = attrs.field(factory=list)
-
-    def Clear(self) -> None:  # noqa: N802 - protobuf's name
-        self.step_stats = StepStats()
-        self.partition_graphs = []
-        self.pass_records = []
-
-    def SerializeToString(self) -> bytes:  # noqa: N802 - protobuf's name
-        """TF's ``RunMetadata`` bytes: ``step_stats`` (1) and ``partition_graphs`` (3), which
-        TensorBoard reads from a ``FileWriter.add_run_metadata`` event. `pass_records` are
-        tensorweave's own and are not written."""
-        devices = b"".join(
-            bytes_field(1, bytes_field(1, dev.device.encode())
-                        + b"".join(bytes_field(2, _node_exec_stats(n), always=True)
-                                   for n in dev.node_stats), always=True)
-            for dev in self.step_stats.dev_stats)
-        graphs = b"".join(bytes_field(3, to_proto(g).SerializeToString(), always=True)
-                          for g in self.partition_graphs)
-        return bytes_field(1, devices) + graphs
-
-
-def _node_exec_stats(stats: NodeStats) -> bytes:
-    """TF's ``NodeExecStats`` of one node's record (thread ids are ``uint32`` there)."""
-    return b"".join((
-        bytes_field(1, stats.node_name.encode()), int64_field(2, stats.all_start_micros),
-        int64_field(4, stats.all_end_rel_micros), int64_field(5, stats.all_end_rel_micros),
-        bytes_field(8, stats.timeline_label.encode()),
-        int64_field(10, stats.thread_id & 0xFFFFFFFF),
-    ))

@@ -38,13 +38,7 @@ from typing import Any
 import numpy as np
 
 from tensorweave.engine import errors
-from tensorweave.engine.client.config import (
-    ConfigProto,
-    DeviceStepStats,
-    RunMetadata,
-    RunOptions,
-    StepStats,
-)
+from tensorweave.engine.client.config import ConfigProto, RunMetadata, RunOptions
 from tensorweave.engine.client.conversions import conversion_of
 from tensorweave.engine.client.error_origin import user_error
 from tensorweave.engine.client.fetches import FetchMapper
@@ -54,6 +48,7 @@ from tensorweave.engine.distributed.master_client import RemoteMaster
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.string_array import to_string_array
 from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.engine.proto.run_metadata import fill_run_metadata
 from tensorweave.engine.runtime.device import TaskSpec
 from tensorweave.engine.runtime.master import MasterSession
 from tensorweave.engine.runtime.worker import Worker
@@ -301,12 +296,9 @@ class Session:
         except errors.OpError as exc:
             raise user_error(exc, self._graph).with_traceback(exc.__traceback__) from None
         if run_metadata is not None:
-            if trace:
-                run_metadata.step_stats = StepStats(
-                    [DeviceStepStats(device, list(nodes)) for device, nodes in stats.items()])
-            if options is not None and options.output_partition_graphs:
-                run_metadata.partition_graphs = list(compiled.partitions)
-            run_metadata.pass_records = list(compiled.records)
+            partitions = compiled.partitions if options is not None \
+                and options.output_partition_graphs else ()
+            fill_run_metadata(run_metadata, stats if trace else {}, partitions, compiled.records)
         return mapper.build([_as_fetched(v) for v in values])
 
     def partial_run_setup(self, fetches: Any, feeds: Sequence[Any] | None = None) -> str:

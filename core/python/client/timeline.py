@@ -16,21 +16,21 @@ from typing import Any
 
 from tensorweave.api.chrome_trace import to_chrome_trace
 from tensorweave.engine.client.config import RunMetadata
-from tensorweave.engine.graph.graph_def import GraphDef
 
 
 class Timeline:
     """One traced step, ready to be written as a Chrome trace."""
 
     def __init__(self, step_stats: Any, graph: Any = None,
-                 partition_graphs: Sequence[GraphDef] = ()) -> None:
-        self._metadata = RunMetadata(step_stats=step_stats,
-                                     partition_graphs=list(partition_graphs))
+                 partition_graphs: Sequence[Any] = ()) -> None:
+        self._metadata = RunMetadata()
+        self._metadata.step_stats.CopyFrom(step_stats)
+        self._partition_graphs = list(partition_graphs)
 
     def generate_chrome_trace_format(self, show_dataflow: bool = True,
                                      show_memory: bool = False) -> str:
         """The trace as JSON text; `show_dataflow=False` leaves out the transfer arrows."""
-        trace = to_chrome_trace(self._metadata)
+        trace = to_chrome_trace(self._metadata, self._partition_graphs)
         if not show_dataflow:
             trace["traceEvents"] = [e for e in trace["traceEvents"] if e["ph"] not in "sf"]
         return json.dumps(trace)
