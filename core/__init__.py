@@ -115,7 +115,14 @@ from tensorweave.engine.tensor_shape import (
     dimension_at_index,
     dimension_value,
 )
-from tensorweave.formats.summary_proto import Summary
+from tensorweave.formats.summary_proto import (
+    Event,
+    HistogramProto,
+    LogMessage,
+    SessionLog,
+    Summary,
+    SummaryMetadata,
+)
 from tensorweave.namespaces import (  # noqa: E402
     bitwise,
     debugging,

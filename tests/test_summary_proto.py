@@ -124,3 +124,14 @@ def test_summary_is_mutable_like_tfs() -> None:
             .value] == [("a", 1.0), ("Precision @ 1", 0.75)]
     summary.ParseFromString(b"")
     assert list(summary.value) == []
+
+
+def test_the_classes_are_tfs_public_names() -> None:
+    import tensorweave as tw
+
+    assert (tw.Event, tw.HistogramProto, tw.LogMessage, tw.SessionLog, tw.Summary) == (
+        Event, HistogramProto, LogMessage, SessionLog, Summary)
+    assert tw.SummaryMetadata.DESCRIPTOR.full_name == "tensorflow.SummaryMetadata"
+    assert (tw.summary.Event, tw.summary.SessionLog, tw.summary.TaggedRunMetadata) == (
+        Event, SessionLog, TaggedRunMetadata)
+    assert tw.summary.SummaryDescription.DESCRIPTOR.full_name == "tensorflow.SummaryDescription"

@@ -30,13 +30,16 @@ from tensorweave.formats.event_file import FILE_VERSION, create_event_file
 from tensorweave.formats.summary_proto import (
     Event,
     HistogramProto,
+    SessionLog,
     Summary,
+    SummaryDescription,
     TaggedRunMetadata,
 )
 from tensorweave.formats.tf_record import encode_record
 
-__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "Summary",
-           "TaggedRunMetadata", "histogram", "image", "merge", "merge_all", "scalar"]
+__all__ = ["Event", "FileWriter", "FileWriterCache", "HistogramProto", "SessionLog",
+           "Summary", "SummaryDescription", "TaggedRunMetadata", "histogram", "image", "merge",
+           "merge_all", "scalar"]
 
 
 class FileWriter:
