@@ -8,6 +8,9 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
+from google.protobuf.message import DecodeError
+
 from tensorweave.formats.event_file import (
     create_event_file,
     event_file_name,
@@ -26,6 +29,9 @@ def test_records_and_events_round_trip(tmp_path: Path) -> None:
     path.write_bytes(b"".join(encode_record(e.SerializeToString()) for e in events))
     assert read_events(str(path)) == events
     assert list(read_records(str(path)))[1] == events[1].SerializeToString()
+    path.write_bytes(encode_record(b"\xff"))  # a record, but not an Event
+    with pytest.raises(DecodeError):
+        read_events(str(path))
 
 
 def test_event_file_name_as_tf_names_it(tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 Contract: an event file is a TFRecord file (`tensorweave.formats.tf_record`: the framing, CRC32C,
 and `DataLossError` for a truncated record or a CRC mismatch) whose records are serialized
-`Event`s, the first one carrying ``file_version="brain.Event:2"``; `read_events` parses them,
-and `summary_iterator` (``tf.train.summary_iterator``) yields them lazily.
+`Event` messages, the first one carrying ``file_version="brain.Event:2"``; `read_events` parses
+them, and `summary_iterator` (``tf.train.summary_iterator``) yields them lazily (a record that
+is not an ``Event`` raises protobuf's ``DecodeError``, as TF's).
 `event_file_name` names a new file as TF's ``EventsWriter`` does
 (``events.out.tfevents.<secs>.<host><suffix>``), and `create_event_file` creates one without
 clobbering another.

@@ -6,9 +6,10 @@ the transport registered for the scheme. `run` accepts any fetch structure (see 
 feeds for any feedable tensor (values converted to the tensor's dtype, shapes checked against its
 static shape, `ValueError` otherwise; a key of a type registered in `conversions`, such as the
 library's `SparseTensor` and `RaggedTensor`, is fed as the component tensors its feed function
-gives), and fills
-`RunMetadata` when asked. New graph ops are sent to the master before each run (TF's
-ExtendSession). Errors are the typed `OpError`s; the session stays usable after one.
+gives), and fills the caller's `RunMetadata` message in place when given one (its old contents
+cleared, as TF's parse of the step's metadata replaces them). New graph ops are sent to the
+master before each run (TF's ExtendSession). Errors are the typed `OpError`s; the session stays
+usable after one.
 
 Per step, the Python around the master is kept small: the `FetchMapper` of a fetch structure
 made of tensors, operations, names and variables (in lists, tuples and dicts) is built once and
