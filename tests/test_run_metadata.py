@@ -123,3 +123,21 @@ def test_session_run_fills_the_callers_message() -> None:
         assert "y" in {n.name for g in meta.partition_graphs for n in g.node}
         sess.run(y, {x: [1.0, 2.0]}, run_metadata=meta)  # untraced: the stats are cleared
         assert not meta.HasField("step_stats") and not meta.partition_graphs
+
+
+def test_tf_pb2_paths_name_the_same_classes() -> None:
+    from tensorweave.core.framework import (
+        allocation_description_pb2,
+        cost_graph_pb2,
+        step_stats_pb2,
+        tensor_description_pb2,
+    )
+    from tensorweave.core.protobuf import config_pb2
+    from tensorweave.engine.proto import run_metadata as module
+
+    assert config_pb2.RunMetadata is RunMetadata is tf.RunMetadata
+    assert (step_stats_pb2.StepStats, step_stats_pb2.NodeExecStats) == (
+        module.StepStats, NodeExecStats)
+    assert cost_graph_pb2.CostGraphDef is module.CostGraphDef
+    assert tensor_description_pb2.TensorDescription is module.TensorDescription
+    assert allocation_description_pb2.AllocationDescription is module.AllocationDescription

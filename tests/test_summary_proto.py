@@ -135,3 +135,17 @@ def test_the_classes_are_tfs_public_names() -> None:
     assert (tw.summary.Event, tw.summary.SessionLog, tw.summary.TaggedRunMetadata) == (
         Event, SessionLog, TaggedRunMetadata)
     assert tw.summary.SummaryDescription.DESCRIPTOR.full_name == "tensorflow.SummaryDescription"
+
+
+def test_tf_pb2_paths_name_the_same_classes() -> None:
+    from tensorweave.core.framework import summary_pb2
+    from tensorweave.core.util import event_pb2
+
+    assert (event_pb2.Event, event_pb2.SessionLog, event_pb2.LogMessage) == (
+        Event, SessionLog, LogMessage)
+    assert event_pb2.TaggedRunMetadata is TaggedRunMetadata
+    assert (summary_pb2.Summary, summary_pb2.HistogramProto) == (Summary, HistogramProto)
+    assert summary_pb2.SummaryMetadata.PluginData.DESCRIPTOR.full_name == \
+        "tensorflow.SummaryMetadata.PluginData"
+    # what TensorBoard-reading scripts do with them
+    assert event_pb2.Event.FromString(tf_bytes("event_summary")).summary.value[0].tag == "loss"
