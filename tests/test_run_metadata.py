@@ -141,3 +141,19 @@ def test_tf_pb2_paths_name_the_same_classes() -> None:
     assert cost_graph_pb2.CostGraphDef is module.CostGraphDef
     assert tensor_description_pb2.TensorDescription is module.TensorDescription
     assert allocation_description_pb2.AllocationDescription is module.AllocationDescription
+
+
+def test_a_partition_is_written_once_and_each_run_gets_its_own_copy() -> None:
+    from tensorweave.engine.proto import run_metadata as module
+
+    partition = EngineGraphDef(node=[EngineNodeDef("n", "NoOp", [], CPU0)])
+    first, second = RunMetadata(), RunMetadata()
+    fill_run_metadata(first, {}, [partition], [])
+    cached = module._PARTITION_MESSAGES[id(partition)][1]
+    first.partition_graphs[0].node[0].name = "changed"  # the caller's copy, not the cache's
+    fill_run_metadata(second, {}, [partition], [])
+    assert module._PARTITION_MESSAGES[id(partition)][1] is cached
+    assert [n.name for n in second.partition_graphs[0].node] == ["n"]
+    key = id(partition)
+    del partition
+    assert key not in module._PARTITION_MESSAGES  # forgotten with the partition

@@ -18,6 +18,7 @@ label (``"name = Op(input, ...)"``), as TF's timeline does.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -205,11 +206,30 @@ def fill_run_metadata(run_metadata: Any, stats: Mapping[str, Iterable[Any]],
                 all_end_rel_micros=node.all_end_rel_micros, timeline_label=node.timeline_label,
                 thread_id=node.thread_id & 0xFFFFFFFF)  # uint32 in TF's proto
     for graph_def in partitions:
-        run_metadata.partition_graphs.append(graph_def_proto.to_proto(graph_def))
+        run_metadata.partition_graphs.append(_partition_message(graph_def))
     for record in records:
         run_metadata.pass_records.add(name=record.name, phase=record.phase,
                                       nodes_before=record.nodes_before,
                                       nodes_after=record.nodes_after)
+
+
+# A compiled step's partitions are built once and never change, and every run of the step with
+# output_partition_graphs hands out the same objects: each is written as a message once.
+_PARTITION_MESSAGES: dict[int, tuple[weakref.ref[Any], GraphDef]] = {}
+
+
+def _partition_message(graph_def: Any) -> GraphDef:
+    """`graph_def_proto.to_proto(graph_def)`, cached while the engine's `graph_def` lives."""
+    key = id(graph_def)
+    cached = _PARTITION_MESSAGES.get(key)
+    if cached is not None and cached[0]() is graph_def:
+        return cached[1]
+    message = graph_def_proto.to_proto(graph_def)
+    if message is not graph_def:  # a message is copied as it is by append
+        _PARTITION_MESSAGES[key] = (
+            weakref.ref(graph_def, lambda _, key=key: _PARTITION_MESSAGES.pop(key, None)),
+            message)
+    return message
 
 
 def op_of(node_stats: Any) -> str:
