@@ -149,7 +149,7 @@ def test_an_error_in_a_branch_names_the_inner_node_op_and_device() -> None:
         with pytest.raises(tw.errors.InvalidArgumentError) as info:
             sess.run(out, {p: True, k: 5})
     message = info.value.message
-    assert "shaped/If/then_branch/Reshape (op: Reshape)" in message
+    assert "[[node shaped/Reshape (op: Reshape)" in message  # TF1: the branch op's own name
     assert "on device /job:localhost/replica:0/task:0/device:CPU:0" in message
 
 

