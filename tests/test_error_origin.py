@@ -34,7 +34,7 @@ def test_the_error_carries_the_operation_and_where_it_was_defined():
 
 
 def test_a_folded_constant_is_named_by_the_node_it_came_from():
-    # The folding pass turns `scaled` into a Const `scaled/_folded` on the requested GPU.
+    # The folding pass turns `scaled` into a Const in its place, on the requested GPU.
     with tf.device("/device:GPU:0"):
         scaled = tf.multiply(tf.constant([1.0, 2.0]), 3.0, name="scaled")
     total = scaled + tf.placeholder_with_default(1.0, [])
@@ -42,8 +42,21 @@ def test_a_folded_constant_is_named_by_the_node_it_came_from():
         with pytest.raises(errors.InvalidArgumentError,
                            match=r"Cannot assign a device for operation scaled \(op Mul\)") as info:
             sess.run(total)
-    assert "scaled/_folded" not in info.value.message
+    assert "(op Const)" not in info.value.message
     assert info.value.op is scaled.op
+
+
+def test_a_constant_folded_from_one_of_several_outputs_names_its_node():
+    with tf.device("/device:GPU:0"):
+        halves = tf.split(tf.constant([1.0, 2.0, 3.0, 4.0]), 2, name="halves")
+    total = halves[1] + tf.placeholder_with_default([1.0, 1.0], [2])
+    with tf.Session() as sess:
+        with pytest.raises(errors.InvalidArgumentError,
+                           match=r"Cannot assign a device for operation halves \(op Split\)"
+                           ) as info:
+            sess.run(total)
+    assert "ConstantFolding/" not in info.value.message
+    assert info.value.op is halves[1].op
 
 
 def test_an_error_from_another_process_is_located_as_well():

@@ -3,8 +3,9 @@
 Contract: `user_error(exc, graph)` returns `exc` as TF reports it. The node is found from the
 error's node name, or failing that from the ``[[node NAME ...]]`` line or the placement
 message it carries (an error that crossed a process boundary keeps only its message). A
-constant the folding pass made (``<node>/_folded``, ``_folded_<i>``) stands for `<node>`, the
-node the user created: the message names that node and its op instead. When the node is in
+constant the folding pass made stands for the node the user created, `<node>`: the message
+names that node's op for a constant that took its place (under its name), and that node and
+its op for one named ``ConstantFolding/<node>-folded`` (``-folded-<i>``). When the node is in
 `graph`, the error's ``op`` is that `Operation` and ``node_def`` its `NodeDef`, the node line
 says where the op was defined (``defined at FILE:LINE``, the innermost frame outside
 tensorweave) and the message ends with TF's "Original stack trace for 'NAME':". A node of a
@@ -28,7 +29,7 @@ from tensorweave.engine.graph.graph import Graph, Operation
 _NODE_LINE = re.compile(r"\[\[node (?P<name>[^\s\]]+) \(op: [^)]*\)[^\]]*(?=\]\])")
 _PLACEMENT = re.compile(r"Cannot assign a device for operation (?P<name>\S+) \(op "
                         r"(?P<op>[^)]*)\)")
-_FOLDED = re.compile(r"^(?P<source>.+)/_folded(?:_\d+)*$")
+_FOLDED = re.compile(r"^ConstantFolding/(?P<source>.+)-folded(?:-\d+)?(?:_\d+)?$")
 # tensorweave's own code (the library, its plugins and contrib): not where a user defined an op
 _OWN_DIRS = tuple(os.path.join(location, "") for package in (
     "tensorweave", "tensorweave.plugins", "tensorweave.contrib")
@@ -48,6 +49,8 @@ def user_error(exc: errors.OpError, graph: Graph) -> errors.OpError:
         if op is not None:
             message = _unfolded(message, name, op)
             name = op.name
+    elif op is not None and op.type != "Const":  # perhaps a constant folded in its place
+        message = _unfolded(message, name, op)
     if op is None:
         return _without_op(exc) if isinstance(exc.op, str) else exc
     if op.name != name:  # a node of a function body, which ran under its caller's name
