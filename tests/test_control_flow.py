@@ -306,6 +306,24 @@ def test_switch_case_gradient_is_a_case_over_each_branch_gradient() -> None:
             np.testing.assert_allclose(got_dw, want_dw, rtol=1e-6)
 
 
+def test_switch_case_of_several_outputs_of_several_dtypes() -> None:
+    # functional_ops_test (Case): (int32, float32) outputs, fetched by name, >= N and < 0
+    # run the last branch; only the floating output carries a gradient
+    i = tw.placeholder(tw.int32, [])
+    x = tw.placeholder(tw.float32, [])
+    code, value = tw.switch_case(i, [lambda: (-1, x * 2.0), lambda: (0, x * 3.0),
+                                        lambda: (1, x * 4.0)], name="my_case")
+    (dx,) = tw.gradients(value, [x])
+    case = "my_case/indexed_case"
+    with tw.Session() as sess:
+        for k, want in ((0, (-1, 2.0)), (1, (0, 21.0)), (2, (1, -12.0)), (7, (1, -16.0)),
+                        (-1, (1, -20.0))):
+            feed = {i: k, x: {0: 1.0, 1: 7.0, 2: -3.0, 7: -4.0, -1: -5.0}[k]}
+            assert tuple(sess.run([code, value], feed)) == want
+            assert sess.run(f"{case}:1", feed) == want[1]
+        assert [sess.run(dx, {i: k, x: 1.0}) for k in (0, 1, 2, 9)] == [2.0, 3.0, 4.0, 4.0]
+
+
 def test_switch_case_nests_in_a_loop_and_in_itself() -> None:
     n = tw.placeholder(tw.int32, [])
 
