@@ -79,7 +79,7 @@ def test_a_constant_chain_folds_to_one_const_with_its_dtype() -> None:
     graph_def = folded([chain + x])
     assert ops(graph_def) == Counter({"Placeholder": 1, "Const": 1, "AddV2": 1, "_Retval": 1})
     const = next(n for n in graph_def.node if n.op == "Const")
-    assert const.name == "chain/_folded"
+    assert const.name == "chain"  # TF's grappler: folded in place, under the node's name
     expected = (np.arange(6.0).reshape(2, 3) + 0.5) * np.arange(6.0).reshape(2, 3) - 0.5
     np.testing.assert_array_equal(const.attr["value"], expected)
     assert const.attr["value"].dtype == np.float64
@@ -88,6 +88,34 @@ def test_a_constant_chain_folds_to_one_const_with_its_dtype() -> None:
         got = s.run(chain + x, {x: np.ones((2, 3))})
     np.testing.assert_array_equal(got, expected + 1)
     assert got.dtype == np.float64
+
+
+def test_folded_constants_are_named_as_tf_names_them() -> None:
+    # one output, node removed: in its place; several outputs: ConstantFolding/<node>-folded-<i>
+    halves = tf.split(tf.constant([1.0, 2.0, 3.0, 4.0]), 2, name="halves")
+    scaled = tf.multiply(tf.constant([1.0, 2.0]), 3.0, name="scaled")
+    p = tf.placeholder(tf.float32, [2], name="p")
+    outs = [tf.add(scaled, p, name="total"), tf.add(halves[1], p, name="second")]
+    consts = {n.name: n for n in folded(outs).node if n.op == "Const"}
+    assert set(consts) == {"scaled", "ConstantFolding/halves-folded-1"}
+    np.testing.assert_array_equal(consts["ConstantFolding/halves-folded-1"].attr["value"],
+                                  [3.0, 4.0])
+    metadata = tf.RunMetadata()
+    with tf.Session() as s:
+        got = s.run(outs, {p: [1.0, 1.0]}, run_metadata=metadata,
+                    options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE))
+    np.testing.assert_array_equal(got, [[4.0, 7.0], [4.0, 5.0]])
+    stats = {n.node_name: n for d in metadata.step_stats.dev_stats for n in d.node_stats}
+    assert {"scaled", "ConstantFolding/halves-folded-1", "total", "second"} <= set(stats)
+    assert stats["scaled"].timeline_label == "scaled = Const()"
+
+
+def test_a_folded_node_that_stays_is_read_through_a_constant_of_its_own() -> None:
+    c = tf.multiply(tf.constant(2.0), 3.0, name="c")
+    graph_def = folded([c + tf.placeholder(tf.float32, [])], targets=[c.op.name])
+    by_name = graph_def.by_name()
+    assert by_name["c"].op == "Mul"  # a target: it stays, and runs
+    assert by_name["ConstantFolding/c-folded"].attr["value"] == np.float32(6.0)
 
 
 def test_integer_folding_keeps_wraparound_and_dtype() -> None:

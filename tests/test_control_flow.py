@@ -1,7 +1,7 @@
-"""Functional control flow: ``cond``, ``case`` and ``while_loop`` build one ``If``/``While`` op
-whose functions run on the op's device within the step: results against numpy, construction
-errors as ``tf.compat.v1``, branch-only side effects, nesting, runtime errors naming the inner
-node, the graph passes, and TF1-style scripts."""
+"""Functional control flow: ``cond``, ``case``, ``switch_case`` and ``while_loop`` build one
+``If``/``Case``/``While`` op whose functions run on the op's device within the step: results
+against numpy, construction errors as ``tf.compat.v1``, branch-only side effects, nesting,
+runtime errors naming the inner node, the graph passes, and TF1-style scripts."""
 
 from __future__ import annotations
 
@@ -150,7 +150,7 @@ def test_an_error_in_a_branch_names_the_inner_node_op_and_device() -> None:
         with pytest.raises(tw.errors.InvalidArgumentError) as info:
             sess.run(out, {p: True, k: 5})
     message = info.value.message
-    assert "shaped/If/then_branch/Reshape (op: Reshape)" in message
+    assert "[[node shaped/Reshape (op: Reshape)" in message  # TF1: the branch op's own name
     assert "on device /job:localhost/replica:0/task:0/device:CPU:0" in message
 
 
@@ -248,6 +248,144 @@ def test_switch_case_runs_the_branch_of_the_index_else_the_default() -> None:
 def test_switch_case_errors(index, fns, error, message) -> None:
     with pytest.raises(error, match=message):
         tw.switch_case(index(), fns)
+
+
+def test_switch_case_is_one_case_op_as_tf_builds_it() -> None:
+    # TF's indexed_case: <name>/indexed_case, a Case over the branches (default last), then
+    # one Identity per output; the branches' ops are named in its scope.
+    i = tw.placeholder(tw.int32, [])
+    x = tw.placeholder(tw.float32, [2])
+    out = tw.switch_case(i, [lambda: x * 2.0, lambda: x + 1.0], default=lambda: tw.sin(x))
+    assert out.op.name == "switch_case/indexed_case/Identity" and out.op.type == "Identity"
+    case = out.op.inputs[0].op
+    assert (case.name, case.type) == ("switch_case/indexed_case", "StatelessCase")
+    branches = case.get_attr("branches")
+    assert len(branches) == 3 and all(isinstance(fn, FunctionDef) for fn in branches)
+    assert case.inputs[0] is i and [t.dtype for t in case.inputs[1:]] == [tw.float32]
+    assert out.shape == tw.TensorShape([2])
+    names = {op.name for fn in branches for op in fn.graph.get_operations()}
+    assert {"switch_case/indexed_case/mul", "switch_case/indexed_case/add",
+            "switch_case/indexed_case/Sin"} <= names
+    hits = tw.Variable(0)
+    stateful = tw.switch_case(i, [lambda: tw.assign_add(hits, 1), lambda: hits + 0])
+    assert stateful.op.inputs[0].op.type == "Case"
+    with tw.Session() as sess:
+        for k, want in ((0, [2.0, 4.0]), (1, [2.0, 3.0]), (2, np.sin([1.0, 2.0])),
+                        (3, np.sin([1.0, 2.0])), (-1, np.sin([1.0, 2.0]))):
+            np.testing.assert_allclose(sess.run(out, {i: k, x: [1.0, 2.0]}), want, rtol=1e-6)
+
+
+def test_switch_case_shapes_are_the_most_specific_compatible_with_every_branch() -> None:
+    i = tw.placeholder(tw.int32, [])
+    out = tw.switch_case(i, [lambda: tw.zeros([2, 3]), lambda: tw.ones([2, 5]),
+                             lambda: tw.zeros([2, 3])])
+    assert out.shape.as_list() == [2, None]
+    singleton = tw.switch_case(i, [lambda: [tw.constant(1.0)], lambda: [tw.constant(2.0)]])
+    assert isinstance(singleton, list) and len(singleton) == 1  # not unpacked, as TF
+
+
+def test_switch_case_gradient_is_a_case_over_each_branch_gradient() -> None:
+    # cond_v2's _CaseGrad: the same index picks the branch's gradient (the last when out of
+    # range); a variable captured by one branch only gets zeros from the others.
+    i = tw.placeholder(tw.int32, [])
+    x = tw.placeholder(tw.float32, [2])
+    w = tw.Variable([3.0, 4.0])
+    out = tw.switch_case(i, [lambda: x * 2.0, lambda: x * w, lambda: tw.sin(x)])
+    dx, dw = tw.gradients(out, [x, w])
+    assert dx.op.name == "gradients/switch_case/indexed_case_grad/Identity"
+    grad_case = dx.op.inputs[0].op
+    assert grad_case.name == "gradients/switch_case/indexed_case_grad/gradient"
+    assert grad_case.type == "StatelessCase" and grad_case.inputs[0] is i
+    feed = [1.0, 2.0]
+    with tw.Session() as sess:
+        sess.run(w.initializer)
+        for k, want_dx, want_dw in ((0, [2.0, 2.0], [0.0, 0.0]), (1, [3.0, 4.0], feed),
+                                    (2, np.cos(feed), [0.0, 0.0]),
+                                    (7, np.cos(feed), [0.0, 0.0])):
+            got_dx, got_dw = sess.run([dx, dw], {i: k, x: feed})
+            np.testing.assert_allclose(got_dx, want_dx, rtol=1e-6)
+            np.testing.assert_allclose(got_dw, want_dw, rtol=1e-6)
+
+
+def test_switch_case_of_several_outputs_of_several_dtypes() -> None:
+    # functional_ops_test (Case): (int32, float32) outputs, fetched by name, >= N and < 0
+    # run the last branch; only the floating output carries a gradient
+    i = tw.placeholder(tw.int32, [])
+    x = tw.placeholder(tw.float32, [])
+    code, value = tw.switch_case(i, [lambda: (-1, x * 2.0), lambda: (0, x * 3.0),
+                                        lambda: (1, x * 4.0)], name="my_case")
+    (dx,) = tw.gradients(value, [x])
+    case = "my_case/indexed_case"
+    with tw.Session() as sess:
+        for k, want in ((0, (-1, 2.0)), (1, (0, 21.0)), (2, (1, -12.0)), (7, (1, -16.0)),
+                        (-1, (1, -20.0))):
+            feed = {i: k, x: {0: 1.0, 1: 7.0, 2: -3.0, 7: -4.0, -1: -5.0}[k]}
+            assert tuple(sess.run([code, value], feed)) == want
+            assert sess.run(f"{case}:1", feed) == want[1]
+        assert [sess.run(dx, {i: k, x: 1.0}) for k in (0, 1, 2, 9)] == [2.0, 3.0, 4.0, 4.0]
+
+
+def test_switch_case_nests_in_a_loop_and_in_itself() -> None:
+    n = tw.placeholder(tw.int32, [])
+
+    def body(k, total):
+        inner = tw.switch_case(k % 3, [lambda: total + 1, lambda: total * 2,
+                                       lambda: tw.switch_case(k, [lambda: total - 100],
+                                                              default=lambda: total - 1)])
+        return k + 1, inner
+
+    _, total = tw.while_loop(lambda k, total: k < n, body, [0, 0])
+    with tw.Session() as sess:
+        # k=0: +1 -> 1; k=1: *2 -> 2; k=2: -1 -> 1; k=3: +1 -> 2; k=4: *2 -> 4
+        assert sess.run(total, {n: 5}) == 4
+
+
+def test_switch_case_index_must_be_an_int32_scalar() -> None:
+    with pytest.raises(TypeError, match="'branch_index' of 'StatelessCase' .* int64"):
+        tw.switch_case(tw.constant(1, tw.int64), [lambda: 1.0, lambda: 2.0])
+    i = tw.placeholder(tw.int32, None)
+    out = tw.switch_case(i, [lambda: 1.0, lambda: 2.0])
+    with tw.Session() as sess:
+        with pytest.raises(tw.errors.InvalidArgumentError, match="branch_index must be scalar"):
+            sess.run(out, {i: [1, 1]})
+
+
+@pytest.mark.parametrize("fns, detail", [
+    ([lambda: tw.constant(1.0), lambda: tw.constant(2)], "have different types"),
+    ([lambda: tw.constant(1.0), lambda: (tw.constant(1.0), tw.constant(2.0))],
+     "don't have the same nested structure"),
+])
+def test_switch_case_branches_must_return_the_same_structure_and_types(fns, detail) -> None:
+    with pytest.raises(TypeError, match=r"(?s)branches\[0\] and branches\[1\] arguments to "
+                                        rf"tf.switch_case must have the same number.*{detail}"):
+        tw.switch_case(tw.placeholder(tw.int32, []), fns)
+
+
+def test_an_error_in_a_switch_case_branch_is_the_branch_op() -> None:
+    i = tw.placeholder(tw.int32, [])
+    x = tw.constant([1.0, 2.0])
+    built = []
+
+    def picked():
+        built.append(tw.gather(x, i, name="picked"))
+        return built[-1]
+
+    out = tw.switch_case(i, [lambda: x[0], picked], name="sw")
+    with tw.Session() as sess:
+        with pytest.raises(tw.errors.InvalidArgumentError) as info:
+            sess.run(out, {i: 7})  # out of range: the last branch, which fails on it
+    assert info.value.op is built[0].op and built[0].op.name == "sw/indexed_case/picked"
+    assert "[[node sw/indexed_case/picked (op: GatherV2)" in info.value.message
+
+
+def test_switch_case_survives_a_graph_def_round_trip() -> None:
+    i = tw.placeholder(tw.int32, [], name="i")
+    out = tw.switch_case(i, [lambda: tw.constant(1.0), lambda: tw.constant(2.0)])
+    graph_def = tw.get_default_graph().as_graph_def()
+    with tw.Graph().as_default():
+        tw.import_graph_def(type(graph_def).FromString(graph_def.SerializeToString()), name="")
+        with tw.Session() as sess:
+            assert [sess.run(out.name, {"i:0": k}) for k in (0, 1, 5)] == [1.0, 2.0, 2.0]
 
 
 # -- while_loop ---------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
-"""Functional control flow across processes: function attrs as wire values (nested NodeDefs,
-validated on receipt), then a ``cond`` and a ``while_loop`` (a variable assigned inside a branch,
-a ps variable read by both) placed on ``/job:worker/task:0`` of a real local cluster; results
-equal the in-process run."""
+"""Functional control flow across processes: function attrs (and lists of them) as wire values
+(nested NodeDefs, validated on receipt), then a ``cond``, a ``switch_case`` and a
+``while_loop`` (a variable assigned inside a branch, a ps variable read by both) placed on
+``/job:worker/task:0`` of a real local cluster; results equal the in-process run."""
 
 from __future__ import annotations
 
@@ -68,7 +68,8 @@ def _arg(index: object) -> list[object]:
                                                        "_output_shapes": []}]])},
      "input 'ghost'"),
     ({"then_branch": wire.WireFunction("g", "nodes")}, "not a name and a list of nodes"),
-    ({"branches": [wire.WireFunction("g", [])]}, "functions in a list attr"),
+    ({"branches": [wire.WireFunction("g", []), 1]}, "list attr of functions and other"),
+    ({"branches": [wire.WireFunction("g", [_arg(1)])]}, "malformed function.*indices"),
 ])
 def test_malformed_functions_are_refused(attr: dict[str, object], message: str) -> None:
     with pytest.raises(tf.errors.InvalidArgumentError, match=message):
@@ -141,6 +142,35 @@ def test_an_error_inside_a_remote_branch_names_the_inner_node(cluster: LocalClus
     with tf.Session(cluster.target("worker", 0)) as sess:
         np.testing.assert_array_equal(sess.run(out, {p: False, k: 1}), np.zeros((2, 3)))
         with pytest.raises(tf.errors.InvalidArgumentError,
-                           match=r"shaped/If/then_branch/Reshape \(op: Reshape\) on device "
+                           match=r"shaped/Reshape \(op: Reshape\) on device "
                                  r"/job:worker/replica:0/task:0"):
             sess.run(out, {p: True, k: 5})
+
+
+def test_switch_case_and_its_gradient_on_a_worker(cluster: LocalCluster) -> None:
+    # a Case's list of functions crosses to the worker; a ps variable is read in a branch
+    with tf.device("/job:ps/task:0"):
+        w = tf.Variable([3.0, 4.0], name="w")
+    with tf.device("/job:worker/task:0"):
+        i = tf.placeholder(tf.int32, [], name="i")
+        x = tf.placeholder(tf.float32, [2], name="x")
+        out = tf.switch_case(i, [lambda: x * 2.0, lambda: x * w], default=lambda: tf.sin(x),
+                             name="pick")
+        dx, dw = tf.gradients(out, [x, w])
+    feed = [1.0, 2.0]
+    metadata = tf.RunMetadata()
+    with tf.Session(cluster.target("worker", 0)) as sess:
+        sess.run(w.initializer)
+        got = [sess.run([out, dx, dw], {i: k, x: feed}) for k in (0, 1, 2, -4)]
+        sess.run(out, {i: 1, x: feed}, options=tf.RunOptions(output_partition_graphs=True),
+                 run_metadata=metadata)
+    for (value, gx, gw), (want, want_dx, want_dw) in zip(got, [
+            ([2.0, 4.0], [2.0, 2.0], [0.0, 0.0]), ([3.0, 8.0], [3.0, 4.0], feed),
+            (np.sin(feed), np.cos(feed), [0.0, 0.0]), (np.sin(feed), np.cos(feed), [0.0, 0.0])]):
+        np.testing.assert_allclose(value, want, rtol=1e-6)
+        np.testing.assert_allclose(gx, want_dx, rtol=1e-6)
+        np.testing.assert_allclose(gw, want_dw, rtol=1e-6)
+    placed = {n.name: n for g in metadata.partition_graphs for n in g.node}
+    case = placed["pick/indexed_case"]
+    assert case.device == WORKER and case.op == "StatelessCase"
+    assert all(isinstance(fn, FunctionDef) and fn.graph is None for fn in case.attr["branches"])

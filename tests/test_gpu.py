@@ -260,6 +260,8 @@ CASES = [
     ("cond", lambda x: tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0), [F]),
     ("while_loop", lambda x: tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 1.5),
                                            [0, x])[1], [F]),
+    ("switch_case", lambda x: tf.switch_case(tf.cast(tf.reduce_sum(x) > 0, tf.int32),
+                                             [lambda: x * 2.0, lambda: x - 1.0]), [F]),
 ]
 
 SQUARE = RNG.standard_normal((2, 3, 3)).astype(np.float32)

@@ -155,8 +155,9 @@ def drain_until_error(sess: tf.Session, nxt) -> list:
         try:
             out.append(sess.run(nxt))
         except tf.errors.InvalidArgumentError as exc:
-            assert "lookup" in str(exc) and "[[node " in str(exc)
-            assert "MakeIterator/f_0/" in str(exc)
+            assert "[[node lookup (op: GatherV2)" in str(exc)
+            # the map function's op, as the error of a node of any function body
+            assert exc.op is not None and exc.op.name == "lookup" and exc.op.type == "GatherV2"
             return out
 
 

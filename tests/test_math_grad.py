@@ -201,3 +201,15 @@ def test_comparisons_are_not_differentiable(fn) -> None:
 def test_argmax_is_not_differentiable() -> None:
     x = tf.placeholder(tf.float32, [3])
     assert tf.gradients(tf.cast(tf.argmax(x), tf.float32), x) == [None]
+
+
+def test_the_gradient_ops_of_a_product_are_named_as_tf_names_them():
+    # TF's _MulGrad: gen_math_ops.mul(grad, y), gen_math_ops.mul(x, grad) -> Mul, Mul_1
+    x = tf.placeholder(tf.float32, [3], name="x")
+    y = tf.placeholder(tf.float32, [3], name="y")
+    dx, dy = tf.gradients(x * y, [x, y])
+    names = {op.name: op.type for op in tf.get_default_graph().get_operations()}
+    assert names["gradients/mul_grad/Mul"] == names["gradients/mul_grad/Mul_1"] == "Mul"
+    with tf.Session() as sess:
+        got = sess.run([dx, dy], {x: [1.0, 2.0, 3.0], y: [4.0, 5.0, 6.0]})
+    np.testing.assert_array_equal(got, [[4.0, 5.0, 6.0], [1.0, 2.0, 3.0]])

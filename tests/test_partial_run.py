@@ -7,6 +7,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine import errors
+from tensorweave.train.local_cluster import free_ports
 
 
 def test_partial_run_feeds_and_fetches_in_turns():
@@ -74,3 +75,70 @@ def test_partial_run_of_an_op_fetch():
         h = sess.partial_run_setup([update, v], [x])
         assert sess.partial_run(h, update, {x: 5.0}) is None
         assert sess.partial_run(h, v) == 5.0
+
+
+def _counting(name):
+    """A variable and an op that adds 1 to it, whose value is the count."""
+    count = tf.Variable(0, name=name)
+    return count, tf.assign_add(count, 1)
+
+
+def test_an_op_two_calls_need_runs_once():
+    # TF: one partial run is one step, so `bump` (needed by both fetches) runs once
+    count, bump = _counting("count")
+    x = tf.placeholder(tf.int32, shape=[])
+    y = tf.placeholder(tf.int32, shape=[])
+    first, second = bump * x, bump + y
+    with tf.Session() as sess:
+        sess.run(count.initializer)
+        h = sess.partial_run_setup([first, second], [x, y])
+        assert sess.partial_run(h, first, {x: 10}) == 10
+        assert sess.partial_run(h, second, {y: 5}) == 6
+        assert sess.run(count) == 1
+
+
+def test_an_op_two_calls_wait_for_runs_once():
+    # a control dependency of both fetches: the second call sees it done
+    count, bump = _counting("count")
+    x = tf.placeholder(tf.float32, shape=[])
+    with tf.control_dependencies([bump]):
+        first, second = tf.identity(x), x * 2.0
+    with tf.Session() as sess:
+        sess.run(count.initializer)
+        h = sess.partial_run_setup([first, second], [x])
+        assert sess.partial_run(h, first, {x: 3.0}) == 3.0
+        assert sess.partial_run(h, second) == 6.0
+        assert sess.run(count) == 1
+        # a new partial run is a new step: it runs again
+        h2 = sess.partial_run_setup([first, second], [x])
+        sess.partial_run(h2, [first, second], {x: 1.0})
+        assert sess.run(count) == 2
+
+
+def test_a_variable_read_by_a_later_call_sees_its_value_then():
+    # a variable names state, not a value: a later call reads it as it is then
+    v = tf.Variable(1.0, name="v")
+    x = tf.placeholder(tf.float32, shape=[])
+    update = tf.assign(v, x)
+    read = tf.identity(v) * 1.0
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        h = sess.partial_run_setup([update, read], [x])
+        assert sess.partial_run(h, update, {x: 7.0}) == 7.0
+        assert sess.partial_run(h, read) == 7.0
+
+
+def test_a_partial_run_on_a_server_runs_each_op_once():
+    (port,) = free_ports(1)
+    with tf.train.Server({"w": [f"localhost:{port}"]}) as server:
+        count, bump = _counting("count")
+        x = tf.placeholder(tf.float32, shape=[])
+        with tf.control_dependencies([bump]):
+            first, second = tf.identity(x), x * 2.0
+        total = tf.cast(bump, tf.float32) + second
+        with tf.Session(server.target) as sess:
+            sess.run(count.initializer)
+            h = sess.partial_run_setup([first, total], [x])
+            assert sess.partial_run(h, first, {x: 3.0}) == 3.0
+            assert sess.partial_run(h, total) == 7.0
+            assert sess.run(count) == 1

@@ -83,6 +83,24 @@ def test_targets_pull_in_their_control_inputs() -> None:
         assert s.run(v) == np.float32(2.0)
 
 
+def test_control_edges_on_nodes_that_ran_are_dropped() -> None:
+    # a partial run's later step: `bump` ran in an earlier one
+    v = tf.Variable(0.0, name="v")
+    bump = tf.assign_add(v, 1.0, name="bump")
+    x = tf.placeholder(tf.float32, [], name="x")
+    with tf.control_dependencies([bump]):
+        after = tf.identity(x, name="after")
+    doubled = tf.multiply(bump, 2.0, name="doubled")
+    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [after.name],
+                      [], ran={"bump"})
+    assert "bump" not in graph_def.by_name()
+    assert graph_def.by_name()["after"].input == ["x"]
+    # a data edge that no feed cuts still needs it
+    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [doubled.name], [],
+                      ran={"bump"})
+    assert "bump" in graph_def.by_name()
+
+
 def test_unknown_names_raise_not_found() -> None:
     x = tf.constant(1.0, name="x")
     with pytest.raises(tf.errors.NotFoundError, match="'nope:0'"):

@@ -1,11 +1,12 @@
 """Structure ops (``group``, ``no_op``, ``identity``, ``tuple``) and functional control flow
-(``cond``, ``case``, ``while_loop``), as in ``tf.compat.v1``.
+(``cond``, ``case``, ``switch_case``, ``while_loop``), as in ``tf.compat.v1``.
 
 Contract for control flow: the branches, condition and body are Python functions called once,
 each building a `FuncGraph` (see `tensorweave.engine.graph.func_graph`); the result is one ``If``
 or ``While`` op (``StatelessIf``/``StatelessWhile`` when nothing inside is stateful) carrying
 them as `FunctionDef` attrs, as TF's control flow v2 builds. Tensors the functions use from
 outside become the op's extra inputs; only the branch taken runs, with its stateful ops.
+``switch_case`` is one ``Case`` op over a list of branch functions, as TF builds it.
 Signatures, defaults and construction errors follow ``tf.compat.v1``. As TF1, each `cond`
 adds a `CondContext` per branch to the ``cond_context`` collection and each `while_loop` a
 `WhileContext` to ``while_context``: records of the construct (predicate, branch, loop
@@ -296,7 +297,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         _check_pred(pred, "cond's pred")
         results = []
         for label, fn in (("true", true_fn), ("false", false_fn)):
-            fg, result = build_func_graph(f"{scope}{label}", fn, [], graph)
+            fg, result = build_func_graph(f"{scope}{label}", fn, [], graph,
+                                          outer_names=True)
             if not strict and isinstance(result, (list, _tuple)) and len(result) == 1:
                 result = result[0]
             results.append((fg, result))
@@ -370,13 +372,30 @@ def case(pred_fn_pairs: Any, default: Callable[[], Any] | None = None, exclusive
             return _pack_as(result, [identity(t) for t in _flatten(result)])
 
 
+def make_case(branch_index: Tensor, inputs: list[Tensor], branches: list[FunctionDef],
+              output_shapes: list[TensorShape], bodies: list[FuncGraph],
+              name: str = "Case") -> list[Tensor]:
+    """A ``Case`` (``StatelessCase`` when no branch is stateful) over functions that take
+    `inputs` and return the same types; its outputs."""
+    ops = get_registries().ops
+    stateful = any(fn.is_stateful(ops) for fn in branches)
+    op = _control_op(get_default_graph(), "Case" if stateful else "StatelessCase",
+                     [branch_index, list(inputs)], {
+                         "Tin": [t.dtype for t in inputs], "Tout": branches[0].ret_types,
+                         "branches": list(branches), "output_shapes": output_shapes,
+                     }, bodies, name)
+    return op.outputs
+
+
 def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] | None = None,
-                name: str = "switch_case") -> Any:
-    """The result of the branch whose key is `branch_index` (an int scalar tensor), else of
+                name: str | None = "switch_case") -> Any:
+    """The result of the branch whose key is `branch_index` (an int32 scalar tensor), else of
     `default`, else of the highest-keyed branch. `branch_fns` is a dict of int keys, a list of
-    ``(int, fn)`` pairs, or a list of fns keyed by position; the keys must be ``0..n-1``. Only
-    the chosen branch runs: the branches are nested `cond`s on ``branch_index == key``
-    (TF builds one ``Case`` op)."""
+    ``(int, fn)`` pairs, or a list of fns keyed by position; the keys must be ``0..n-1``. As
+    TF's, it is one ``Case`` op (``<name>/indexed_case``) whose ``branches`` are the fns (then
+    `default`), each followed by an ``Identity``; only the chosen branch runs, and an index
+    out of range runs the last one. Every branch must return the same structure and dtypes
+    (`TypeError`); output shapes are the most specific ones compatible with all."""
     if not isinstance(branch_index, Tensor):
         raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
     if not branch_index.dtype.is_integer:
@@ -406,12 +425,39 @@ def switch_case(branch_index: Any, branch_fns: Any, default: Callable[[], Any] |
             raise TypeError("default must be callable.")
         actions.append(default)
     graph = _scope_graph([branch_index])
-    with graph.as_default(), graph.name_scope(name):
-        # Out-of-range indices take the last action (the default), as TF's Case does.
-        fn = actions[-1]
-        for key in reversed(range(len(actions) - 1)):
-            fn = functools.partial(cond, math_ops.equal(branch_index, key), actions[key], fn)
-        return fn()
+    with graph.as_default(), graph.name_scope(name or "case"), \
+            graph.name_scope("indexed_case") as scope:
+        built = [build_func_graph(f"{scope}branch{b}", fn, [], graph, outer_names=True)
+                 for b, fn in enumerate(actions)]
+        flats = [_as_outputs(g, _flatten(result), True) for g, result in built]
+        first = built[0][1]
+        for b, (_, result) in enumerate(built[1:], 1):
+            _check_same_outputs(first, flats[0], b, result, flats[b])
+        inputs = _captured_by([g for g, _ in built])
+        branches = _functions_of([(g, flat) for (g, _), flat in zip(built, flats)], 0, inputs)
+        shapes = [functools.reduce(most_specific_compatible_shape, [f[j].shape for f in flats])
+                  for j in range(len(flats[0]))]
+        outputs = make_case(branch_index, inputs, branches, shapes, [g for g, _ in built], scope)
+        return _pack_as(first, [identity(t) for t in outputs])
+
+
+def _check_same_outputs(first: Any, first_flat: list[Tensor], b: int, other: Any,
+                        other_flat: list[Tensor]) -> None:
+    """TF's `TypeError` unless branch `b` returns what branch 0 does: structure and dtypes."""
+    detail = None
+    if not _same_structure(first, other):
+        detail = "The two structures don't have the same nested structure."
+    else:
+        for x, y in zip(first_flat, other_flat):
+            if x.dtype != y.dtype:
+                detail = f"{x} and {y} have different types"
+                break
+    if detail is not None:
+        raise TypeError(
+            f"branches[0] and branches[{b}] arguments to tf.switch_case must have the same "
+            "number, type, and overall structure of return values.\n\n"
+            f"branches[0] output: {first}\nbranches[{b}] output: {other}\n\n"
+            f"Error details:\n{detail}")
 
 
 def _stack(preds: list[Tensor]) -> Tensor:
@@ -485,10 +531,12 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
         def call(fn: Callable[..., Any]) -> Callable[..., Any]:
             return lambda *args: fn(*_pack_as(args_as, list(args)))
 
-        g_c, pred = build_func_graph(f"{scope}cond", call(cond), specs, graph)
+        g_c, pred = build_func_graph(f"{scope}cond", call(cond), specs, graph,
+                                     outer_names=True)
         (pred,) = _as_outputs(g_c, [pred], True)
         _check_pred(pred, "while_loop's cond result")
-        g_b, result = build_func_graph(f"{scope}body", call(body), specs, graph)
+        g_b, result = build_func_graph(f"{scope}body", call(body), specs, graph,
+                                       outer_names=True)
         result = _as_list(result) if not isinstance(result, (list, _tuple, dict)) else result
         if not _same_structure(list(structure), _as_list(result)):
             raise ValueError("body must return the same structure as loop_vars: "

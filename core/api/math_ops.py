@@ -4,7 +4,8 @@ Contract: every function has ``tf.compat.v1``'s name, signature and defaults (`_
 the top-level ones; ``divide_no_nan``, ``multiply_no_nan``, ``reduce_std`` and
 ``reduce_variance`` exist only under ``tw.math``) and builds its ops with `op_builder.apply`.
 Binary operands go through `binary_inputs` (a Python value or numpy array takes the other
-operand's dtype when that one is a tensor), so mixing two tensors of different dtypes raises
+operand's dtype when that one is a tensor, and becomes a constant named ``x`` or ``y`` in the
+op's name scope, as TF names it: ``mul/y``), so mixing two tensors of different dtypes raises
 `TypeError` at construction and incompatible static shapes raise `ValueError`.
 Functions TF writes as composites (``truediv`` of integers, ``div``, ``logical_xor``,
 ``saturate_cast``, ``count_nonzero``, ``reduce_logsumexp``, ``tensordot``, ...) build the same
@@ -47,16 +48,18 @@ __all__ = [
 ]
 
 
-def binary_inputs(x: Any, y: Any) -> tuple[Tensor, Tensor]:
-    """Convert a binary op's operands: a Python value takes the other operand's dtype."""
+def binary_inputs(x: Any, y: Any, names: tuple[str | None, str | None] = (None, None),
+                  ) -> tuple[Tensor, Tensor]:
+    """Convert a binary op's operands: a Python value takes the other operand's dtype; one
+    made a constant is named by `names` (TF's ``x`` and ``y``, in the op's name scope)."""
     if is_tensor_like(y) and not is_tensor_like(x):
         y = convert_to_tensor(y)
-        return _like(x, y), y
-    x = convert_to_tensor(x)
-    return x, _like(y, x)
+        return _like(x, y, names[0]), y
+    x = convert_to_tensor(x, name=names[0])
+    return x, _like(y, x, names[1])
 
 
-def _like(value: Any, other: Tensor) -> Tensor:
+def _like(value: Any, other: Tensor, name: str | None = None) -> Tensor:
     """`value` as a tensor, in `other`'s dtype and graph unless it is a tensor itself."""
     if is_tensor_like(value):
         return convert_to_tensor(value)
@@ -64,13 +67,15 @@ def _like(value: Any, other: Tensor) -> Tensor:
     if not graph.encloses(other.graph):
         graph = other.graph
     with graph.as_default():
-        return convert_to_tensor(value, dtype=other.dtype)
+        return convert_to_tensor(value, dtype=other.dtype, name=name)
 
 
 def _binary(op: str, py_name: str, default_name: str | None = None) -> Callable[..., Tensor]:
     def fn(x: Any, y: Any, name: str | None = None) -> Tensor:
-        a, b = binary_inputs(x, y)
-        return apply(op, [a, b], name=name or default_name or op)
+        # in the op's name scope, so a Python operand is named as TF names it (mul/y)
+        with name_scope(name, default_name or op, [x, y]) as scope:
+            a, b = binary_inputs(x, y, ("x", "y"))
+            return apply(op, [a, b], name=scope)
 
     fn.__name__ = fn.__qualname__ = py_name
     fn.__doc__ = f"Elementwise `{op}` of `x` and `y`, with broadcasting."
@@ -131,7 +136,7 @@ def _same_dtype(x: Tensor, y: Tensor) -> None:
 def truediv(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Python 3 division: integers are cast to floating point first."""
     with name_scope(name, "truediv", [x, y]) as scope:
-        a, b = binary_inputs(x, y)
+        a, b = binary_inputs(x, y, ("x", "y"))
         _same_dtype(a, b)
         target = _TRUEDIV_FLOAT.get(a.dtype)
         if target is not None:
@@ -149,7 +154,7 @@ def div(x: Any, y: Any, name: str | None = None) -> Tensor:
     """Python 2 division: floor division for integers, real division for floats and complex
     numbers."""
     with name_scope(name, "div", [x, y]) as scope:
-        a, b = binary_inputs(x, y)
+        a, b = binary_inputs(x, y, ("x", "y"))
         _same_dtype(a, b)
         real = a.dtype.is_floating or a.dtype.is_complex
         return apply("RealDiv" if real else "FloorDiv", [a, b], name=scope)

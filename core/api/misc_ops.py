@@ -21,7 +21,7 @@ from tensorweave.api.scopes import name_scope
 from tensorweave.api.variable_scope import variable_scope
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
-from tensorweave.engine.graph.func_graph import outermost_graph
+from tensorweave.engine.graph.func_graph import outermost_graph, outermost_name_scope
 from tensorweave.engine.graph.graph import Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.graph.tensor_proto import TensorProto, make_ndarray, make_tensor_proto
@@ -117,7 +117,7 @@ def init_scope() -> Iterator[None]:
     """Build in the outermost graph (out of any control-flow function), without control
     dependencies, under the current name scope: where TF1 puts variable initializers."""
     current = get_default_graph()
-    scope = current.get_name_scope()
+    scope = outermost_name_scope(current)
     graph = outermost_graph(current)
     with graph.as_default(), graph.name_scope(f"{scope}/" if scope else None), \
             graph.control_dependencies(None):

@@ -23,7 +23,7 @@ from tensorweave.api.control_flow_ops import group
 from tensorweave.api.scopes import name_scope
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor, is_tensor_like
-from tensorweave.engine.graph.func_graph import FuncGraph
+from tensorweave.engine.graph.func_graph import FuncGraph, outermost_graph, outermost_name_scope
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.engine.tensor_shape import TensorShape
@@ -81,12 +81,8 @@ def _init_scope(graph: Graph, initial_value: Any) -> Iterator[Graph]:
             "Initializer for variable is from inside a control-flow construct, such as a loop "
             "or conditional. When creating a variable inside a loop or conditional, use a "
             "lambda as the initializer.")
-    scopes = []
-    while isinstance(graph, FuncGraph):
-        scopes.append(graph.get_name_scope())
-        graph = graph.outer_graph
-    scopes.append(graph.get_name_scope())
-    scope = "/".join(s for s in reversed(scopes) if s)
+    scope = outermost_name_scope(graph)
+    graph = outermost_graph(graph)
     with graph.as_default(), graph.name_scope(f"{scope}/" if scope else None), \
             graph.control_dependencies(None):
         yield graph

@@ -6,11 +6,13 @@ comes from a foldable node, and no output is statically known to exceed `MAX_CON
 Foldable nodes are evaluated once, in topological order, with the registered CPU kernels on a
 throwaway CPU device; a node whose kernel is missing, needs the step, fails, or returns another
 dtype or shape than declared is left alone (its error surfaces at run time), and so are its
-consumers. Each evaluated output that a non-folded node consumes becomes a new ``Const`` named
-``<node>/_folded`` (``_folded_<i>`` for output i > 0) on the node's requested device, unless its
-value exceeds `MAX_CONSTANT_BYTES`. Folded nodes nothing needs any more are removed, with the
-control edges they sent (they had no effect to order); nodes in `PassContext.protected` are always
-kept. Runs after ``cse``.
+consumers. Each evaluated output that a non-folded node consumes becomes a new ``Const`` on the
+node's requested device, unless its value exceeds `MAX_CONSTANT_BYTES`, named as TF's grappler
+names it, so that step stats and errors name the nodes of the graph: a node of one output that
+is removed takes its place under its own name; otherwise (several outputs, or the node stays)
+the constant is ``ConstantFolding/<node>-folded`` (``-folded-<i>`` for output i of several).
+Folded nodes nothing needs any more are removed, with the control edges they sent (they had no
+effect to order); nodes in `PassContext.protected` are always kept. Runs after ``cse``.
 """
 
 from __future__ import annotations
@@ -114,7 +116,8 @@ def _replace_reads(graph_def: GraphDef, values: dict[str, list[np.ndarray]],
             return None
         const = consts.get((src, index))
         if const is None:
-            name = base = f"{src}/_folded" + (f"_{index}" if index else "")
+            several = len(node.output_types) > 1
+            name = base = f"ConstantFolding/{src}-folded" + (f"-{index}" if several else "")
             k = 1
             while name in names:
                 name, k = f"{base}_{k}", k + 1
@@ -161,17 +164,28 @@ def fold_constants(graph_def: GraphDef, ctx: PassContext,
                 stack.append(src)
     if not consts and len(keep) == len(by_name):
         return graph_def
+    # A removed node of one output is replaced in place, under its own name (TF's grappler).
+    in_place = {const.name: src for (src, _), const in consts.items()
+                if src not in keep and len(by_name[src].output_types) == 1}
     by_source: dict[str, list[NodeDef]] = {}
     for (src, _), const in consts.items():
+        if const.name in in_place:
+            const = const.copy(name=src)
         by_source.setdefault(src, []).append(const)
     out: list[NodeDef] = []
     for node in graph_def.node:
         out.extend(by_source.get(node.name, ()))
         if node.name in keep:
             node = rewritten.get(node.name, node)
-            inputs = [t for t in node.input if not t.startswith("^") or t[1:] in keep]
+            inputs = [_renamed(t, in_place) for t in node.input
+                      if not t.startswith("^") or t[1:] in keep]
             out.append(node.copy(input=inputs) if inputs != node.input else node)
     return GraphDef(node=out)
+
+
+def _renamed(text: str, names: dict[str, str]) -> str:
+    src, index = parse_input(text)
+    return tensor_input(names[src], index) if src in names else text
 
 
 @hookimpl

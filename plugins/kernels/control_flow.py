@@ -1,18 +1,19 @@
-"""Kernels of the functional control-flow ops: ``If``/``While`` (and their ``Stateless``
-variants) run their function attrs on their own device, inside the same step.
+"""Kernels of the functional control-flow ops: ``If``/``Case``/``While`` (and their
+``Stateless`` variants) run their function attrs on their own device, inside the same step.
 
 Contract: a function runs as a nested partition: its `FunctionDef` is compiled once per node
 (kept in ``ctx.state``, rebuilt only when the node's function changes) into an `ExecutorPlan`
-on the node's device, whose nodes are named ``<node>/<attr>/<inner node>`` so that stateful
-inner kernels keep their own state. Each call runs it on the calling thread with a
+on the node's device, whose nodes are named ``<node>/<attr>/<inner node>``
+(``<node>/<attr>/<i>/<inner node>`` for item i of a list attr: ``Case``'s ``branches``) so that
+stateful inner kernels keep their own state. Each call runs it on the calling thread with a
 `StepContext` of the same step (same step id and rendezvous: variables and every step-scoped
 resource are the outer step's), the arguments as its ``_Arg`` values, and returns when the
 function has finished (an inner kernel that waits, such as a dequeue, holds the caller until it
-is satisfied or the step aborts). An error inside names the
-inner node, its op and the device. ``If`` and ``While`` are async kernels (they call back once
-the function returns, on the calling thread), so their partitions run under the step's deadline,
-which releases a wait inside; ``While`` checks the step's rendezvous between iterations, so an
-aborted step (deadline, a peer's failure) stops a loop that would never end.
+is satisfied or the step aborts). An error inside names the inner node, its op and the device.
+``If``, ``Case`` and ``While`` are async kernels (they call back once the function returns, on
+the calling thread), so their partitions run under the step's deadline, which releases a wait
+inside; ``While`` checks the step's rendezvous between iterations, so an aborted step
+(deadline, a peer's failure) stops a loop that would never end.
 """
 
 from __future__ import annotations
@@ -43,8 +44,15 @@ def _renamed(fn: FunctionDef, prefix: str) -> GraphDef:
 _STEP_IO = frozenset({"_Send", "_Recv", "_Retval"})  # a partition's own, never a function's
 
 
+def _function(ctx: KernelContext, attr: str) -> FunctionDef:
+    """The function attr `attr`, or item i of a list attr for ``<attr>/<i>``."""
+    name, _, index = attr.partition("/")
+    fn = ctx.attrs[name]
+    return fn[int(index)] if index else fn
+
+
 def _executor(ctx: KernelContext, attr: str) -> Executor:
-    fn = ctx.attrs[attr]
+    fn = _function(ctx, attr)
     cached = ctx.state.get(attr)
     if cached is None or cached[0] is not fn:
         graph_def = _renamed(fn, f"{ctx.node_name}/{attr}")
@@ -68,7 +76,8 @@ if sys.version_info >= (3, 11) and sys.getrecursionlimit() < NESTED_CALL_RECURSI
 
 
 def call_function(ctx: KernelContext, step: Any, attr: str, args: list[Any]) -> list[Any]:
-    """Run the function attr `attr` of the node on `args` in `step`; its results."""
+    """Run the function attr `attr` of the node (``<attr>/<i>``: item i of a list attr) on
+    `args` in `step`; its results."""
     executor = _executor(ctx, attr)
     inner = StepContext(step.step_id, step.rendezvous, args, {}, step.stats, step.copy_tensor)
     if executor.plan.straight_line:  # (a loop body's usual case: no wait, no event to set)
@@ -125,6 +134,21 @@ def if_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None], pred: 
     _finish(done, lambda: _results(call_function(ctx, step, attr, list(inputs))))
 
 
+def case_kernel(ctx: KernelContext, step: Any, done: Callable[[Any], None], branch_index: Any,
+                *inputs: Any) -> None:
+    def run() -> Any:
+        if branch_index.ndim != 0:
+            raise errors.InvalidArgumentError(ctx.node_name, ctx.op,
+                                              "branch_index must be scalar")
+        count = len(ctx.attrs["branches"])
+        index = int(branch_index)
+        if not 0 <= index < count:  # out of range: the last branch, the default
+            index = count - 1
+        return _results(call_function(ctx, step, f"branches/{index}", list(inputs)))
+
+    _finish(done, run)
+
+
 def _loop(ctx: KernelContext, step: Any, values: list[Any]) -> Any:
     iterations = 0
     while True:
@@ -152,6 +176,8 @@ def function_retval(ctx: KernelContext, step: Any, value: Any) -> None:
 def register(registry: Any, device_type: str) -> None:
     for name in ("If", "StatelessIf"):
         registry.add(name, device_type, if_kernel, needs_step=True, is_async=True)
+    for name in ("Case", "StatelessCase"):
+        registry.add(name, device_type, case_kernel, needs_step=True, is_async=True)
     for name in ("While", "StatelessWhile"):
         registry.add(name, device_type, while_kernel, needs_step=True, is_async=True)
     registry.add(RETVAL_OP, device_type, function_retval, needs_step=True)

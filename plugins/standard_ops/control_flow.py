@@ -1,14 +1,17 @@
-"""OpDefs of the functional control-flow ops, as TF's control flow v2: ``If``/``StatelessIf`` and
-``While``/``StatelessWhile``, whose branches, condition and body are `FunctionDef` attrs, and
-``_FunctionRetval``, the result of a function.
+"""OpDefs of the functional control-flow ops, as TF's control flow v2: ``If``/``StatelessIf``,
+``Case``/``StatelessCase`` and ``While``/``StatelessWhile``, whose branches, condition and body
+are `FunctionDef` attrs, and ``_FunctionRetval``, the result of a function.
 
 Contract: ``If(cond, input)`` runs ``then_branch`` or ``else_branch`` (attr functions taking
 ``Tin`` and returning ``Tout``) on ``input``; its outputs are typed ``Tout`` with
-``output_shapes``. ``While(input)`` (types ``T``) runs ``body`` (``T`` -> ``T``) while ``cond``
-(``T`` -> one scalar) is true; outputs as inputs, shaped ``output_shapes``. The ``Stateless``
-variants promise their functions hold no stateful op, so they may be merged like any pure op;
-the plain ones are stateful (never merged or folded). Creating one whose functions' signatures
-disagree with the attrs or inputs raises `TypeError`.
+``output_shapes``. ``Case(branch_index, input)`` (an int32 scalar index) runs
+``branches[branch_index]`` of its list of such functions (at least one), and the last branch
+when the index is out of range, as TF's (a non-scalar index fails at run time, as there).
+``While(input)`` (types ``T``) runs ``body`` (``T`` -> ``T``) while ``cond`` (``T`` -> one
+scalar) is true; outputs as inputs, shaped ``output_shapes``. The ``Stateless`` variants promise
+their functions hold no stateful op, so they may be merged like any pure op; the plain ones are
+stateful (never merged or folded). Creating one whose functions' signatures disagree with the
+attrs or inputs raises `TypeError`.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from tensorweave.engine.tensor_shape import TensorShape
 
 
 def _check_signature(ctx: InferContext, attr: str, takes: list[Any], gives: list[Any] | None,
-                     ) -> FunctionDef:
-    fn = ctx.attr(attr)
+                     fn: Any = None) -> FunctionDef:
+    """The function attr `attr` (or `fn`, the item of a list attr that `attr` names), checked
+    against the types the op feeds it and declares it returns."""
+    fn = ctx.attr(attr) if fn is None else fn
     if not isinstance(fn, FunctionDef):
         raise ctx.type_error(f"attr '{attr}' must be a function, got {type(fn).__name__}")
     if fn.arg_types != takes:
@@ -61,6 +66,17 @@ def _if(ctx: InferContext) -> list[TensorSpec]:
     return _outputs(ctx, tout)
 
 
+def _case(ctx: InferContext) -> list[TensorSpec]:
+    tin = _input_types(ctx, 1, "Tin")
+    tout = list(ctx.attr("Tout"))
+    branches = ctx.attr("branches")
+    if not isinstance(branches, list) or not branches:
+        raise ctx.type_error("attr 'branches' must be a list of at least one function")
+    for i in range(len(branches)):
+        _check_signature(ctx, f"branches[{i}]", tin, tout, branches[i])
+    return _outputs(ctx, tout)
+
+
 def _while(ctx: InferContext) -> list[TensorSpec]:
     types = _input_types(ctx, 0, "T")
     cond = _check_signature(ctx, "cond", types, None)
@@ -75,6 +91,10 @@ def register(registry: Any) -> None:
         registry.op(name, ["cond", "input:*"], _if, stateful=stateful, list_output=True,
                     attrs={"Tin": REQUIRED, "Tout": REQUIRED, "then_branch": REQUIRED,
                            "else_branch": REQUIRED, "output_shapes": []})
+    for name, stateful in (("Case", True), ("StatelessCase", False)):
+        registry.op(name, ["branch_index:int32", "input:*"], _case, stateful=stateful,
+                    list_output=True, attrs={"Tin": REQUIRED, "Tout": REQUIRED,
+                                             "branches": REQUIRED, "output_shapes": []})
     for name, stateful in (("While", True), ("StatelessWhile", False)):
         registry.op(name, ["input:*"], _while, stateful=stateful, list_output=True,
                     attrs={"T": REQUIRED, "cond": REQUIRED, "body": REQUIRED,

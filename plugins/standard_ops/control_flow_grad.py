@@ -1,10 +1,13 @@
-"""Gradient of the functional ``If`` op (``While``'s is in `while_grad`).
+"""Gradients of the functional ``If`` and ``Case`` ops (``While``'s is in `while_grad`).
 
 Contract: the gradient of ``If`` is an ``If`` on the same predicate over two gradient
 functions, one per branch: each takes the forward op's inputs and the gradients of its floating
 outputs, recomputes its branch's forward pass and returns the gradient for every floating
 input (zeros where the branch does not depend on it), so only the branch the forward pass took
-is differentiated. The predicate and non-floating inputs get ``None``.
+is differentiated. The predicate and non-floating inputs get ``None``. The gradient of
+``Case`` is, as TF's ``_CaseGrad``, a ``Case`` (named ``gradient``, each output through an
+``Identity``) on the same branch index over one such gradient function per branch, so an index
+out of range differentiates the last branch, as the forward pass ran it.
 
 Functions whose forward graph is not at hand (a function that came over the wire) have no
 gradient: `LookupError` naming the op.
@@ -12,10 +15,16 @@ gradient: `LookupError` naming the op.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from tensorweave.api import array_ops
-from tensorweave.api.control_flow_ops import make_if, most_specific_compatible_shape
+from tensorweave.api.control_flow_ops import (
+    identity,
+    make_case,
+    make_if,
+    most_specific_compatible_shape,
+)
 from tensorweave.api.gradients import gradients
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import convert_to_tensor
@@ -76,7 +85,13 @@ def _zeros_for(arg: Tensor) -> Tensor:
     return array_ops.zeros(spec.shape.as_list(), spec.dtype)
 
 
-def _if_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
+def _branches(op: Operation) -> list[FunctionDef]:
+    if op.type in _CASE:
+        return list(op.get_attr("branches"))
+    return [op.get_attr("then_branch"), op.get_attr("else_branch")]
+
+
+def _branch_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     inputs = list(op.inputs[1:])
     # a resource variable captured by a branch gets its gradient through its handle
     wrt = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype == dtypes.resource]
@@ -84,18 +99,23 @@ def _if_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     out: list[Tensor | None] = [None] * len(op.inputs)
     if not wrt or not of:
         return out
-    then_fn = _gradient_function(op, op.get_attr("then_branch"), wrt, of)
-    else_fn = _gradient_function(op, op.get_attr("else_branch"), wrt, of)
-    shapes = [most_specific_compatible_shape(a, b)
-              for a, b in zip(then_fn.ret_shapes, else_fn.ret_shapes)]
-    results = make_if(op.inputs[0], inputs + [grads[j] for j in of], then_fn, else_fn, shapes,
-                      [], name="If")
+    functions = [_gradient_function(op, fn, wrt, of) for fn in _branches(op)]
+    shapes = [functools.reduce(most_specific_compatible_shape, shapes)
+              for shapes in zip(*(fn.ret_shapes for fn in functions))]
+    grad_inputs = inputs + [grads[j] for j in of]
+    if op.type in _CASE:
+        results = [identity(t) for t in make_case(op.inputs[0], grad_inputs, functions, shapes,
+                                                  [], name="gradient")]
+    else:
+        results = make_if(op.inputs[0], grad_inputs, *functions, shapes, [], name="If")
     for i, g in zip(wrt, results):
         out[1 + i] = g
     return out
 
 
-def register_gradients(registry: Any) -> None:
-    registry.add("If", _if_grad)
-    registry.add("StatelessIf", _if_grad)
+_CASE = ("Case", "StatelessCase")
 
+
+def register_gradients(registry: Any) -> None:
+    for op_type in ("If", "StatelessIf", *_CASE):
+        registry.add(op_type, _branch_grad)

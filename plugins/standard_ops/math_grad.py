@@ -75,7 +75,7 @@ BINARY: dict[str, Callable[..., tuple[Any, Any]]] = {
     "AddV2": lambda x, y, g, op: (g, g),
     "Add": lambda x, y, g, op: (g, g),
     "Sub": lambda x, y, g, op: (g, -g),
-    "Mul": lambda x, y, g, op: (g * y, x * g),
+    "Mul": lambda x, y, g, op: (apply("Mul", [g, y]), apply("Mul", [x, g])),  # named as TF
     "RealDiv": lambda x, y, g, op: (g / y, g * (-x / y / y)),
     "Div": lambda x, y, g, op: (g / y, g * (-x / y / y)),
     "DivNoNan": lambda x, y, g, op: (math_ops.div_no_nan(g, y),

@@ -39,6 +39,7 @@ import attrs
 from tensorweave.api import array_ops, math_ops
 from tensorweave.api.control_flow_ops import identity, while_loop
 from tensorweave.api.gradients import gradients
+from tensorweave.api.op_copy import copy_ops
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
 from tensorweave.engine.graph.func_graph import (
@@ -54,24 +55,6 @@ from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.control_flow_grad import args_and_results, forward_graph
 
 
-def _grouped(op: Operation, inputs: list[Tensor]) -> list[Any]:
-    """`inputs` (flat) grouped as `Graph.create_op` takes them: one list per list argument,
-    which holds the rest (or ``N`` each when the op has several)."""
-    args = op.op_def.args
-    lists = sum(a.is_list for a in args)
-    each = len(inputs) - (len(args) - lists) if lists == 1 else op.attrs.get("N", 0)
-    grouped: list[Any] = []
-    position = 0
-    for arg in args:
-        if arg.is_list:
-            grouped.append(inputs[position:position + each])
-            position += each
-        else:
-            grouped.append(inputs[position])
-            position += 1
-    return grouped
-
-
 def _needed(targets: Iterable[Tensor], stop: set[Tensor]) -> set[Operation]:
     """The ops `targets` depend on (data and control inputs), not looking past `stop`."""
     needed: set[Operation] = set()
@@ -85,32 +68,13 @@ def _needed(targets: Iterable[Tensor], stop: set[Tensor]) -> set[Operation]:
     return needed
 
 
-def _copy(ops: list[Operation], mapping: dict[Tensor, Tensor]) -> None:
-    """Copy `ops` (in graph order) into the default graph, their inputs looked up in `mapping`,
-    which receives their outputs. Control inputs on ops not copied are dropped. A copy's outputs
-    keep the static shapes of the originals, which may know more (a shape read from a
-    recorded buffer is not a constant)."""
-    graph = get_default_graph()
-    copied: dict[Operation, Operation] = {}
-    for node in ops:
-        attrs_ = {k: v for k, v in node.attrs.items() if k != "_class"}
-        control = [copied[c] for c in node.control_inputs if c in copied]
-        with graph.control_dependencies(control):
-            new = graph.create_op(node.type, _grouped(node, [mapping[t] for t in node.inputs]),
-                                  attrs_, node.name.rsplit("/", 1)[-1])
-        copied[node] = new
-        for old, out in zip(node.outputs, new.outputs):
-            out.set_shape(old.shape)
-            mapping[old] = out
-
-
 def replay(op: Operation, fn: FunctionDef, args: list[Tensor]) -> list[Tensor]:
     """`fn`'s results on `args`, computed by copies of its forward graph's ops made in the
     default graph."""
     placeholders, results = args_and_results(fn, forward_graph(op, fn))
     mapping: dict[Tensor, Tensor] = dict(zip(placeholders, args))
     needed = _needed(results, set(mapping))
-    _copy([n for n in forward_graph(op, fn).get_operations() if n in needed], mapping)
+    copy_ops([n for n in forward_graph(op, fn).get_operations() if n in needed], mapping)
     return [mapping[t] for t in results]
 
 
@@ -211,7 +175,7 @@ def _record(op: Operation, step: _Step, shapes: list[TensorShape]) -> tuple[Tens
     def body(i: Tensor, *carried: Tensor) -> list[Tensor]:
         state, (offsets, shape_buf, *values) = list(carried[:n]), carried[n:]
         mapping = dict(zip(step.state, state))
-        _copy(step.forward, mapping)
+        copy_ops(step.forward, mapping)
         now = [array_ops.size(shape_buf, out_type=dtypes.int64)]
         now += [array_ops.size(v, out_type=dtypes.int64) for v in values]
         ordered = [t for group in groups.values() for t in group]
@@ -301,14 +265,14 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     step = _build_step(op, wrt, shapes, grad_specs)
     count, buffers = _record(op, step, shapes)
     fixed: dict[Tensor, Tensor] = {step.state[j]: inputs[j] for j in step.passed}
-    _copy([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
+    copy_ops([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
     invariant = {t: fixed[t] for t in step.invariant}
 
     def back(k: Tensor, *g: Tensor) -> list[Tensor]:
         mapping = _read_back(step, k, buffers)
         mapping.update(invariant)
         mapping.update(zip(step.incoming, g))
-        _copy(step.backward, mapping)
+        copy_ops(step.backward, mapping)
         return [k - 1, *(mapping[t] for t in step.outgoing)]
 
     start = [_shaped(grads[i], grad_specs[i][1]) if grads[i] is not None

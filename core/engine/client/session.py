@@ -33,7 +33,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -273,27 +273,33 @@ class Session:
         return mapper
 
     def _run(self, mapper: FetchMapper, feeds: dict[str, np.ndarray],
-             options: RunOptions | None, run_metadata: RunMetadata | None) -> Any:
-        signature = (tuple(feeds), tuple(mapper.tensor_names), tuple(mapper.target_names))
+             options: RunOptions | None, run_metadata: RunMetadata | None,
+             done: Collection[str] = ()) -> Any:
+        """One step; `done` names the ops a partial run already ran."""
+        ran = sorted(done)
+        signature = (tuple(feeds), tuple(mapper.tensor_names), tuple(mapper.target_names),
+                     tuple(ran))
         if not PAUSE_GC_TO_COMPILE or (self._sent_ops == len(self._graph._ops)
                                        and signature in self._compiled):
-            return self._step(mapper, feeds, options, run_metadata)
+            return self._step(mapper, feeds, options, run_metadata, ran)
         with _gc_pause:
-            result = self._step(mapper, feeds, options, run_metadata)
+            result = self._step(mapper, feeds, options, run_metadata, ran)
         if len(self._compiled) >= CACHE_ENTRIES:
             self._compiled.clear()
         self._compiled.add(signature)
         return result
 
     def _step(self, mapper: FetchMapper, feeds: dict[str, np.ndarray],
-              options: RunOptions | None, run_metadata: RunMetadata | None) -> Any:
+              options: RunOptions | None, run_metadata: RunMetadata | None,
+              ran: list[str]) -> Any:
         self._extend()
         trace = options is not None and options.trace_level > RunOptions.NO_TRACE
         timeout = options.timeout_in_ms / 1000.0 if options and options.timeout_in_ms > 0 \
             else None
         try:
             values, stats, compiled = self._master.run(feeds, mapper.tensor_names,
-                                                       mapper.target_names, trace, timeout)
+                                                       mapper.target_names, trace, timeout,
+                                                       ran=ran)
         except errors.OpError as exc:
             raise user_error(exc, self._graph).with_traceback(exc.__traceback__) from None
         if run_metadata is not None:
@@ -327,11 +333,15 @@ class Session:
         feeds = self._feeds(feed_dict)
         names = [*mapper.tensor_names, *mapper.target_names]
         state.check(feeds, names)
-        # The step fetches the tensors plainly, so their values can be fed to later calls.
-        flat = self._mapper([self._graph.as_graph_element(n) for n in names])
-        values = self._run(flat, {**state.values, **feeds}, None, None)
+        plan = state.plan(self._graph, feeds, names)
+        # The step fetches the tensors plainly, with those later calls may need, so that their
+        # values can be fed to later calls.
+        fetched = [*mapper.tensor_names, *plan.keep]
+        flat = self._mapper([self._graph.as_graph_element(n) for n in
+                             [*mapper.tensor_names, *plan.keep, *mapper.target_names]])
+        values = self._run(flat, {**state.values, **feeds}, None, None, done=state.ran)
         state.record(feeds, names, {name: np.asarray(value) for name, value in
-                                    zip(mapper.tensor_names, values)})
+                                    zip(fetched, values)}, plan)
         return mapper.build(values[:len(mapper.tensor_names)])
 
     def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None,

@@ -1,7 +1,7 @@
 """`RemoteMaster`: a client's session on a master in another process, over a `Channel`.
 
 Contract: offers what `MasterSession` offers to `Session`: `devices`, `extend(nodes)`,
-``run(feeds, fetches, targets, collect_stats, timeout)`` returning (values, stats, compiled)
+``run(feeds, fetches, targets, collect_stats, timeout, ran)`` returning (values, stats, compiled)
 and `close()`. The compiled step's `partitions` and `records` are fetched from the master on
 first use and cached per compiled step. `close` gives up after a short deadline and never
 raises for a master that is gone: the server garbage-collects the session. `start_close` sends
@@ -95,7 +95,7 @@ class RemoteMaster:
         self._compiled.clear()
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
-            collect_stats: bool = False, timeout: float | None = None,
+            collect_stats: bool = False, timeout: float | None = None, ran: Sequence[str] = (),
             ) -> tuple[list[Any], dict[str, list[NodeStats]], RemoteCompiledStep]:
         if self.closed:  # closed while this run was being prepared (Session.run checked first)
             raise errors.CancelledError(None, None, "Session has been closed.")
@@ -104,7 +104,7 @@ class RemoteMaster:
         body = self._session_call("RunStep", {
             "feeds": {name: np.asarray(v) for name, v in feeds.items()},
             "fetches": list(fetches), "targets": list(targets),
-            "collect_stats": collect_stats, "timeout": timeout,
+            "collect_stats": collect_stats, "timeout": timeout, "ran": list(ran),
         }, step_timeout + 2 * DEADLINE_GRACE_SECONDS)
         values, stats, compiled_id = messages.fields(body, message, values=list, stats=dict,
                                                   compiled_id=int)

@@ -54,6 +54,11 @@ def _step_request(body: dict[str, Any],
             messages.optional_float(body, message, "timeout"))
 
 
+def _ran(body: dict[str, Any]) -> list[str]:
+    """The nodes a partial run already ran, of a RunStep request (none when absent)."""
+    return messages.strings(body.get("ran", []), "RunStepRequest", "ran")
+
+
 def check_feeds(nodes: Mapping[str, NodeDef], feeds: Mapping[str, np.ndarray]) -> None:
     """`InvalidArgumentError` for a feed whose dtype is not its tensor's or whose shape is not
     compatible with the tensor's static shape (a name not in `nodes` is left to the pruner)."""
@@ -163,7 +168,8 @@ class MasterService:
         try:
             step = _step_request(body)
             check_feeds(session.master.nodes, step[0])
-            return _step_reply(session.master.run(*step, cancellation=cancellation), step[3])
+            return _step_reply(session.master.run(*step, cancellation=cancellation,
+                                                  ran=_ran(body)), step[3])
         finally:
             self._done(session)
 
@@ -178,9 +184,11 @@ class MasterService:
         try:
             step = _step_request(body)
             check_feeds(session.master.nodes, step[0])
-            compiled = session.master.cached(list(step[0]), step[1], step[2])
+            ran = _ran(body)
+            compiled = session.master.cached(list(step[0]), step[1], step[2], ran)
             if compiled is None or len(compiled.handles) < 2:
-                self._pool.submit(self._run_step_pooled, session, step, reply, cancellation)
+                self._pool.submit(self._run_step_pooled, session, step, ran, reply,
+                                  cancellation)
                 return
 
             def done(error: BaseException | None, result: Any) -> None:
@@ -195,16 +203,17 @@ class MasterService:
                     return
                 reply(None, answer)
 
-            session.master.run_async(*step, done, cancellation)
+            session.master.run_async(*step, done, cancellation, ran)
         except BaseException:
             self._done(session)
             raise
 
-    def _run_step_pooled(self, session: _Session, step: tuple[Any, ...],
+    def _run_step_pooled(self, session: _Session, step: tuple[Any, ...], ran: list[str],
                          reply: Callable[[BaseException | None, Any], None],
                          cancellation: Cancellation | None) -> None:
         try:
-            answer = _step_reply(session.master.run(*step, cancellation=cancellation), step[3])
+            answer = _step_reply(session.master.run(*step, cancellation=cancellation, ran=ran),
+                                 step[3])
         except Exception as exc:  # noqa: BLE001 - the caller must hear of every failure
             reply(exc, None)
             return

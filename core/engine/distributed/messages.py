@@ -99,9 +99,18 @@ def tensors_by(keys: type, values: Any, message: str, field: str) -> dict[Any, n
 # -- graphs -------------------------------------------------------------------------------------
 
 
+def _function_to_wire(value: Any) -> Any:
+    """A function attr (or a list of them, as ``Case``'s ``branches``) as the wire carries it;
+    any other attr value as it is."""
+    if isinstance(value, FunctionDef):
+        return WireFunction(value.name, graph_to_wire(value.nodes))
+    if isinstance(value, list) and value and all(isinstance(v, FunctionDef) for v in value):
+        return [_function_to_wire(v) for v in value]
+    return value
+
+
 def node_to_wire(node: NodeDef) -> list[Any]:
-    attr = {k: WireFunction(v.name, graph_to_wire(v.nodes)) if isinstance(v, FunctionDef) else v
-            for k, v in node.attr.items()}
+    attr = {k: _function_to_wire(v) for k, v in node.attr.items()}
     return [node.name, node.op, list(node.input), node.device, attr]
 
 
@@ -139,7 +148,10 @@ def node_from_wire(value: Any, message: str) -> NodeDef:
         if isinstance(item, WireFunction):
             attr[key] = _function_from_wire(item, message, name)
         elif isinstance(item, (list, tuple)) and any(isinstance(i, WireFunction) for i in item):
-            raise bad(message, "node", f"'{name}' has functions in a list attr")
+            if not all(isinstance(i, WireFunction) for i in item):
+                raise bad(message, "node", f"'{name}' has a list attr of functions and other "
+                          "values")
+            attr[key] = [_function_from_wire(i, message, name) for i in item]
     return NodeDef(name=name, op=op, input=inputs, device=device, attr=attr)
 
 

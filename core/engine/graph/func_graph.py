@@ -113,6 +113,8 @@ class FuncGraph(Graph):
         self.captures: dict[Tensor, Tensor] = {}  # outer-graph tensor -> its placeholder
         self.control_captures: list[Operation] = []  # outer-graph ops the function waits for
         self.variables: list[Operation] = []  # VariableV2 ops (any enclosing graph) it uses
+        # the name scope of the outermost graph that this graph's name scopes are under
+        self.root_scope = outermost_name_scope(outer_graph)
 
     def encloses(self, graph: Graph) -> bool:
         """True if `graph` is this graph or one it is nested in."""
@@ -207,18 +209,40 @@ def outermost_graph(graph: Graph) -> Graph:
     return graph
 
 
+def outermost_name_scope(graph: Graph) -> str:
+    """`graph`'s current name scope as a scope of its `outermost_graph` (where a variable made
+    in a function is named, as TF's ``init_scope`` names it)."""
+    scope = graph.get_name_scope()
+    if not isinstance(graph, FuncGraph):
+        return scope
+    return "/".join(s for s in (graph.root_scope, scope) if s)
+
+
 def unique_function_name(prefix: str) -> str:
     return f"{prefix}_{next(_ids)}"
 
 
 def build_func_graph(name: str, fn: Callable[..., Any], arg_specs: Sequence[tuple[Any, Any]],
-                     outer_graph: Graph) -> tuple[FuncGraph, Any]:
+                     outer_graph: Graph, *, outer_names: bool = False,
+                     ) -> tuple[FuncGraph, Any]:
     """A `FuncGraph` with one placeholder per ``(dtype, shape)`` of `arg_specs` and what `fn`
-    returned when called on them (with the graph as the default graph)."""
+    returned when called on them (with the graph as the default graph).
+
+    With `outer_names`, the ops `fn` builds are named as if built in `outer_graph` where it
+    stands: under its current name scope and unique among its names (and those of every
+    function built so), as TF1 names the ops of a ``cond`` branch or a loop body
+    (``cond/truediv``, ``cond/truediv_1`` in the other branch), so an error inside names the
+    op as the user knows it. Ops added to the graph later (its gradients) are unique within
+    it only."""
     graph = FuncGraph(name, outer_graph)
+    if outer_names:
+        graph._name_stack = outer_graph._name_stack
+        graph._names_in_use = outer_graph._names_in_use
+        graph.root_scope = getattr(outer_graph, "root_scope", "")
     graph.inputs = [graph.add_input(dtypes.as_dtype(d), s, "arg") for d, s in arg_specs]
     with graph.as_default():
         result = fn(*graph.inputs)
+    graph._names_in_use = dict(graph._names_in_use)
     return graph, result
 
 

@@ -1,7 +1,8 @@
 """Turning the arguments of an op call into typed graph inputs.
 
 Contract: `complete_attrs` adds the OpDef's defaults and rejects unknown attrs. `build_inputs`
-converts each argument to a `Tensor` (Python values and numpy arrays become ``Const`` ops), fills
+converts each argument to a `Tensor` (Python values and numpy arrays become ``Const`` ops named
+as TF's op library names them, after the op and the argument: ``mul/y``, ``Pack/values_1``), fills
 type attrs (``T``) and list lengths (``N``) from the inputs, and raises `TypeError` naming the node
 when inputs that share a type attr disagree, a fixed-dtype input has another dtype, or a dtype is
 outside the op's `type_constraints`.
@@ -64,7 +65,9 @@ def build_inputs(graph: Graph, op_def: OpDef, inputs: Sequence[Any], attrs: dict
 
     flat: list[Tensor] = []
     for arg, values in zip(args, grouped):
-        tensors = [_convert(graph, op_def, arg, v, attrs, node_name) for v in values]
+        names = [f"{arg.name}_{i}" for i in range(len(values))] if arg.is_list else [arg.name]
+        tensors = [_convert(graph, op_def, arg, v, attrs, node_name, n)
+                   for v, n in zip(values, names)]
         if _is_type_list(op_def, arg):
             attrs[arg.type_attr] = [t.dtype for t in tensors]
         flat.extend(tensors)
@@ -86,12 +89,16 @@ def _is_type_list(op_def: OpDef, arg: ArgSpec) -> bool:
 
 
 def _convert(graph: Graph, op_def: OpDef, arg: ArgSpec, value: Any, attrs: dict[str, Any],
-             node_name: str) -> Tensor:
+             node_name: str, name: str) -> Tensor:
     want = arg.fixed
     if arg.type_attr and not _is_type_list(op_def, arg):
         want = attrs.get(arg.type_attr)
         want = None if want is REQUIRED else want
-    tensor = convert_to_tensor(value, dtype=None if is_tensor_like(value) else want, graph=graph)
+    if is_tensor_like(value):
+        tensor = convert_to_tensor(value, graph=graph)
+    else:  # in the op's own name scope, as TF's op library converts it
+        with graph.name_scope(f"{node_name}/"):
+            tensor = convert_to_tensor(value, dtype=want, name=name, graph=graph)
     if want is not None and tensor.dtype != want:
         raise TypeError(
             f"Input '{arg.name}' of '{op_def.name}' Op (node '{node_name}') has type "

@@ -169,12 +169,14 @@ class MasterSession:
     # -- compile ------------------------------------------------------------------------------
 
     def compile(self, feeds: Sequence[str], fetches: Sequence[str],
-                targets: Sequence[str]) -> CompiledStep:
-        key = (tuple(feeds), tuple(fetches), tuple(targets), self._version)
+                targets: Sequence[str], ran: Sequence[str] = ()) -> CompiledStep:
+        """The step of this signature, compiled on first use; `ran` names the nodes a partial
+        run already ran (see `prune`)."""
+        key = (tuple(feeds), tuple(fetches), tuple(targets), tuple(ran), self._version)
         with self._lock:
             compiled = self._cache.get(key)
             if compiled is None:
-                compiled = self._cache[key] = self._compile(feeds, fetches, targets)
+                compiled = self._cache[key] = self._compile(feeds, fetches, targets, ran)
                 self._by_id[compiled.id] = compiled
         return compiled
 
@@ -188,9 +190,9 @@ class MasterSession:
         return compiled
 
     def _compile(self, feeds: Sequence[str], fetches: Sequence[str],
-                 targets: Sequence[str]) -> CompiledStep:
+                 targets: Sequence[str], ran: Sequence[str]) -> CompiledStep:
         reg = self.registries
-        graph_def = prune(self.graph_def, feeds, fetches, targets)
+        graph_def = prune(self.graph_def, feeds, fetches, targets, frozenset(ran))
         protected = frozenset(n.name for n in graph_def.node if n.op in ("_Arg", "_Retval"))
         protected |= frozenset(targets)
         ctx = PassContext(reg, protected, self.config)
@@ -259,20 +261,21 @@ class MasterSession:
     # -- run ----------------------------------------------------------------------------------
 
     def cached(self, feeds: Sequence[str], fetches: Sequence[str],
-               targets: Sequence[str]) -> CompiledStep | None:
+               targets: Sequence[str], ran: Sequence[str] = ()) -> CompiledStep | None:
         """The compiled step of this signature if it is compiled already (never compiles)."""
-        key = (tuple(feeds), tuple(fetches), tuple(targets), self._version)
+        key = (tuple(feeds), tuple(fetches), tuple(targets), tuple(ran), self._version)
         with self._lock:
             return self._cache.get(key)
 
     def _prepare(self, feeds: Mapping[str, Any], fetches: Sequence[str],
                  targets: Sequence[str], timeout: float | None, cancellation: Any = None,
+                 ran: Sequence[str] = (),
                  ) -> tuple[CompiledStep, int, float, list[tuple[str, str, dict[int, Any]]]]:
         """(compiled step, step id, timeout, per-task calls) of one step; the step is aborted
         on every task if `cancellation` (its client is gone) cancels."""
         if self.closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        compiled = self.compile(list(feeds), fetches, targets)
+        compiled = self.compile(list(feeds), fetches, targets, ran)
         values = list(feeds.values())
         calls = [(task, handle, {i: values[i] for i in compiled.args_by_task.get(task, ())})
                  for task, handle in compiled.handles.items()]
@@ -287,11 +290,13 @@ class MasterSession:
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
             collect_stats: bool = False, timeout: float | None = None, cancellation: Any = None,
+            ran: Sequence[str] = (),
             ) -> tuple[list[Any], dict[str, list[Any]], CompiledStep]:
         """Run one step; returns the fetched host arrays, per-device stats and the compiled
-        step. A `transport.Cancellation` that cancels aborts the step on every task."""
+        step. A `transport.Cancellation` that cancels aborts the step on every task. `ran`
+        names the nodes a partial run already ran (see `prune`)."""
         compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
-                                                          cancellation)
+                                                          cancellation, ran)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
         try:
@@ -310,14 +315,14 @@ class MasterSession:
     def run_async(self, feeds: Mapping[str, Any], fetches: Sequence[str],
                   targets: Sequence[str], collect_stats: bool, timeout: float | None,
                   done: Callable[[BaseException | None, Any], None],
-                  cancellation: Any = None) -> None:
+                  cancellation: Any = None, ran: Sequence[str] = ()) -> None:
         """`run` without waiting for the step: ``done(error, (values, stats, compiled))`` runs
         exactly once, on the thread that ends the step (the last task's answer, or the deadline
         timer when a task does not answer within the deadline and its grace), so it must be
         quick. A signature not compiled yet compiles on the calling thread first; a step that
         cannot start raises here."""
         compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
-                                                          cancellation)
+                                                          cancellation, ran)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
         watch: list[int] = []

@@ -3,13 +3,15 @@
 Contract: `prune` returns a new `GraphDef` holding only the nodes that the fetches and targets
 reach through data and control edges. Each fed tensor becomes an ``_Arg`` node (attr ``index`` =
 its position in `feeds`), which cuts off the tensor's producer; each fetch gets a ``_Retval``
-(``index`` = its position in `fetches`). An unknown name raises `NotFoundError`. Nodes keep their
-original relative order.
+(``index`` = its position in `fetches`). The nodes named in `ran` already ran in this partial
+run (see `tensorweave.engine.client.partial_run`): control edges on them are satisfied and
+dropped, and they run again only where a data edge that no feed cuts still needs them. An
+unknown name raises `NotFoundError`. Nodes keep their original relative order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef, parse_input, tensor_input
@@ -25,7 +27,7 @@ def _checked(name: str, by_name: dict[str, NodeDef], what: str,
 
 
 def prune(graph_def: GraphDef, feeds: Sequence[str], fetches: Sequence[str],
-          targets: Sequence[str]) -> GraphDef:
+          targets: Sequence[str], ran: Collection[str] = ()) -> GraphDef:
     by_name = graph_def.by_name()
     fed: dict[tuple[str, int], str] = {}
     extra: list[NodeDef] = []
@@ -66,7 +68,8 @@ def prune(graph_def: GraphDef, feeds: Sequence[str], fetches: Sequence[str],
         needed.add(name)
         node = nodes[name]
         if node.op != "_Arg":
-            new_inputs = [rewire(t) if not t.startswith("^") else t for t in node.input]
+            new_inputs = [rewire(t) if not t.startswith("^") else t for t in node.input
+                          if t[1:] not in ran or not t.startswith("^")]
             if new_inputs != node.input:
                 node = node.copy(input=new_inputs)
             rewired[name] = node

@@ -203,8 +203,9 @@ class Worker:
                     args[node.attr["index"]] = device_name
         handle = f"{self.task.job}:{self.task.task}:g{next(self._ids)}"
         straight = all(e.plan.straight_line for e in executors.values())
-        calls = any(isinstance(value, FunctionDef) for part in partitions.values()
-                    for node in part.node for value in node.attr.values())
+        calls = any(isinstance(fn, FunctionDef) for part in partitions.values()
+                    for node in part.node for value in node.attr.values()
+                    for fn in (value if isinstance(value, list) else (value,)))
         with self._lock:
             self._graphs[handle] = _Registered(executors, args, straight, calls)
         return Registration(handle, partitions, records)
