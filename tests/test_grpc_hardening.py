@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import numpy as np
@@ -366,3 +366,46 @@ def test_a_session_created_right_after_a_task_restarts_waits_for_it(
         restarted.stdin.close()
         restarted.terminate()
         restarted.wait(10)
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_twice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the server's lanes answer ExtendSession and RunStep with half a frame, then fall silent
+    env = {"TENSORWEAVE_CALL_LANE": "1", "TENSORWEAVE_TEST_LANE_STALL": "ExtendSession,RunStep"}
+    with LocalCluster({"worker": 1}, host="127.0.0.1", env=env) as stalling:
+        target = stalling.target("worker")
+        with tf.device("/job:worker/task:0"):
+            v = tf.Variable(0.0, name="stall_v")
+            bump = tf.assign_add(v, 1.0)
+        config = tf.ConfigProto(operation_timeout_in_ms=300_000)  # far beyond any stall
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "0")
+        plain = tf.Session(target, config=config)  # gRPC only: nothing of it stalls
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        laned = tf.Session(target, config=config)
+        try:
+            plain.run(v.initializer)
+            peer = laned._master._peer
+            assert wait_for(lambda: peer._lane is not None)
+            stalled = peer._lane
+            # ExtendSession stalls on the lane and is sent again over gRPC (the same nodes
+            # again change nothing); the RunStep after it takes gRPC while the lane reopens
+            assert laned.run(bump) == 1.0
+            assert "stalled" in stalled.broken
+            assert wait_for(lambda: peer._lane is not stalled and peer._lane.broken is None)
+            # a RunStep that stalls may have run: it fails at once instead of running again
+            with pytest.raises(tf.errors.UnavailableError, match="call lane stalled"):
+                laned.run(bump)
+            assert plain.run(v) == 2.0
+            assert stalling.process("worker").poll() is None
+        finally:
+            laned.close()
+            plain.close()

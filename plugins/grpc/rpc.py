@@ -9,7 +9,9 @@ failure of the transport itself becomes `UnavailableError` (or the code's error)
 and its address. `call_async` does the same without blocking and calls back exactly once. After
 its first call a peer asks the server for its call lane (`lane`; plaintext servers only) in the
 background; once that is open, requests of at most one chunk take it instead of gRPC, with the
-same replies and errors.
+same replies and errors. A blocking call whose lane breaks or stalls after sending it is sent
+again over gRPC, within its deadline, if its method is in `transport.IDEMPOTENT`; any other
+fails at once with `UnavailableError` (the server may have run it).
 
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
 authenticated (shared token) and decoded before the method runs (a streamed one within the
@@ -37,7 +39,7 @@ import attrs
 import grpc
 
 from tensorweave.engine import errors
-from tensorweave.engine.distributed.transport import AsyncMethod, Cancellation, Method
+from tensorweave.engine.distributed.transport import IDEMPOTENT, AsyncMethod, Cancellation, Method
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 
@@ -307,6 +309,9 @@ class Peer:
                 message = wire.decode(current.call(path.encode(), envelope.frame(), timeout))
             except lane.LaneClosedError:
                 pass  # broke before sending: nothing reached the server; take gRPC
+            except lane.LaneBrokenError as exc:  # the server may have run it: again only if
+                if (service, method) not in IDEMPOTENT:  # that changes nothing
+                    raise errors.UnavailableError(None, None, exc.message) from None
             else:
                 try:
                     if message.kind == wire.KIND_DEFERRED:
@@ -314,13 +319,14 @@ class Peer:
                 except grpc.RpcError as exc:
                     raise self.error(exc) from None
                 return message.body
+        left = max(0.001, deadline - time.monotonic())
         try:
             if envelope.size <= wire.CHUNK_BYTES:
-                reply = self._method("uu", path)(envelope.frame(), timeout=timeout,
+                reply = self._method("uu", path)(envelope.frame(), timeout=left,
                                                  metadata=self._metadata)
             else:
                 reply = self._method("su", path + STREAM_SUFFIX)(
-                    envelope.chunks(), timeout=timeout, metadata=self._metadata)
+                    envelope.chunks(), timeout=left, metadata=self._metadata)
             message = wire.decode(reply)
             if message.kind == wire.KIND_DEFERRED:
                 message = self._fetch(message.body, deadline)
