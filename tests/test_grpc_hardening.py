@@ -409,3 +409,56 @@ def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_tw
         finally:
             laned.close()
             plain.close()
+
+
+def empty_lists(count: int) -> bytes:
+    """A request ``{"x": [[], [], ...]}`` of `count` empty lists: 5 header bytes each, which
+    decode to 64 bytes of objects each."""
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_LIST]), struct.pack("<I", count),
+                     (bytes([wire.T_LIST]) + bytes(4)) * count))
+    header = body + bytes(-len(body) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 0, len(header), 0, 0) + header
+
+
+def float_head(count: int) -> bytes:
+    """The head of a request ``{"x": <float32 tensor of `count` elements>}``, without its
+    payload."""
+    table = struct.pack("<BBq", 1, 1, count)  # float32, rank 1
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_TENSOR]), struct.pack("<I", 0)))
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       4 * count + (-4 * count) % 8) + header
+
+
+def test_what_a_header_decodes_to_is_charged_to_the_caps_naming_them() -> None:
+    caps = ["--max-message-bytes", str(64 * MIB), "--max-session-bytes", str(80 * MIB)]
+    with LocalCluster({"worker": 1}, host="127.0.0.1", extra_args=caps) as small:
+        with connection(small) as channel, connection(small) as other:
+            status = "/tensorweave.Worker/GetStatus"
+            # a 10 MiB header of 2M empty lists decodes to 128 MiB of objects: over one
+            # message's cap
+            hostile = empty_lists(2_000_000)
+            chunks = [hostile[i:i + 4 * MIB] for i in range(0, len(hostile), 4 * MIB)]
+            with pytest.raises(grpc.RpcError) as info:
+                channel.stream_unary(status + "Stream")(iter(chunks), timeout=30)
+            assert info.value.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_message_bytes" in info.value.details()
+            # 1.5 MiB decoding to 19 MiB (charged as 38): within one message's cap, but not
+            # beside a stream holding 60 MiB on the same connection
+            one_message = empty_lists(300_000)
+            assert wire.decode(other.unary_unary(status)(one_message, timeout=30)).body["task"]
+            release = threading.Event()
+            held = held_stream(channel, status + "Stream", float_head(15 * MIB), release)
+            time.sleep(0.5)
+            with pytest.raises(grpc.RpcError) as info:
+                channel.unary_unary(status)(one_message, timeout=30)
+            assert info.value.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_session_bytes" in info.value.details()
+            assert wire.decode(other.unary_unary(status)(one_message, timeout=30)).body["task"]
+            release.set()
+            with pytest.raises(grpc.RpcError) as info:
+                held.result(timeout=20)
+            assert info.value.code() == Code.DATA_LOSS
+        assert small.process("worker").poll() is None

@@ -53,7 +53,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -74,9 +74,10 @@ _SCAN_MS = 250  # how often the reader looks for calls past their deadline
 _PREALLOCATE = 64 << 10  # payloads up to this are read in place; larger ones grow as they come
 _PIECE = 256 << 10  # a writer's drain sends at most this much at a time
 
-Handler = Callable[[bytearray, Cancellation], bytes]
+# handlers get the request, its `Cancellation` and the connection (a key for its memory cap)
+Handler = Callable[[bytearray, Cancellation, Hashable], bytes]
 Responder = Callable[[errors.OpError | None, bytes | None], None]
-InlineHandler = Callable[[bytearray, Responder, Cancellation], None]
+InlineHandler = Callable[[bytearray, Responder, Cancellation, Hashable], None]
 Callback = Callable[[errors.OpError | None, Any], None]
 
 
@@ -311,8 +312,9 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
     runs on `pool`; one for an `inline` handler starts on this thread, which must not block,
     and is answered by the handler's responder, from whatever thread calls it (once). Each
     handler gets its call's `Cancellation`, cancelled if the connection ends before it
-    answered. `heartbeat` pings the client while calls are unanswered; the replies of the
-    methods named in `stalled` (`stalled_methods`) stall the connection instead."""
+    answered, and `conn` (the key of the connection's memory budget). `heartbeat` pings the
+    client while calls are unanswered; the replies of the methods named in `stalled`
+    (`stalled_methods`) stall the connection instead."""
     writer = _Writer(conn, "tw-lane-writer")
     live: dict[int, Cancellation] = {}  # calls not answered yet
     live_lock = threading.Lock()
@@ -355,7 +357,7 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
         try:
             if fn is None:
                 raise errors.UnimplementedError(None, None, f"Method {name!r} is not served")
-            reply = fn(payload, cancellation)
+            reply = fn(payload, cancellation, conn)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
             respond(_op_error(exc), None)
             return
@@ -381,7 +383,7 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                     continue
                 respond = responder(call_id, name)
                 try:
-                    started(payload, respond, cancellation)
+                    started(payload, respond, cancellation, conn)
                 except Exception as exc:  # noqa: BLE001 - raised before it answered
                     respond(_op_error(exc), None)
         except (OSError, _ClosedError, RuntimeError):  # RuntimeError: the pool is shut down
