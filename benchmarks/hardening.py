@@ -17,8 +17,9 @@ processes on 127.0.0.1 and prints:
   naming it); baseline: what those lists take decoded, measured here on 2**16 of them and
   scaled;
 - with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
-  NoOps (a header well over the 64 MiB the wire once capped): its time and the worker's RSS
-  before and after.
+  NoOps (a header well over the 64 MiB the wire once capped), then a step running them all (its
+  first run compiles: prune, place, partition, register) and the same step again (cached): the
+  time of each and the worker's RSS before and after; baseline: the time of the ExtendSession.
 """
 
 from __future__ import annotations
@@ -203,8 +204,20 @@ def big_graph(cluster: LocalCluster, count: int) -> None:
         channel.stream_unary("/tensorweave.Master/ExtendSessionStream")(envelope.chunks(),
                                                                           timeout=900)
         took = time.monotonic() - start
+        extended = rss(pid)
+        step = wire.encode({"session_handle": handle, "feeds": {}, "fetches": [],
+                            "targets": [f"n{count - 1}"], "collect_stats": False,
+                            "timeout": 3600.0}).frame()
+        runs = []
+        for _ in range(2):
+            start = time.monotonic()
+            channel.unary_unary("/tensorweave.Master/RunStep")(step, timeout=3600)
+            runs.append(time.monotonic() - start)
     print(f"graph of {count} nodes: a {len(envelope.head) / MIB:.1f} MiB header, ExtendSession "
-          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {rss(pid) / MIB:.0f} MiB")
+          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {extended / MIB:.0f} MiB")
+    print(f"  a step running all {count}: first (compiling) {runs[0]:.2f} s, again (cached) "
+          f"{runs[1]:.3f} s: ratios {runs[0] / took:.2f} and {runs[1] / took:.3f} of the "
+          f"ExtendSession; worker RSS then {rss(pid) / MIB:.0f} MiB")
 
 
 def main() -> None:

@@ -349,18 +349,31 @@ def test_control_flow_nested_100_deep_runs_across_the_cluster(cluster: LocalClus
         assert sess.run(out, {x: 1.0}) == 4.0
 
 
+# a server that says when it has imported what it runs (most of its start on a busy machine)
+RESTARTED_SERVER = """
+import sys
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.train.server_lib import run_server_cli
+get_registries()
+print("imported", flush=True)
+sys.exit(run_server_cli(sys.argv[1:]))
+"""
+
+
 def test_a_session_created_right_after_a_task_restarts_waits_for_it(
         cluster: LocalCluster) -> None:
     cluster.kill("ps")
     restarted = subprocess.Popen(
-        [sys.executable, "-m", "tensorweave", "server", "--cluster", cluster.spec_path,
+        [sys.executable, "-c", RESTARTED_SERVER, "--cluster", cluster.spec_path,
          "--job", "ps", "--task", "0", "--stop-on-stdin-eof"], stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        assert restarted.stdout.readline().strip() == "imported"
         with tf.device("/job:ps/task:0"):
             on_ps = tf.constant(3.0) * 2.0
         config = tf.ConfigProto(operation_timeout_in_ms=30_000)
-        with tf.Session(cluster.target("worker"), config=config) as sess:  # before it serves
+        # before it serves: the ps refuses connections until it is back, within the retries
+        with tf.Session(cluster.target("worker"), config=config) as sess:
             assert sess.run(on_ps) == 6.0
     finally:
         restarted.stdin.close()
@@ -462,3 +475,19 @@ def test_what_a_header_decodes_to_is_charged_to_the_caps_naming_them() -> None:
                 held.result(timeout=20)
             assert info.value.code() == Code.DATA_LOSS
         assert small.process("worker").poll() is None
+
+
+def test_a_session_beside_a_dead_task_is_created_without_waiting_for_it() -> None:
+    with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as dead:
+        dead.kill("ps")
+        with tf.device("/job:ps/task:0"):
+            on_ps = tf.constant(3.0) * 2.0
+        with tf.device("/job:worker/task:0"):
+            on_worker = tf.constant(4.0) * 2.0
+        # the ps refuses connections: a few quick retries, not the operation timeout
+        config = tf.ConfigProto(operation_timeout_in_ms=600_000)
+        with tf.Session(dead.target("worker"), config=config) as sess:
+            assert sess.run(on_worker) == 8.0
+            with pytest.raises(tf.errors.UnavailableError,
+                               match="task /job:ps/replica:0/task:0 was unreachable"):
+                sess.run(on_ps)
