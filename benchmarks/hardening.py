@@ -17,9 +17,10 @@ processes on 127.0.0.1 and prints:
   naming it); baseline: what those lists take decoded, measured here on 2**16 of them and
   scaled;
 - with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
-  NoOps (a header well over the 64 MiB the wire once capped), then a step running them all (its
-  first run compiles: prune, place, partition, register) and the same step again (cached): the
-  time of each and the worker's RSS before and after; baseline: the time of the ExtendSession.
+  ``Neg`` ops on a fed scalar (a header well over the 64 MiB the wire once capped), then a step
+  running them all (its first run compiles: prune, place, partition, register) and the same
+  step again (cached): the time of each and the worker's RSS before and after; baseline: the
+  time of the ExtendSession.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import tracemalloc
 from collections.abc import Iterator
 
 import grpc
+import numpy as np
 from common import rss
 
 import tensorweave as tf
@@ -193,7 +195,11 @@ def orphan_abort(cluster: LocalCluster, deadline_ms: int) -> float:
 def big_graph(cluster: LocalCluster, count: int) -> None:
     pid = cluster.process("worker").pid
     device = "/job:worker/replica:0/task:0/device:CPU:0"
-    nodes = [[f"n{i}", "NoOp", [f"^n{i - 1}"] if i else [], device, {}] for i in range(count)]
+    scalar = tf.TensorShape([])
+    typed = {"_output_types": [tf.float32], "_output_shapes": [scalar]}
+    nodes = [["x", "Placeholder", [], device, {"dtype": tf.float32, "shape": scalar, **typed}],
+             *([f"n{i}", "Neg", [f"n{i - 1}" if i else "x"], device, {"T": tf.float32, **typed}]
+               for i in range(count))]
     with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
         created = channel.unary_unary("/tensorweave.Master/CreateSession")(
             wire.encode({"config": {}}).frame(), timeout=30)
@@ -205,14 +211,15 @@ def big_graph(cluster: LocalCluster, count: int) -> None:
                                                                           timeout=900)
         took = time.monotonic() - start
         extended = rss(pid)
-        step = wire.encode({"session_handle": handle, "feeds": {}, "fetches": [],
-                            "targets": [f"n{count - 1}"], "collect_stats": False,
-                            "timeout": 3600.0}).frame()
+        step = wire.encode({"session_handle": handle, "feeds": {"x:0": np.array(1.5, np.float32)},
+                            "fetches": [f"n{count - 1}:0"], "targets": [],
+                            "collect_stats": False, "timeout": 3600.0}).frame()
         runs = []
         for _ in range(2):
             start = time.monotonic()
-            channel.unary_unary("/tensorweave.Master/RunStep")(step, timeout=3600)
+            reply = channel.unary_unary("/tensorweave.Master/RunStep")(step, timeout=3600)
             runs.append(time.monotonic() - start)
+            assert wire.decode(reply).body["values"][0] == 1.5 * (-1) ** count
     print(f"graph of {count} nodes: a {len(envelope.head) / MIB:.1f} MiB header, ExtendSession "
           f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {extended / MIB:.0f} MiB")
     print(f"  a step running all {count}: first (compiling) {runs[0]:.2f} s, again (cached) "
