@@ -16,10 +16,10 @@ fails at once with `UnavailableError` (the server may have run it).
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
 authenticated (shared token) and decoded before the method runs, within the server's memory
 caps (what it decodes to is charged to its connection), and any failure becomes an error
-status -- never a crash. A cancellable
-method learns when its call is cancelled (the client went away) before it answered. A reply
-larger than one chunk is parked in the `Outbox` for the client to fetch, and reclaimed if it
-never does. `lane_methods` serves the same methods to the call lane.
+status -- never a crash. A cancellable method learns when its call is cancelled (the client
+went away) before it answered. A reply larger than one chunk is parked in the `Outbox` for the
+client to fetch, and reclaimed if it never does. `lane_methods` serves the same methods to the
+call lane.
 
 Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
 """
