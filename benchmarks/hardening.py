@@ -12,9 +12,15 @@ processes on 127.0.0.1 and prints:
 - **orphaned step**: the time from SIGKILL of a client in the middle of a CPU-bound loop that
   spans both tasks until the loop stops (its counter on the ps stops moving); baseline: the
   step's deadline, which bounded it before;
+- **hostile header**: the worker's peak RSS growth while it decodes a streamed request whose
+  168 MiB header is 2**25 empty lists (over the default per-message cap once decoded: refused
+  naming it); baseline: what those lists take decoded, measured here on 2**16 of them and
+  scaled;
 - with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
-  NoOps (a header well over the 64 MiB the wire once capped): its time and the worker's RSS
-  before and after.
+  ``Neg`` ops on a fed scalar (a header well over the 64 MiB the wire once capped), then a step
+  running them all (its first run compiles: prune, place, partition, register) and the same
+  step again (cached): the time of each and the worker's RSS before and after; baseline: the
+  time of the ExtendSession.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import Iterator
 
 import grpc
+import numpy as np
 from common import rss
 
 import tensorweave as tf
@@ -91,6 +99,53 @@ def amplification(cluster: LocalCluster, count: int) -> None:
           f"(the call ended {outcome})")
 
 
+def empty_lists(count: int) -> bytes:
+    """A request ``{"x": [[], [], ...]}`` of `count` empty lists (5 header bytes each)."""
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_LIST]), struct.pack("<I", count),
+                     (bytes([wire.T_LIST]) + bytes(4)) * count))
+    header = body + bytes(-len(body) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 0, len(header), 0, 0) + header
+
+
+def hostile_header(cluster: LocalCluster, count: int) -> None:
+    sample = 1 << 16
+    frame = empty_lists(sample)
+    tracemalloc.start()
+    decoded = wire.decode(frame)
+    per_list = tracemalloc.get_traced_memory()[0] / sample
+    tracemalloc.stop()
+    del decoded
+    pid = cluster.process("worker").pid
+    request = empty_lists(count)
+    chunks = [request[i:i + wire.CHUNK_BYTES] for i in range(0, len(request), wire.CHUNK_BYTES)]
+    before = rss(pid)
+    peak = [before]
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.01):
+            peak[0] = max(peak[0], rss(pid))
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    outcome = "OK"
+    with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
+        try:
+            channel.stream_unary("/tensorweave.Worker/GetStatusStream")(iter(chunks),
+                                                                        timeout=600)
+        except grpc.RpcError as exc:
+            outcome = f"{exc.code().name}: {exc.details()[-60:]}"
+    done.set()
+    watcher.join()
+    uncapped = per_list * count
+    grown = peak[0] - before
+    print(f"hostile header of {len(request) / MIB:.0f} MiB ({count} empty lists): worker RSS "
+          f"{before / MIB:.0f} MiB before, peak {peak[0] / MIB:.0f} MiB ({grown / MIB:+.0f} MiB);"
+          f" decoded in full they take {uncapped / MIB:.0f} MiB ({per_list:.1f} B each): ratio "
+          f"{grown / uncapped:.2f} (the call ended {outcome})")
+
+
 def fetch_time(cluster: LocalCluster, idle: int) -> float:
     address = cluster.target("worker")[len("grpc://"):]
     with grpc.insecure_channel(address) as channel:
@@ -140,7 +195,11 @@ def orphan_abort(cluster: LocalCluster, deadline_ms: int) -> float:
 def big_graph(cluster: LocalCluster, count: int) -> None:
     pid = cluster.process("worker").pid
     device = "/job:worker/replica:0/task:0/device:CPU:0"
-    nodes = [[f"n{i}", "NoOp", [f"^n{i - 1}"] if i else [], device, {}] for i in range(count)]
+    scalar = tf.TensorShape([])
+    typed = {"_output_types": [tf.float32], "_output_shapes": [scalar]}
+    nodes = [["x", "Placeholder", [], device, {"dtype": tf.float32, "shape": scalar, **typed}],
+             *([f"n{i}", "Neg", [f"n{i - 1}" if i else "x"], device, {"T": tf.float32, **typed}]
+               for i in range(count))]
     with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
         created = channel.unary_unary("/tensorweave.Master/CreateSession")(
             wire.encode({"config": {}}).frame(), timeout=30)
@@ -151,8 +210,21 @@ def big_graph(cluster: LocalCluster, count: int) -> None:
         channel.stream_unary("/tensorweave.Master/ExtendSessionStream")(envelope.chunks(),
                                                                           timeout=900)
         took = time.monotonic() - start
+        extended = rss(pid)
+        step = wire.encode({"session_handle": handle, "feeds": {"x:0": np.array(1.5, np.float32)},
+                            "fetches": [f"n{count - 1}:0"], "targets": [],
+                            "collect_stats": False, "timeout": 3600.0}).frame()
+        runs = []
+        for _ in range(2):
+            start = time.monotonic()
+            reply = channel.unary_unary("/tensorweave.Master/RunStep")(step, timeout=3600)
+            runs.append(time.monotonic() - start)
+            assert wire.decode(reply).body["values"][0] == 1.5 * (-1) ** count
     print(f"graph of {count} nodes: a {len(envelope.head) / MIB:.1f} MiB header, ExtendSession "
-          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {rss(pid) / MIB:.0f} MiB")
+          f"took {took:.1f} s; worker RSS {before / MIB:.0f} -> {extended / MIB:.0f} MiB")
+    print(f"  a step running all {count}: first (compiling) {runs[0]:.2f} s, again (cached) "
+          f"{runs[1]:.3f} s: ratios {runs[0] / took:.2f} and {runs[1] / took:.3f} of the "
+          f"ExtendSession; worker RSS then {rss(pid) / MIB:.0f} MiB")
 
 
 def main() -> None:
@@ -162,6 +234,7 @@ def main() -> None:
     with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as cluster:
         amplification(cluster, 1 << 28)  # 2 GiB, as the issue's request: over the cap
         amplification(cluster, 1 << 27)  # 1 GiB: within the cap, allocated only as it arrives
+        hostile_header(cluster, 1 << 25)
         fetch_time(cluster, 0)  # warm-up: connections, the call lane
         quiet = fetch_time(cluster, 0)
         busy = fetch_time(cluster, 8)

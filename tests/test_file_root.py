@@ -1,7 +1,8 @@
 """``tensorweave server --file-root DIR`` (a real server process on loopback): every
 file-touching op of the task -- ReadFile, WriteFile, MatchingFiles, the readers, file datasets,
-``list_files``, text-file lookup tables -- works under DIR and refuses any path outside it (by
-``..``, an absolute path or a symbolic link) with `PermissionDeniedError` naming the node."""
+``list_files``, text-file lookup tables, a `Saver`'s save and restore ops -- works under DIR
+and refuses any path outside it (by ``..``, an absolute path or a symbolic link) with
+`PermissionDeniedError` naming the node."""
 
 from __future__ import annotations
 
@@ -113,3 +114,36 @@ def test_without_a_root_a_server_reads_anywhere(files: dict[str, Path]) -> None:
     with LocalCluster({"local": 1}) as cluster:
         assert run(cluster.target("local", 0),
                    lambda: read_file(files["outside"] / "data.txt")) == b"a\nb\n"
+
+
+def test_a_saver_in_a_session_on_the_server_keeps_to_the_root(
+        target: str, files: dict[str, Path]) -> None:
+    # the save ops (SaveV2, ShardedFilename and MergeV2Checkpoints when sharded) and RestoreV2
+    # run on the server, so its root confines them
+    outside = files["outside"] / "theirs"
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable([1.0, 2.0], name="saved_v")
+        savers = {"plain": tf.train.Saver(), "sharded": tf.train.Saver(sharded=True)}
+        with tf.Session() as local:  # a checkpoint outside the root, written by this client
+            local.run(v.initializer)
+            savers["plain"].save(local, str(outside))
+        with tf.Session(target) as sess:
+            sess.run(v.initializer)
+            for kind, saver in savers.items():
+                inside = files["root"] / f"ckpt_{kind}"
+                assert saver.save(sess, str(inside)) == str(inside)
+                assert (files["root"] / f"ckpt_{kind}.index").is_file()
+                sess.run(v.assign([5.0, 6.0]))
+                saver.restore(sess, str(inside))
+                assert sess.run(v).tolist() == [1.0, 2.0]
+                escaped = files["outside"] / f"ckpt_{kind}"
+                with pytest.raises(tf.errors.PermissionDeniedError,
+                                   match="outside this server's file root") as info:
+                    saver.save(sess, str(escaped))
+                assert "save" in info.value.node_def.name
+                assert not list(files["outside"].glob(f"ckpt_{kind}*"))
+                with pytest.raises(tf.errors.PermissionDeniedError,
+                                   match="outside this server's file root") as info:
+                    saver.restore(sess, str(outside))
+                assert info.value.node_def.name.endswith("RestoreV2")

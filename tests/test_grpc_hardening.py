@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import numpy as np
@@ -349,20 +349,145 @@ def test_control_flow_nested_100_deep_runs_across_the_cluster(cluster: LocalClus
         assert sess.run(out, {x: 1.0}) == 4.0
 
 
+# a server that says when it has imported what it runs (most of its start on a busy machine)
+RESTARTED_SERVER = """
+import sys
+from tensorweave.engine.plugin_manager import get_registries
+from tensorweave.train.server_lib import run_server_cli
+get_registries()
+print("imported", flush=True)
+sys.exit(run_server_cli(sys.argv[1:]))
+"""
+
+
 def test_a_session_created_right_after_a_task_restarts_waits_for_it(
         cluster: LocalCluster) -> None:
     cluster.kill("ps")
     restarted = subprocess.Popen(
-        [sys.executable, "-m", "tensorweave", "server", "--cluster", cluster.spec_path,
+        [sys.executable, "-c", RESTARTED_SERVER, "--cluster", cluster.spec_path,
          "--job", "ps", "--task", "0", "--stop-on-stdin-eof"], stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
+        assert restarted.stdout.readline().strip() == "imported"
         with tf.device("/job:ps/task:0"):
             on_ps = tf.constant(3.0) * 2.0
         config = tf.ConfigProto(operation_timeout_in_ms=30_000)
-        with tf.Session(cluster.target("worker"), config=config) as sess:  # before it serves
+        # before it serves: the ps refuses connections until it is back, within the retries
+        with tf.Session(cluster.target("worker"), config=config) as sess:
             assert sess.run(on_ps) == 6.0
     finally:
         restarted.stdin.close()
         restarted.terminate()
         restarted.wait(10)
+
+
+def wait_for(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_twice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the server's lanes answer ExtendSession and RunStep with half a frame, then fall silent
+    env = {"TENSORWEAVE_CALL_LANE": "1", "TENSORWEAVE_TEST_LANE_STALL": "ExtendSession,RunStep"}
+    with LocalCluster({"worker": 1}, host="127.0.0.1", env=env) as stalling:
+        target = stalling.target("worker")
+        with tf.device("/job:worker/task:0"):
+            v = tf.Variable(0.0, name="stall_v")
+            bump = tf.assign_add(v, 1.0)
+        config = tf.ConfigProto(operation_timeout_in_ms=300_000)  # far beyond any stall
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "0")
+        plain = tf.Session(target, config=config)  # gRPC only: nothing of it stalls
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        laned = tf.Session(target, config=config)
+        try:
+            plain.run(v.initializer)
+            peer = laned._master._peer
+            assert wait_for(lambda: peer._lane is not None)
+            stalled = peer._lane
+            # ExtendSession stalls on the lane and is sent again over gRPC (the same nodes
+            # again change nothing); the RunStep after it takes gRPC while the lane reopens
+            assert laned.run(bump) == 1.0
+            assert "stalled" in stalled.broken
+            assert wait_for(lambda: peer._lane is not stalled and peer._lane.broken is None)
+            # a RunStep that stalls may have run: it fails at once instead of running again
+            with pytest.raises(tf.errors.UnavailableError, match="call lane stalled"):
+                laned.run(bump)
+            assert plain.run(v) == 2.0
+            assert stalling.process("worker").poll() is None
+        finally:
+            laned.close()
+            plain.close()
+
+
+def empty_lists(count: int) -> bytes:
+    """A request ``{"x": [[], [], ...]}`` of `count` empty lists: 5 header bytes each, which
+    decode to 64 bytes of objects each."""
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_LIST]), struct.pack("<I", count),
+                     (bytes([wire.T_LIST]) + bytes(4)) * count))
+    header = body + bytes(-len(body) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 0, len(header), 0, 0) + header
+
+
+def float_head(count: int) -> bytes:
+    """The head of a request ``{"x": <float32 tensor of `count` elements>}``, without its
+    payload."""
+    table = struct.pack("<BBq", 1, 1, count)  # float32, rank 1
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_TENSOR]), struct.pack("<I", 0)))
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       4 * count + (-4 * count) % 8) + header
+
+
+def test_what_a_header_decodes_to_is_charged_to_the_caps_naming_them() -> None:
+    caps = ["--max-message-bytes", str(64 * MIB), "--max-session-bytes", str(80 * MIB)]
+    with LocalCluster({"worker": 1}, host="127.0.0.1", extra_args=caps) as small:
+        with connection(small) as channel, connection(small) as other:
+            status = "/tensorweave.Worker/GetStatus"
+            # a 10 MiB header of 2M empty lists decodes to 128 MiB of objects: over one
+            # message's cap
+            hostile = empty_lists(2_000_000)
+            chunks = [hostile[i:i + 4 * MIB] for i in range(0, len(hostile), 4 * MIB)]
+            with pytest.raises(grpc.RpcError) as info:
+                channel.stream_unary(status + "Stream")(iter(chunks), timeout=30)
+            assert info.value.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_message_bytes" in info.value.details()
+            # 1.5 MiB decoding to 19 MiB (charged as 38): within one message's cap, but not
+            # beside a stream holding 60 MiB on the same connection
+            one_message = empty_lists(300_000)
+            assert wire.decode(other.unary_unary(status)(one_message, timeout=30)).body["task"]
+            release = threading.Event()
+            held = held_stream(channel, status + "Stream", float_head(15 * MIB), release)
+            time.sleep(0.5)
+            with pytest.raises(grpc.RpcError) as info:
+                channel.unary_unary(status)(one_message, timeout=30)
+            assert info.value.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_session_bytes" in info.value.details()
+            assert wire.decode(other.unary_unary(status)(one_message, timeout=30)).body["task"]
+            release.set()
+            with pytest.raises(grpc.RpcError) as info:
+                held.result(timeout=20)
+            assert info.value.code() == Code.DATA_LOSS
+        assert small.process("worker").poll() is None
+
+
+def test_a_session_beside_a_dead_task_is_created_without_waiting_for_it() -> None:
+    with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as dead:
+        dead.kill("ps")
+        with tf.device("/job:ps/task:0"):
+            on_ps = tf.constant(3.0) * 2.0
+        with tf.device("/job:worker/task:0"):
+            on_worker = tf.constant(4.0) * 2.0
+        # the ps refuses connections: a few quick retries, not the operation timeout
+        config = tf.ConfigProto(operation_timeout_in_ms=600_000)
+        with tf.Session(dead.target("worker"), config=config) as sess:
+            assert sess.run(on_worker) == 8.0
+            with pytest.raises(tf.errors.UnavailableError,
+                               match="task /job:ps/replica:0/task:0 was unreachable"):
+                sess.run(on_ps)

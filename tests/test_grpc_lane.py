@@ -146,6 +146,25 @@ def test_deadlines_on_both_ends(server: tf.train.Server) -> None:
             server._impl.worker.cleanup_step(step)
 
 
+def test_a_call_longer_than_a_stall_lives_on_the_heartbeat(server: tf.train.Server) -> None:
+    # no reply for longer than STALL_SECONDS: the server's heartbeat shows the lane is alive
+    channel = open_lane(server)
+    device = server._impl.worker.devices[0]
+    key = f"{device.name};{device.incarnation:016x};{device.name};slow:0;0:0"
+    value = np.arange(3.0)
+    later = threading.Timer(lane.STALL_SECONDS + 1.5, lambda: server._impl.worker.rendezvous_mgr
+                            .find_or_create(7501).send(key, value))
+    try:
+        later.start()
+        reply = channel.call(RECV, recv_request(server, 7501, 30.0, "slow:0"), 30.0)
+        np.testing.assert_array_equal(wire.decode(reply).body["tensor"], value)
+        assert channel.broken is None
+    finally:
+        later.cancel()
+        channel.close()
+        server._impl.worker.cleanup_step(7501)
+
+
 def test_blocking_calls_read_their_own_replies_beside_the_reader(
         server: tf.train.Server) -> None:
     # a thread blocked in `call` takes the read role from the reader thread; replies for other

@@ -201,7 +201,7 @@ def test_a_stream_allocates_as_its_bytes_arrive_and_charges_its_connection() -> 
     decoder = wire.StreamDecoder(memory=memory, key="conn")
     decoder.feed(header(1, len(table), 8 * count) + table)
     assert decoder._tensors[0].dtype == np.uint8  # raw bytes only; no object array yet
-    assert memory.used("conn") == len(table) + 16 * count
+    assert memory.used("conn") == len(table) + wire._TENSOR_BYTES + 16 * count  # (its entry)
     decoder.release()
     assert memory.used("conn") == 0
     small = wire.MemoryCap(3 << 19)
@@ -230,3 +230,64 @@ def test_the_schema_is_documented_with_its_version() -> None:
     assert f"version {wire.VERSION}" in wire.__doc__
     for tag in ("None", "tensor", "DType", "TensorShape"):
         assert tag in wire.__doc__
+
+
+class _PeakCap(wire.MemoryCap):
+    """A real cap that also remembers the most it held."""
+
+    def __init__(self) -> None:
+        super().__init__(1 << 40)
+        self.peak = 0
+
+    def charge(self, key: object, n: int) -> None:
+        super().charge(key, n)
+        self.peak = max(self.peak, self.used(key))
+
+
+N_OBJECTS = 2_000
+HOSTILE_BODIES = {  # headers that decode to many small objects, each the worst of its kind
+    "empty lists": [[] for _ in range(N_OBJECTS)],
+    "empty dicts": [{} for _ in range(N_OBJECTS)],
+    "one-key dicts": [{"": None} for _ in range(N_OBJECTS)],
+    "nested lists": [[[[]]] for _ in range(N_OBJECTS)],
+    "short strings": [f"{i % 100:02d}" for i in range(N_OBJECTS)],
+    "ints": [1000 + i for i in range(N_OBJECTS)],
+    "floats": [i + 0.5 for i in range(N_OBJECTS)],
+    "shapes": [TensorShape(None)] * N_OBJECTS,
+    "rank-32 shapes": [TensorShape([7] * 32)] * (N_OBJECTS // 10),
+    "int-keyed dicts": {i: {} for i in range(N_OBJECTS)},
+    "zero-size tensors": [np.zeros(0, np.float32)] * N_OBJECTS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_BODIES))
+def test_what_a_header_decodes_to_is_charged_at_least_in_full(name: str) -> None:
+    import tracemalloc
+
+    frame = wire.encode(HOSTILE_BODIES[name]).frame()
+    cap = _PeakCap()
+    for decode in (lambda: wire.decode(frame, None, cap, "conn"),
+                   lambda: wire.decode_stream([frame], memory=cap, key="conn")):
+        tracemalloc.start()
+        try:
+            decoded = decode()
+            built = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        del decoded
+        assert cap.peak >= built, f"{name}: charged {cap.peak} for {built} bytes of objects"
+        assert cap.used("conn") == 0
+
+
+def test_a_header_decoding_over_a_cap_is_refused_naming_it() -> None:
+    frame = wire.encode({"x": [[] for _ in range(100_000)]}).frame()  # ~6.4 MB of lists
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_message_bytes"):
+        wire.decode(frame, 4 << 20)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_message_bytes"):
+        wire.decode_stream([frame], 4 << 20)
+    cap = wire.MemoryCap(4 << 20)
+    with pytest.raises(tf.errors.ResourceExhaustedError, match="max_session_bytes"):
+        wire.decode(frame, None, cap, "conn")
+    assert cap.used("conn") == 0
+    assert len(wire.decode(frame, 64 << 20, wire.MemoryCap(64 << 20), "conn").body["x"]) == \
+        100_000

@@ -18,10 +18,12 @@ to ``<path>.meta`` (`tensorweave.train.meta_graph`), deleted with its checkpoint
 The saver builds TF 1.15's save and restore ops (`tensorweave.train.saver_graph`: ``save/Const``,
 ``save/SaveV2``, ``save/RestoreV2``, ``save/Assign*``, ``save/restore_all``; sharded,
 ``ShardedFilename`` and ``MergeV2Checkpoints``), which `as_saver_def` names, so any reader of
-the meta graph (TF's ``import_meta_graph``) can save and restore with them. `save` writes the
-same files from Python (atomically, see above); `restore` runs ``restore_all`` with the prefix
-fed: each ``Assign`` is colocated with its variable, so variables on other devices or ps tasks
-are restored where they live. Before it runs, a missing key raises `NotFoundError`, a dtype or
+the meta graph (TF's ``import_meta_graph``) can save and restore with them. In a local session
+`save` writes the same files from Python (atomically, see above); in a session on a server it
+runs the save ops, so the files are written where TF writes them, by the server (whose
+``--file-root`` confines them); `restore` runs ``restore_all`` with the prefix fed: each
+``Assign`` is colocated with its variable, so variables on other devices or ps tasks are
+restored where they live. Before it runs, a missing key raises `NotFoundError`, a dtype or
 shape mismatch `InvalidArgumentError` (naming the variable); a path that is not a checkpoint
 raises `ValueError`, as TF. ``Saver(saver_def=...)`` (what `import_meta_graph` returns) adopts
 the ops a `SaverDef` names in the default graph instead: its `save` and `restore` run them.
@@ -275,7 +277,10 @@ class Saver:
         if not os.path.isdir(directory):
             raise ValueError(f"Parent directory of {save_path} doesn't exist, can't save.")
         atomic_file.remove_stale_temp_files(directory)
-        if self._saver_def is not None:  # TF's saver of an imported graph: its own ops
+        # TF's saver of an imported graph runs its own ops; so does a saver whose session runs
+        # on a server, as TF's: the files are written where its save ops run (on the server's
+        # devices, within its --file-root), not by this client
+        if self._saver_def is not None or getattr(sess, "sess_str", ""):
             sess.run(self._graph.save_tensor, {self._graph.filename: save_path})
         else:
             values = sess.run([list(item.tensors) for item in self._items])

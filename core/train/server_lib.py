@@ -162,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="deadline of steps and calls (default: ConfigProto's)")
     parser.add_argument("--max-message-bytes", type=int,
                         default=DEFAULT_MAX_MESSAGE_BYTES,
-                        help="the most one incoming message may declare")
+                        help="the most one incoming message may declare (with what it decodes to)")
     parser.add_argument("--max-session-bytes", type=int,
                         default=DEFAULT_MAX_SESSION_BYTES,
                         help="the most the messages arriving on one connection may hold")

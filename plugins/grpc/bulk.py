@@ -1,7 +1,7 @@
 """The bulk lane: large replies over a plain TCP connection, without gRPC's copies.
 
 Contract: a `BulkServer` listens on the server's bind host, on a port of its own next to the
-gRPC one (a connection greeted with ``b"TWC1"`` is handed over to the call lane, `lane`). A
+gRPC one (a connection greeted with `lane.MAGIC` is handed over to the call lane, `lane`). A
 reply too large for one gRPC message is parked in the `Outbox` under a random 128-bit ticket,
 and the deferred reply names the ticket and the bulk port. The client connects
 and sends ``b"TWB1"`` and the ticket; the server takes the parked envelope (once) and writes it

@@ -7,8 +7,8 @@ over a persistent socket instead, for plaintext servers only (a TLS server opens
 traffic stays encrypted).
 
 Contract: the server end runs on the bulk lane's listener (`bulk.BulkServer`). A client
-connects, sends ``b"TWC1"`` and the 16-byte `token_digest` of the cluster's token; a server
-whose token digest differs closes the connection without a byte, else it answers ``b"TWC1"``.
+connects, sends ``b"TWC2"`` and the 16-byte `token_digest` of the cluster's token; a server
+whose token digest differs closes the connection without a byte, else it answers ``b"TWC2"``.
 Then each side writes frames: a `FRAME` header (call id, payload length, kind, method-name
 length), the method name (requests only, ``/<service>/<Method>``), and the payload, one wire
 envelope of at most `MAX_PAYLOAD` bytes (a large one is buffered as it arrives, not when
@@ -17,7 +17,10 @@ declared). A reply (kind `REPLY`) or error (kind `ERROR`, body
 any order. A malformed frame closes the connection. Requests run on the server's handler pool,
 except those with an asynchronous form (RunGraph, RecvTensor): these start on the connection's
 reader and answer from their callback, so no thread waits for a step or a tensor. When the
-connection ends, the calls it has not answered are cancelled (their `Cancellation`).
+connection ends, the calls it has not answered are cancelled (their `Cancellation`). While a
+connection has calls the server has not answered, the server's `Heartbeat` writes a `PING`
+frame on it every `HEARTBEAT_SECONDS` (from a thread of its own, so a reader busy starting a
+step does not silence it).
 
 `Lane` is the client end: `call` blocks for the reply with a deadline, reading the connection
 itself while it waits (the reader thread steps aside), so its reply needs no hand-off between
@@ -25,8 +28,17 @@ threads; `start` calls back exactly once (with the reply payload or an `OpError`
 pool, or, for a quick callback, on whichever thread reads the reply. When the connection
 breaks, every call in flight fails with the peer's `UnavailableError` and the lane is `broken`
 for good (the peer opens a new one). A call whose deadline passes fails with `UnavailableError`
-too, as a gRPC call's would. Neither end ever blocks on a write (`_Writer`), so readers that
-run callbacks cannot wait on each other.
+too, as a gRPC call's would. The lane *stalls* when, with calls in flight, no byte moves between
+the ends for `STALL_SECONDS` (none arrives, heartbeats included, and the client's writer hands
+none to the connection), or a frame breaks off in the middle for as long: the client then
+breaks the lane. A blocking `call` that broke after it was sent raises `LaneBrokenError`, an
+`UnavailableError` (the server may have run it or not: the caller decides whether to send it
+again); a call with a callback gets a plain `UnavailableError`. Neither end ever blocks on a
+write (`_Writer`), so readers that run callbacks cannot wait on each other.
+
+For tests only, ``TENSORWEAVE_TEST_LANE_STALL=ListDevices,RunStep`` (`stalled_methods`) makes a
+server's lanes answer those methods with the first half of the reply frame and then fall silent
+with the connection open, as a lane stalling in the middle of a call.
 """
 
 from __future__ import annotations
@@ -41,7 +53,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -49,17 +61,23 @@ from tensorweave.engine import errors
 from tensorweave.engine.distributed.transport import Cancellation
 from tensorweave.plugins.grpc import wire
 
-MAGIC = b"TWC1"
+MAGIC = b"TWC2"  # (TWC1 lanes had no heartbeat: their servers refuse this greeting)
 FRAME = struct.Struct("<QQBBH4x")  # call id, payload bytes, kind, reserved, method name bytes
-REQUEST, REPLY, ERROR = 0, 1, 2
+REQUEST, REPLY, ERROR, PING = 0, 1, 2, 3
+HEARTBEAT_SECONDS = 1.0  # how often a server tells a client with calls in flight it is there
+# No byte for this long with calls in flight is a stall: well above the heartbeat (a loaded
+# server's heartbeat may come late) and well below the operation timeout (60 s by default)
+STALL_SECONDS = 5.0
 MAX_PAYLOAD = wire.CHUNK_BYTES + 4096
 MAX_NAME = 128
 _SCAN_MS = 250  # how often the reader looks for calls past their deadline
 _PREALLOCATE = 64 << 10  # payloads up to this are read in place; larger ones grow as they come
+_PIECE = 256 << 10  # a writer's drain sends at most this much at a time
 
-Handler = Callable[[bytearray, Cancellation], bytes]
+# handlers get the request, its `Cancellation` and the connection (a key for its memory cap)
+Handler = Callable[[bytearray, Cancellation, Hashable], bytes]
 Responder = Callable[[errors.OpError | None, bytes | None], None]
-InlineHandler = Callable[[bytearray, Responder, Cancellation], None]
+InlineHandler = Callable[[bytearray, Responder, Cancellation, Hashable], None]
 Callback = Callable[[errors.OpError | None, Any], None]
 
 
@@ -84,37 +102,60 @@ class _ClosedError(Exception):
     """The connection ended (or carried something that is not a frame)."""
 
 
+class _StalledError(_ClosedError):
+    """No byte moved for `STALL_SECONDS` with calls in flight."""
+
+
 class LaneClosedError(Exception):
     """The lane broke before the call was sent: nothing reached the server; use gRPC."""
 
 
-def _recv_into(conn: socket.socket, buffer: bytearray) -> bytearray:
+class LaneBrokenError(errors.UnavailableError):
+    """The lane broke (or stalled) after the call was sent: the server may have run it or
+    not."""
+
+
+def stalled_methods(environ: Mapping[str, str] | None = None) -> frozenset[bytes]:
+    """The method names (``b"RunStep"``) whose replies a server's lanes stall in the middle of
+    the frame: ``TENSORWEAVE_TEST_LANE_STALL``, comma-separated, for tests (empty: none)."""
+    value = (os.environ if environ is None else environ).get("TENSORWEAVE_TEST_LANE_STALL", "")
+    return frozenset(name.strip().encode() for name in value.split(",") if name.strip())
+
+
+Reader = Callable[[memoryview], int]  # ``recv_into``: bytes read into the view, 0 at the end
+
+
+def _recv_into(read: Reader, buffer: bytearray) -> bytearray:
     view = memoryview(buffer)
     got, n = 0, len(buffer)
     while got < n:
-        k = conn.recv_into(view[got:], min(n - got, wire.CHUNK_BYTES))
+        k = read(view[got:got + min(n - got, wire.CHUNK_BYTES)])
         if not k:
             raise _ClosedError("connection closed")
         got += k
     return buffer
 
 
-def _read_frame(conn: socket.socket) -> tuple[int, int, bytes, bytearray]:
-    """(call id, kind, method name, payload) of the next frame."""
-    call_id, length, kind, reserved, name_len = FRAME.unpack(_recv_into(conn,
+def _read_frame(conn: socket.socket, read: Reader | None = None,
+                ) -> tuple[int, int, bytes, bytearray]:
+    """(call id, kind, method name, payload) of the next frame, read with `read` (default: the
+    connection's blocking ``recv_into``)."""
+    read = conn.recv_into if read is None else read
+    call_id, length, kind, reserved, name_len = FRAME.unpack(_recv_into(read,
                                                                          bytearray(FRAME.size)))
-    if kind > ERROR or reserved or name_len > MAX_NAME or length > MAX_PAYLOAD \
-            or (kind == REQUEST) != (name_len > 0):
+    if kind > PING or reserved or name_len > MAX_NAME or length > MAX_PAYLOAD \
+            or (kind == REQUEST) != (name_len > 0) or (kind == PING and length):
         raise _ClosedError("malformed frame")
-    name = bytes(_recv_into(conn, bytearray(name_len))) if name_len else b""
+    name = bytes(_recv_into(read, bytearray(name_len))) if name_len else b""
     if length <= _PREALLOCATE:
-        return call_id, kind, name, _recv_into(conn, bytearray(length))
+        return call_id, kind, name, _recv_into(read, bytearray(length))
     payload = bytearray()  # a large payload grows as its bytes arrive, not when declared
+    piece = memoryview(bytearray(_PREALLOCATE))
     while len(payload) < length:
-        piece = conn.recv(min(length - len(payload), _PREALLOCATE))
-        if not piece:
+        k = read(piece[:min(length - len(payload), _PREALLOCATE)])
+        if not k:
             raise _ClosedError("connection closed")
-        payload += piece
+        payload += piece[:k]
     return call_id, kind, name, payload
 
 
@@ -131,14 +172,28 @@ class _Writer:
         self._queue: deque[memoryview] = deque()
         self._draining = False
         self._thread: threading.Thread | None = None
+        self._silent = False
         self.failed: str | None = None
+        self.moved = time.monotonic()  # when the connection last took bytes from this writer
 
     def frame(self, call_id: int, kind: int, name: bytes, payload: bytes) -> None:
         """Queue one frame; raises `OSError` if the connection failed."""
-        parts = [FRAME.pack(call_id, len(payload), kind, 0, len(name)) + name, payload]
+        self._write([FRAME.pack(call_id, len(payload), kind, 0, len(name)) + name, payload])
+
+    def go_silent(self, call_id: int, payload: bytes) -> None:
+        """Write the first half of `payload`'s reply frame, then drop every later frame while
+        the connection stays open (the `stalled_methods` hook)."""
+        head = FRAME.pack(call_id, len(payload), REPLY, 0, 0)
+        self._write([head, payload[:len(payload) // 2]])
+        with self._cond:
+            self._silent = True
+
+    def _write(self, parts: list[bytes]) -> None:
         with self._cond:
             if self.failed is not None:
                 raise OSError(self.failed)
+            if self._silent:
+                return
             if not self._draining:
                 try:
                     sent = self._conn.sendmsg(parts, [], socket.MSG_DONTWAIT)
@@ -147,6 +202,8 @@ class _Writer:
                 except OSError as exc:
                     self.failed = f"connection lost: {exc}"
                     raise
+                if sent:
+                    self.moved = time.monotonic()
                 for part in parts:
                     if sent >= len(part):
                         sent -= len(part)
@@ -174,7 +231,9 @@ class _Writer:
                     self._cond.wait()
                 data = self._queue.popleft()
             try:
-                self._conn.sendall(data)
+                for at in range(0, len(data), _PIECE):  # (in pieces: `moved` is progress)
+                    self._conn.sendall(data[at:at + _PIECE])
+                    self.moved = time.monotonic()
             except OSError as exc:
                 self.close(f"connection lost: {exc}")
                 return
@@ -206,19 +265,70 @@ def _error_from_payload(payload: bytearray) -> errors.OpError:
 # -- server -------------------------------------------------------------------------------------
 
 
+class Heartbeat:
+    """One thread that, every `interval` seconds, calls each registered beat: a server's lanes
+    each register one that writes a `PING` while the connection has calls unanswered."""
+
+    def __init__(self, interval: float = HEARTBEAT_SECONDS) -> None:
+        self._interval = interval
+        self._beats: dict[int, Callable[[], None]] = {}
+        self._ids = itertools.count()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, beat: Callable[[], None]) -> Callable[[], None]:
+        """Register `beat` (which must not block); returns the function that removes it."""
+        key = next(self._ids)
+        with self._lock:
+            self._beats[key] = beat
+            if self._thread is None and not self._stop.is_set():
+                self._thread = threading.Thread(target=self._run, name="tw-lane-heartbeat",
+                                                daemon=True)
+                self._thread.start()
+
+        def remove() -> None:
+            with self._lock:
+                self._beats.pop(key, None)
+
+        return remove
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            with self._lock:
+                beats = list(self._beats.values())
+            for beat in beats:
+                beat()
+
+    def close(self) -> None:
+        self._stop.set()
+
+
 def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[bytes, Handler],
-          pool: Executor, inline: Mapping[bytes, InlineHandler]) -> None:
+          pool: Executor, inline: Mapping[bytes, InlineHandler], heartbeat: Heartbeat,
+          stalled: Collection[bytes] = ()) -> None:
     """Serve the calls of one client on `conn` (its greeting's magic already read, `digest` the
     token digest it presented) until it closes; closes `conn`. A request for one of `methods`
     runs on `pool`; one for an `inline` handler starts on this thread, which must not block,
     and is answered by the handler's responder, from whatever thread calls it (once). Each
     handler gets its call's `Cancellation`, cancelled if the connection ends before it
-    answered."""
+    answered, and `conn` (the key of the connection's memory budget). `heartbeat` pings the
+    client while calls are unanswered; the replies of the methods named in `stalled`
+    (`stalled_methods`) stall the connection instead."""
     writer = _Writer(conn, "tw-lane-writer")
     live: dict[int, Cancellation] = {}  # calls not answered yet
     live_lock = threading.Lock()
 
-    def responder(call_id: int) -> Responder:
+    def beat() -> None:
+        if live:
+            try:
+                writer.frame(0, PING, b"", b"")
+            except OSError:
+                pass  # the connection is ending: `serve` is about to return
+
+    def responder(call_id: int, name: bytes) -> Responder:
+        stall = name.rpartition(b"/")[2] in stalled
+
         def respond(error: errors.OpError | None, reply: bytes | None) -> None:
             with live_lock:
                 cancellation = live.pop(call_id, None)
@@ -226,7 +336,10 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                 cancellation.finish()
             kind, payload = (REPLY, reply) if error is None else (ERROR, error_payload(error))
             try:
-                writer.frame(call_id, kind, b"", payload)
+                if stall:
+                    writer.go_silent(call_id, payload)
+                else:
+                    writer.frame(call_id, kind, b"", payload)
             except OSError:
                 pass  # the client went away; its calls failed on its side
 
@@ -240,17 +353,18 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
 
     def handle(call_id: int, fn: Handler | None, name: bytes, payload: bytearray,
                cancellation: Cancellation) -> None:
-        respond = responder(call_id)
+        respond = responder(call_id, name)
         try:
             if fn is None:
                 raise errors.UnimplementedError(None, None, f"Method {name!r} is not served")
-            reply = fn(payload, cancellation)
+            reply = fn(payload, cancellation, conn)
         except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
             respond(_op_error(exc), None)
             return
         respond(None, reply)
 
     with conn:
+        remove_beat = heartbeat.add(beat)
         try:
             if not hmac.compare_digest(digest, expected):
                 return
@@ -267,14 +381,15 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                     pool.submit(handle, call_id, methods.get(name), name, payload,
                                 cancellation)
                     continue
-                respond = responder(call_id)
+                respond = responder(call_id, name)
                 try:
-                    started(payload, respond, cancellation)
+                    started(payload, respond, cancellation, conn)
                 except Exception as exc:  # noqa: BLE001 - raised before it answered
                     respond(_op_error(exc), None)
         except (OSError, _ClosedError, RuntimeError):  # RuntimeError: the pool is shut down
             return
         finally:
+            remove_beat()
             writer.close("the connection is closed")
             with live_lock:  # the client is gone: nobody waits for these any more
                 orphans = list(live.values())
@@ -293,7 +408,7 @@ def _op_error(exc: Exception) -> errors.OpError:
 
 
 class _Call:
-    __slots__ = ("callback", "deadline", "done", "error", "inline", "reply")
+    __slots__ = ("broken", "callback", "deadline", "done", "error", "inline", "reply")
 
     def __init__(self, callback: Callback | None, deadline: float, inline: bool = False) -> None:
         self.callback = callback
@@ -302,6 +417,7 @@ class _Call:
         self.done = threading.Event() if callback is None else None
         self.error: errors.OpError | None = None
         self.reply: Any = None
+        self.broken = False  # failed because the lane broke after it was sent
 
 
 class Lane:
@@ -317,7 +433,7 @@ class Lane:
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             conn.sendall(MAGIC + digest)
-            if bytes(_recv_into(conn, bytearray(len(MAGIC)))) != MAGIC:
+            if bytes(_recv_into(conn.recv_into, bytearray(len(MAGIC)))) != MAGIC:
                 raise OSError("the server refused the call lane")
             conn.settimeout(None)
         except (OSError, _ClosedError) as exc:
@@ -328,8 +444,8 @@ class Lane:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._calls: dict[int, _Call] = {}
-        self._timed = 0  # calls in flight with a callback (the reader watches their deadlines)
         self._next_scan = 0.0
+        self._heard = time.monotonic()  # when a byte last came (or a first call began)
         self.broken: str | None = None
         # The read role: one thread at a time reads frames. A thread blocked in `call` takes it
         # (the reader thread steps aside when woken through the pipe), so its reply needs no
@@ -351,9 +467,9 @@ class Lane:
             if self.broken is not None:
                 raise LaneClosedError(self.broken)
             call_id = next(self._ids)
+            if not self._calls:  # the stall clock starts now, not when the lane went quiet
+                self._heard = time.monotonic()
             self._calls[call_id] = call
-            if callback is not None:
-                self._timed += 1
         return call_id, call
 
     def _send(self, call_id: int, name: bytes, request: bytes) -> None:
@@ -364,7 +480,8 @@ class Lane:
 
     def call(self, name: bytes, request: bytes, timeout: float) -> bytearray:
         """The reply payload of ``name(request)``; raises the call's `OpError` (`LaneClosedError`
-        if the lane was broken before)."""
+        if the lane was broken before, `LaneBrokenError` if it broke or stalled after the call
+        was sent)."""
         call_id, call = self._begin(None, timeout)
         self._send(call_id, name, request)
         if not self._await(call):
@@ -373,6 +490,8 @@ class Lane:
             if expired:
                 raise self._unavailable("Deadline Exceeded")
             call.done.wait()
+        if call.broken:
+            raise LaneBrokenError(None, None, call.error.message)
         if call.error is not None:
             raise call.error
         return call.reply
@@ -412,10 +531,10 @@ class Lane:
                     if self._wanting:  # their replies may have come: let them look
                         with self._role:
                             self._role.notify_all()
-                elif self._timed:
-                    self._expire()
+                elif self._calls:
+                    self._watch()
         except (OSError, _ClosedError, ValueError) as exc:
-            self._break(f"connection lost: {exc}")  # (which answers `call`)
+            self._break(_lost(exc))  # (which answers `call`)
         finally:
             with self._role:
                 self._caller_reading = False
@@ -447,8 +566,6 @@ class Lane:
     def _finish(self, call_id: int, error: errors.OpError | None, reply: Any) -> None:
         with self._lock:
             call = self._calls.pop(call_id, None)
-            if call is not None and call.callback is not None:
-                self._timed -= 1
         if call is not None:  # else finished already (cancelled, expired, fire-and-forget)
             self._deliver(call, error, reply)
 
@@ -467,7 +584,10 @@ class Lane:
             except RuntimeError:  # the pool is shut down: the process is stopping
                 call.callback(error, reply)
 
-    def _expire(self) -> None:
+    def _watch(self) -> None:
+        """A few times a second, with calls in flight: fail the calls with a callback whose
+        deadline passed, and raise `_StalledError` when no byte moved for `STALL_SECONDS` (a
+        blocking `call` watches its own deadline)."""
         now = time.monotonic()
         if now < self._next_scan:
             return
@@ -477,13 +597,37 @@ class Lane:
                     if c.callback is not None and c.deadline <= now]
         for call_id in late:
             self._finish(call_id, self._unavailable("Deadline Exceeded"), None)
+        quiet = now - max(self._heard, self._writer.moved)
+        if self._calls and quiet > STALL_SECONDS and not self._readable(0):
+            raise _StalledError(f"the call lane stalled: no byte moved for {quiet:.1f} s with "
+                                "calls in flight")
+
+    def _readable(self, timeout: float) -> bool:
+        poller = select.poll()  # (one of its own: the reader and a caller may both ask)
+        poller.register(self._conn, select.POLLIN)
+        return bool(poller.poll(timeout * 1000))
+
+    def _recv(self, view: memoryview) -> int:
+        """``recv_into`` that waits at most `STALL_SECONDS` for the next bytes of a frame."""
+        while True:
+            try:
+                n = self._conn.recv_into(view, 0, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                if not self._readable(STALL_SECONDS):
+                    raise _StalledError(f"the call lane stalled: a frame broke off for "
+                                        f"{STALL_SECONDS:.0f} s") from None
+                continue
+            self._heard = time.monotonic()
+            return n
 
     def _take_frame(self) -> None:
         """Read the next frame and finish its call (by the holder of the read role)."""
-        call_id, kind, _, payload = _read_frame(self._conn)
+        call_id, kind, _, payload = _read_frame(self._conn, self._recv)
         if kind == REQUEST:
             raise _ClosedError("the server sent a request")
-        if kind == ERROR:
+        if kind == PING:
+            pass  # the server is there (`_recv` noted it)
+        elif kind == ERROR:
             try:
                 error = _error_from_payload(payload)
             except errors.OpError as exc:
@@ -491,8 +635,8 @@ class Lane:
             self._finish(call_id, error, None)
         else:
             self._finish(call_id, None, payload)
-        if self._timed:
-            self._expire()
+        if self._calls:
+            self._watch()
 
     def _read(self) -> None:
         """The reader thread: holds the read role whenever no calling thread wants it."""
@@ -513,15 +657,15 @@ class Lane:
                         os.read(self._wake_r, 4096)
                     if any(fd != self._wake_r for fd in ready):
                         self._take_frame()
-                    elif self._timed:  # idle: a moment to look for late calls
-                        self._expire()
+                    elif self._calls:  # idle: a moment to look for late calls and stalls
+                        self._watch()
                 finally:
                     with self._role:
                         self._reader_polling = False
                         if self._wanting:
                             self._role.notify_all()
         except (OSError, _ClosedError, ValueError) as exc:
-            self._break(f"connection lost: {exc}")
+            self._break(_lost(exc))
         finally:
             with self._role:  # (no caller writes to the pipe unless the reader polls)
                 os.close(self._wake_r)
@@ -532,10 +676,10 @@ class Lane:
             if self.broken is None:
                 self.broken = reason
             pending, self._calls = list(self._calls.values()), {}
-            self._timed = 0
         with self._role:
             self._role.notify_all()  # the reader thread, if it waits for the role, ends
         for call in pending:
+            call.broken = True
             self._deliver(call, self._unavailable(reason), None)
         self._writer.close(reason)
         try:
@@ -546,3 +690,8 @@ class Lane:
 
     def close(self) -> None:
         self._break("closed")
+
+
+def _lost(exc: BaseException) -> str:
+    """Why the lane broke, for its calls' errors."""
+    return str(exc) if isinstance(exc, _StalledError) else f"connection lost: {exc}"

@@ -9,14 +9,17 @@ failure of the transport itself becomes `UnavailableError` (or the code's error)
 and its address. `call_async` does the same without blocking and calls back exactly once. After
 its first call a peer asks the server for its call lane (`lane`; plaintext servers only) in the
 background; once that is open, requests of at most one chunk take it instead of gRPC, with the
-same replies and errors.
+same replies and errors. A blocking call whose lane breaks or stalls after sending it is sent
+again over gRPC, within its deadline, if its method is in `transport.IDEMPOTENT`; any other
+fails at once with `UnavailableError` (the server may have run it).
 
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
-authenticated (shared token) and decoded before the method runs (a streamed one within the
-server's memory caps), and any failure becomes an error status -- never a crash. A cancellable
-method learns when its call is cancelled (the client went away) before it answered. A reply
-larger than one chunk is parked in the `Outbox` for the client to fetch, and reclaimed if it
-never does. `lane_methods` serves the same methods to the call lane.
+authenticated (shared token) and decoded before the method runs, within the server's memory
+caps (what it decodes to is charged to its connection), and any failure becomes an error
+status -- never a crash. A cancellable method learns when its call is cancelled (the client
+went away) before it answered. A reply larger than one chunk is parked in the `Outbox` for the
+client to fetch, and reclaimed if it never does. `lane_methods` serves the same methods to the
+call lane.
 
 Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
 """
@@ -29,7 +32,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
 from concurrent.futures import Executor
 from typing import Any
 
@@ -37,7 +40,7 @@ import attrs
 import grpc
 
 from tensorweave.engine import errors
-from tensorweave.engine.distributed.transport import AsyncMethod, Cancellation, Method
+from tensorweave.engine.distributed.transport import IDEMPOTENT, AsyncMethod, Cancellation, Method
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
 
@@ -307,6 +310,9 @@ class Peer:
                 message = wire.decode(current.call(path.encode(), envelope.frame(), timeout))
             except lane.LaneClosedError:
                 pass  # broke before sending: nothing reached the server; take gRPC
+            except lane.LaneBrokenError as exc:  # the server may have run it: again only if
+                if (service, method) not in IDEMPOTENT:  # that changes nothing
+                    raise errors.UnavailableError(None, None, exc.message) from None
             else:
                 try:
                     if message.kind == wire.KIND_DEFERRED:
@@ -314,13 +320,14 @@ class Peer:
                 except grpc.RpcError as exc:
                     raise self.error(exc) from None
                 return message.body
+        left = max(0.001, deadline - time.monotonic())
         try:
             if envelope.size <= wire.CHUNK_BYTES:
-                reply = self._method("uu", path)(envelope.frame(), timeout=timeout,
+                reply = self._method("uu", path)(envelope.frame(), timeout=left,
                                                  metadata=self._metadata)
             else:
                 reply = self._method("su", path + STREAM_SUFFIX)(
-                    envelope.chunks(), timeout=timeout, metadata=self._metadata)
+                    envelope.chunks(), timeout=left, metadata=self._metadata)
             message = wire.decode(reply)
             if message.kind == wire.KIND_DEFERRED:
                 message = self._fetch(message.body, deadline)
@@ -542,9 +549,9 @@ class ServiceHandlers:
         def pooled(name: str, fn: Method) -> lane.Handler:
             cancellable = name in self._cancellable
 
-            def handle(request: bytearray, cancellation: Cancellation) -> bytes:
+            def handle(request: bytearray, cancellation: Cancellation, peer: Hashable) -> bytes:
                 try:
-                    body = _request_body(wire.decode(request))
+                    body = _request_body(self._decode(request, peer))
                     return self._reply(fn(body, cancellation) if cancellable else fn(body))
                 except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
                     raise _as_op_error(exc) from None
@@ -555,7 +562,7 @@ class ServiceHandlers:
             cancellable = name in self._cancellable
 
             def handle(request: bytearray, respond: lane.Responder,
-                       cancellation: Cancellation) -> None:
+                       cancellation: Cancellation, peer: Hashable) -> None:
                 def reply(error: BaseException | None, body: Any) -> None:
                     if error is None:
                         try:
@@ -568,7 +575,7 @@ class ServiceHandlers:
                         respond(_as_op_error(error), None)
 
                 try:
-                    body = _request_body(wire.decode(request))
+                    body = _request_body(self._decode(request, peer))
                     if cancellable:
                         fn(body, reply, cancellation)
                     else:
@@ -584,6 +591,10 @@ class ServiceHandlers:
         return ({path(name): pooled(name, fn) for name, fn in self.methods.items()
                  if name not in self.async_methods},
                 {path(name): started(name, fn) for name, fn in self.async_methods.items()})
+
+    def _decode(self, request: bytes | bytearray, peer: Hashable) -> wire.Message:
+        """A one-message request, what it decodes to charged to its connection's budget."""
+        return wire.decode(request, self._max_message_bytes, self._memory, peer)
 
     def _run(self, fn: Method, cancellable: bool, body: dict[str, Any],
              context: grpc.ServicerContext) -> Any:
@@ -603,7 +614,7 @@ class ServiceHandlers:
             if not self.authorized(context):
                 self.reject(context)
             try:
-                message = wire.decode(request)
+                message = self._decode(request, context.peer())
                 return self._reply(self._run(fn, cancellable, _request_body(message), context))
             except Exception as exc:  # noqa: BLE001 - every failure becomes an error status
                 fail(context, _as_op_error(exc))

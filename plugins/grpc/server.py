@@ -9,9 +9,10 @@ loopback needs a token or mutual TLS unless `options.insecure` (`Security.check_
 `ValueError` before anything is bound). With `options.file_root`, the worker's devices confine
 the files their kernels touch to it. Without TLS the bulk
 lane's port also serves the call lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run
-on the same handler pool as gRPC's. A background sweep sends queued step cleanups, closes idle
-sessions, reclaims steps whose master never cleaned them and drops unfetched replies. `stop`
-ends every call, session and channel; `join` returns once stopped.
+on the same handler pool as gRPC's, and one heartbeat thread tells the lanes' clients, while
+their calls run, that the server is there. A background sweep sends queued step cleanups,
+closes idle sessions, reclaims steps whose master never cleaned them and drops unfetched
+replies. `stop` ends every call, session and channel; `join` returns once stopped.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ class GrpcServer:
             self._lane_methods.update(pooled)
             self._lane_inline.update(inline)
         self._lane_digest = lane.token_digest(self.security.auth_token)
+        self._heartbeat = lane.Heartbeat()
+        self._lane_stalled = lane.stalled_methods()
         self._server.add_generic_rpc_handlers((
             *(service.generic_handler() for service in services),
             transfer_handler(self.security, self.outbox,
@@ -150,7 +153,7 @@ class GrpcServer:
 
     def _serve_lane(self, conn: Any, digest: bytes) -> None:
         lane.serve(conn, digest, self._lane_digest, self._lane_methods, self._handlers,
-                   self._lane_inline)
+                   self._lane_inline, self._heartbeat, self._lane_stalled)
 
     def _rendezvous(self, step_id: int) -> Rendezvous:
         return RemoteRendezvous(step_id, self.task.name, self.stub, self.config.timeout_seconds)
@@ -195,6 +198,7 @@ class GrpcServer:
         self._server.stop(grace).wait()
         if self.bulk is not None:
             self.bulk.close()
+        self._heartbeat.close()
         self._handlers.shutdown(wait=False, cancel_futures=True)
         self.master.close()
         self.worker.close()

@@ -41,9 +41,10 @@ against its per-message cap and validates the whole tensor table (known dtype, r
 tensor; it allocates each tensor only when the stream reaches it, charging a per-connection
 `MemoryCap`, so declaring a large message costs nothing until its bytes arrive. Going over a
 cap is a `ResourceExhaustedError` naming it. The header is bounded by those caps (and
-`MAX_HEADER_BYTES`), nesting by `MAX_DEPTH`. Any other violation raises `InvalidArgumentError`
-(a truncated stream `DataLossError`). No pickle: only the types listed above can be encoded,
-anything else is an `InvalidArgumentError` at the sender.
+`MAX_HEADER_BYTES`), and so are the objects it decodes to (estimated as they are built;
+`decode` charges them too when given the caps), nesting by `MAX_DEPTH`. Any other violation
+raises `InvalidArgumentError` (a truncated stream `DataLossError`). No pickle: only the types
+listed above can be encoded, anything else is an `InvalidArgumentError` at the sender.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ DEFAULT_MAX_SESSION_BYTES = 4 << 30
 MAX_DEPTH = 480
 MAX_RANK = 32
 MAX_STRING_TENSOR_BYTES = 1 << 31  # TF's own bound: a TensorProto is at most 2 GiB
+_NO_LIMIT = 1 << 62
 
 _PREAMBLE = struct.Struct("<2sBBIIIQ")
 _U8, _U32, _I32, _I64, _U64, _F64 = (
@@ -101,6 +103,20 @@ _NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in _TEN
 _OBJECT = np.dtype(object)
 _CODE_BY_NPTYPE = {np.dtype(dt.np_type).type: code for dt, code in _TENSOR_CODES.items()}
 _PAD = bytes(8)
+# What decoding builds beyond the bytes it is given, per object, as upper bounds (CPython,
+# 64-bit, measured with tracemalloc; tests/test_grpc_wire.py checks them against the worst
+# header of each kind): a leaf value (a short str 49 + n, a TensorShape 48, an int 32, a numpy
+# scalar 32); a list 56 (a tuple 40) and per item its pointer and the leaf it may hold; a small
+# dict 184 and per entry its slot, key and value; a known dimension of a shape; a tensor table
+# entry (its spec and the array objects a decoded tensor holds).
+_LEAF_BYTES = 56
+_LIST_BYTES = 56
+_ITEM_BYTES = 8 + _LEAF_BYTES
+_DICT_BYTES = 184
+_ENTRY_BYTES = 40 + 2 * _LEAF_BYTES
+_DIM_BYTES = 57
+_TENSOR_BYTES = 512
+_SETTLE_BYTES = 1 << 20  # decoding charges what it built so far about every MiB
 
 
 def _malformed(what: str) -> errors.InvalidArgumentError:
@@ -405,13 +421,27 @@ def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
 
 
 class _Decoder:
-    __slots__ = ("buf", "pos", "end", "tensors")
+    """Decodes one body; `cost` estimates the bytes of the objects it builds (the constants
+    above), which it reports to `owe` (the running total) about every `_SETTLE_BYTES`, so a
+    header that decodes to many small objects is charged while it decodes."""
 
-    def __init__(self, buf: memoryview, pos: int, end: int, tensors: list[np.ndarray]) -> None:
+    __slots__ = ("_due", "_owe", "buf", "cost", "end", "pos", "tensors")
+
+    def __init__(self, buf: memoryview, pos: int, end: int, tensors: list[np.ndarray],
+                 cost: int = 0, owe: Callable[[int], None] | None = None) -> None:
         self.buf = buf
         self.pos = pos
         self.end = end
         self.tensors = tensors
+        self.cost = cost
+        self._owe = owe
+        self._due = _SETTLE_BYTES if owe is not None else _NO_LIMIT
+
+    def settle(self) -> None:
+        """Report the cost so far to `owe` (which raises when it is over a cap)."""
+        if self._owe is not None:
+            self._owe(self.cost)
+            self._due = self.cost + _SETTLE_BYTES
 
     def _take(self, n: int) -> int:
         start = self.pos
@@ -420,10 +450,14 @@ class _Decoder:
         self.pos = start + n
         return start
 
-    def _count(self) -> int:
+    def _count(self, base: int, per_item: int) -> int:
+        """A container's item count; charges the container, its items' pointers and leaves."""
         n = _U32.unpack_from(self.buf, self._take(4))[0]
         if n > self.end - self.pos:  # each item takes at least one byte
             raise _malformed(f"count {n} exceeds the remaining body")
+        self.cost += base + n * per_item
+        if self.cost >= self._due:
+            self.settle()
         return n
 
     def value(self, depth: int = 0) -> Any:
@@ -453,7 +487,7 @@ class _Decoder:
             self._take(8)
         if tag == T_DICT:
             out = {}
-            for _ in range(self._count()):
+            for _ in range(self._count(_DICT_BYTES, _ENTRY_BYTES)):
                 key = self.value(depth + 1)
                 if not isinstance(key, (str, int)) or isinstance(key, bool):
                     raise _malformed(f"dict key of type {type(key).__name__}")
@@ -473,7 +507,8 @@ class _Decoder:
             return bytes(buf[start:start + n])
         if tag in (T_LIST, T_TUPLE):
             items = []
-            for _ in range(self._count()):  # (a loop, not a comprehension: no extra frame)
+            # (a loop, not a comprehension: no extra frame)
+            for _ in range(self._count(_LIST_BYTES, _ITEM_BYTES)):
                 items.append(self.value(depth + 1))
             return items if tag == T_LIST else tuple(items)
         if tag == T_DTYPE:
@@ -491,6 +526,9 @@ class _Decoder:
             dims = struct.unpack_from(f"<{rank}q", buf, self._take(8 * rank))
             if any(d < -1 for d in dims):
                 raise _malformed(f"shape dimension in {list(dims)}")
+            self.cost += _DIM_BYTES * rank
+            if self.cost >= self._due:
+                self.settle()
             return TensorShape([None if d == -1 else d for d in dims])
         if tag == T_TENSOR:
             index = _U32.unpack_from(buf, self._take(4))[0]
@@ -519,9 +557,13 @@ def _check_bool(array: Any) -> None:
         raise _malformed("bool tensor holds bytes other than 0 and 1")
 
 
-def _body(header: memoryview, table: TensorSpecs, tensors: list[np.ndarray]) -> Any:
-    decoder = _Decoder(header, table.body_offset, len(header), tensors)
+def _body(header: memoryview, table: TensorSpecs, tensors: list[np.ndarray],
+          owe: Callable[[int], None] | None = None) -> Any:
+    """The body value; with `owe`, the objects it builds are reported to it as they are built,
+    starting with a copy of the header's bytes (its strings' contents)."""
+    decoder = _Decoder(header, table.body_offset, len(header), tensors, len(header), owe)
     body = decoder.value()
+    decoder.settle()
     if any(header[decoder.pos:]):
         raise _malformed("trailing bytes after the body")
     return body
@@ -535,28 +577,41 @@ class Message:
     body: Any
 
 
-def decode(frame: bytes) -> Message:
-    """Decode a whole envelope received as one message; tensors are read-only views of it."""
-    pre = read_preamble(frame)
-    start = _PREAMBLE.size
-    if len(frame) != start + pre.header_len + pre.payload_len:
-        raise _malformed(f"message of {len(frame)} bytes, but its preamble declares "
-                         f"{start + pre.header_len + pre.payload_len}")
-    view = memoryview(frame)
-    header = view[start:start + pre.header_len]
-    table = read_table(header, pre)
-    tensors = []
-    offset = start + pre.header_len
-    for np_dtype, shape, nbytes in table.specs:
-        raw = np.frombuffer(frame, np.uint8, nbytes, offset)
-        if np_dtype is _OBJECT:
-            array = _strings_from(raw, shape)
-        else:
-            array = raw.view(np_dtype).reshape(shape)
-            _check_bool(array)
-        tensors.append(array)
-        offset += _padded(nbytes)
-    return Message(pre.kind, _body(header, table, tensors))
+def decode(frame: bytes, max_message_bytes: int | None = None,
+           memory: MemoryCap | None = None, key: Any = None) -> Message:
+    """Decode a whole envelope received as one message; tensors are read-only views of it.
+    What decoding builds (the body's objects, string tensors) is charged to `memory` under
+    `key` while it decodes and, with the frame, bounded by `max_message_bytes`
+    (`ResourceExhaustedError` naming the cap); without either, nothing is charged."""
+    account = _Account(max_message_bytes, memory, key)
+    try:
+        pre = read_preamble(frame)
+        start = _PREAMBLE.size
+        if len(frame) != start + pre.header_len + pre.payload_len:
+            raise _malformed(f"message of {len(frame)} bytes, but its preamble declares "
+                             f"{start + pre.header_len + pre.payload_len}")
+        account.declare(len(frame))
+        owed = pre.num_tensors * _TENSOR_BYTES
+        account.objects(owed)
+        view = memoryview(frame)
+        header = view[start:start + pre.header_len]
+        table = read_table(header, pre)
+        tensors = []
+        offset = start + pre.header_len
+        for np_dtype, shape, nbytes in table.specs:
+            raw = np.frombuffer(frame, np.uint8, nbytes, offset)
+            if np_dtype is _OBJECT:  # (charged as `StreamDecoder` charges it)
+                account.charge(nbytes + _OBJECT.itemsize * int(np.prod(shape, dtype=np.int64)))
+                array = _strings_from(raw, shape)
+            else:
+                array = raw.view(np_dtype).reshape(shape)
+                _check_bool(array)
+            tensors.append(array)
+            offset += _padded(nbytes)
+        return Message(pre.kind, _body(header, table, tensors,
+                                       account.after(owed) if account.active else None))
+    finally:
+        account.release()
 
 
 class MemoryCap:
@@ -595,6 +650,59 @@ class MemoryCap:
             return self._used.get(key, 0)
 
 
+class _Account:
+    """What one incoming message holds while it is decoded: every allocation is charged to
+    `memory` under `key`, and the declared envelope with the objects decoding builds stays
+    within `max_message_bytes` (either may be ``None``: no such bound)."""
+
+    def __init__(self, max_message_bytes: int | None, memory: MemoryCap | None,
+                 key: Any) -> None:
+        self._max = max_message_bytes
+        self._memory = memory
+        self._key = key
+        self._charged = 0
+        self._declared = 0
+        self._objects = 0
+
+    @property
+    def active(self) -> bool:
+        return self._max is not None or self._memory is not None
+
+    def declare(self, size: int) -> None:
+        """The envelope's declared size: over the per-message cap it is refused before
+        anything is allocated for it."""
+        if self._max is not None and size > self._max:
+            raise errors.ResourceExhaustedError(
+                None, None, f"Incoming message of {size} bytes exceeds the server's per-message "
+                f"memory cap of {self._max} bytes (max_message_bytes); it cannot allocate it")
+        self._declared = size
+
+    def charge(self, n: int) -> None:
+        if self._memory is not None and n:
+            self._memory.charge(self._key, n)
+            self._charged += n
+
+    def objects(self, total: int) -> None:
+        """`total` bytes (an estimate) of objects built for the message so far."""
+        if self._max is not None and self._declared + total > self._max:
+            raise errors.ResourceExhaustedError(
+                None, None, f"Incoming message of {self._declared} bytes decodes to objects of "
+                f"about {total} bytes, over the server's per-message memory cap of {self._max} "
+                "bytes (max_message_bytes)")
+        self.charge(total - self._objects)
+        self._objects = total
+
+    def after(self, owed: int) -> Callable[[int], None]:
+        """`objects` for a decoder whose costs come on top of `owed`."""
+        return lambda total: self.objects(owed + total)
+
+    def release(self) -> None:
+        """Give back what the message was charged (idempotent)."""
+        if self._memory is not None and self._charged:
+            self._memory.release(self._key, self._charged)
+        self._charged = 0
+
+
 class StreamDecoder:
     """Decodes an envelope arriving in pieces, straight into arrays allocated as it arrives.
 
@@ -604,16 +712,15 @@ class StreamDecoder:
     it (a string tensor's object array only once all its bytes are there), so a message that
     declares much and sends little costs little. The declared size is checked against
     `max_message_bytes` and the tensor table is validated before any tensor is allocated; every
-    allocation is charged to `memory` under `key` until `finish` or `release`. Going over either
-    limit raises `ResourceExhaustedError` naming it; extra or missing bytes are errors.
+    allocation is charged to `memory` under `key` until `finish` or `release`, and so are the
+    objects the header decodes to (estimated as they are built), which count towards
+    `max_message_bytes` too. Going over either limit raises `ResourceExhaustedError` naming it;
+    extra or missing bytes are errors.
     """
 
     def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
                  memory: MemoryCap | None = None, key: Any = None) -> None:
-        self._max_message_bytes = max_message_bytes
-        self._memory = memory
-        self._key = key
-        self._charged = 0
+        self._account = _Account(max_message_bytes, memory, key)
         self._stages = self._layout()
         self._current: memoryview | None = None
         self._offset = 0
@@ -625,42 +732,31 @@ class StreamDecoder:
         self._strings: list[tuple[int, np.ndarray]] = []  # (tensor index, its raw bytes)
         self._scratch = memoryview(bytearray(8))
 
-    def _charge(self, n: int) -> None:
-        if self._memory is not None and n:
-            self._memory.charge(self._key, n)
-            self._charged += n
-
     def release(self) -> None:
         """Give back what this message was charged (idempotent)."""
-        if self._memory is not None and self._charged:
-            self._memory.release(self._key, self._charged)
-        self._charged = 0
+        self._account.release()
 
     def _layout(self) -> Iterator[memoryview]:
         """The buffers the stream fills, in order, each allocated when it is reached."""
         preamble = memoryview(bytearray(_PREAMBLE.size))
         yield preamble
         pre = self._pre = read_preamble(preamble)
-        size = _PREAMBLE.size + pre.header_len + pre.payload_len
-        if size > self._max_message_bytes:
-            raise errors.ResourceExhaustedError(
-                None, None, f"Incoming message of {size} bytes exceeds the server's per-message "
-                f"memory cap of {self._max_message_bytes} bytes (max_message_bytes); it cannot "
-                "allocate it")
-        self._charge(pre.header_len)
+        account = self._account
+        account.declare(_PREAMBLE.size + pre.header_len + pre.payload_len)
+        account.charge(pre.header_len)
         header = self._header = memoryview(_allocate(pre.header_len))
         yield header
+        account.objects(pre.num_tensors * _TENSOR_BYTES)
         table = self._table = read_table(header, pre)
         for np_dtype, shape, nbytes in table.specs:
             if np_dtype is _OBJECT:  # the raw bytes land aside; `finish` builds the array
-                count = int(np.prod(shape, dtype=np.int64))
-                self._charge(nbytes + _OBJECT.itemsize * count)
+                account.charge(nbytes + _OBJECT.itemsize * int(np.prod(shape, dtype=np.int64)))
                 raw = _allocate(nbytes)
                 self._strings.append((len(self._tensors), raw))
                 self._tensors.append(raw)
                 yield memoryview(raw)
             else:
-                self._charge(nbytes)
+                account.charge(nbytes)
                 array = _allocate(shape, np_dtype)
                 self._tensors.append(array)
                 yield memoryview(array.reshape(-1).view(np.uint8))
@@ -724,7 +820,9 @@ class StreamDecoder:
                     tensors[index] = _strings_from(raw, shape)
                 except MemoryError:
                     raise _exhausted(raw.nbytes) from None
-            return Message(self._pre.kind, _body(self._header, self._table, tensors))
+            return Message(self._pre.kind, _body(self._header, self._table, tensors,
+                                                 self._account.after(
+                                                     self._pre.num_tensors * _TENSOR_BYTES)))
         finally:
             self.release()
 

@@ -11,7 +11,10 @@ slice. ``MergeV2Checkpoints`` renames the data files of every checkpoint in
 ``checkpoint_prefixes`` to ``destination_prefix``'s, numbered in that order, writes one index of
 all their entries, deletes their indexes and, with ``delete_old_dirs``, their directories when
 empty. ``ShardedFilename`` is ``"%s-%05d-of-%05d"``, ``ShardedFilespec`` ``"%s-?????-of-%05d"``.
-Every error names the node.
+Every error names the node. On a device with a file root (a server's ``--file-root``) every file
+the three touch must be under it (`file_access.checked_path`: `PermissionDeniedError`), checked
+before any is touched. ``SaveV2`` first removes the temporary files that crashed saves left in
+its directory (`atomic_file.remove_stale_temp_files`), as `Saver.save` does where it writes.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.formats import slice_spec
+from tensorweave.formats import atomic_file, slice_spec
 from tensorweave.formats.tensor_bundle import (
     BundleReader,
     Extent,
@@ -37,6 +40,7 @@ from tensorweave.formats.tensor_bundle import (
     write_bundle,
     write_index,
 )
+from tensorweave.plugins.kernels.file_access import checked_path
 
 
 def _text(value: Any) -> str:
@@ -78,9 +82,17 @@ def _check_lengths(ctx: KernelContext, names: list[str], specs: list[str], count
             f"({len(specs)}) and the tensors ({count}) must have the same number of elements")
 
 
+def _checked_files(ctx: KernelContext, prefix: str, num_shards: int) -> None:
+    """`PermissionDeniedError` unless the checkpoint's index and data files may be touched."""
+    checked_path(ctx, index_path(prefix))
+    for shard in range(max(num_shards, 1)):
+        checked_path(ctx, data_path(prefix, shard, max(num_shards, 1)))
+
+
 def save_v2(ctx: KernelContext, prefix: Any, tensor_names: Any, shape_and_slices: Any,
             *tensors: Any) -> None:
     path = _text(np.asarray(prefix, dtype=object).item())
+    _checked_files(ctx, path, 1)
     names, specs = _strings(tensor_names), _strings(shape_and_slices)
     _check_lengths(ctx, names, specs, len(tensors))
     saved = []
@@ -93,6 +105,7 @@ def save_v2(ctx: KernelContext, prefix: Any, tensor_names: Any, shape_and_slices
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
+    atomic_file.remove_stale_temp_files(directory or ".")
     try:
         _rewrap(ctx, lambda: write_bundle(path, [saved]))
     except (TypeError, ValueError) as exc:
@@ -105,7 +118,9 @@ def restore_v2(ctx: KernelContext, prefix: Any, tensor_names: Any,
     names, specs = _strings(tensor_names), _strings(shape_and_slices)
     want = list(ctx.attrs["dtypes"])
     _check_lengths(ctx, names, specs, len(want))
+    checked_path(ctx, index_path(path))
     reader = _rewrap(ctx, lambda: BundleReader(path))
+    _checked_files(ctx, path, reader.num_shards)
     out = []
     for name, spec, dtype in zip(names, specs, want):
         saved = _rewrap(ctx, lambda n=name: reader.dtype(n))
@@ -130,8 +145,13 @@ def merge_v2_checkpoints(ctx: KernelContext, checkpoint_prefixes: Any,
                          destination_prefix: Any) -> None:
     sources = _strings(checkpoint_prefixes)
     destination = _text(np.asarray(destination_prefix, dtype=object).item())
+    for source in sources:
+        checked_path(ctx, index_path(source))
     readers = [_rewrap(ctx, lambda p=p: BundleReader(p)) for p in sources]
     total = sum(max(r.num_shards, 1) for r in readers)
+    for source, reader in zip(sources, readers):
+        _checked_files(ctx, source, reader.num_shards)
+    _checked_files(ctx, destination, total)
     renames, shards, first = [], [], 0
     for reader in readers:
         count = max(reader.num_shards, 1)

@@ -19,6 +19,20 @@ from typing import Any, Protocol
 MASTER = "tensorweave.Master"
 WORKER = "tensorweave.Worker"
 
+# The methods a transport may send again when it cannot tell whether the server ran the first
+# attempt (its connection broke or stalled after sending): running them twice leaves what
+# running them once does. Reads; cleanups, aborts, deregistrations and CloseSession (a second
+# one finds nothing left to do); ExtendSession (the same nodes again replace themselves);
+# CreateSession (a second session nobody uses is closed by the session sweep). Not RunStep or
+# RunGraph (a step would run twice), RecvTensor (a rendezvous hands its value out once) or
+# RegisterGraph (the first registration would stay behind on the worker).
+IDEMPOTENT = frozenset({
+    (MASTER, "CreateSession"), (MASTER, "ExtendSession"), (MASTER, "GetStepInfo"),
+    (MASTER, "CloseSession"), (MASTER, "ListDevices"),
+    (WORKER, "GetStatus"), (WORKER, "DeregisterGraph"), (WORKER, "CleanupStep"),
+    (WORKER, "AbortStep"),
+})
+
 Method = Callable[[Any], Any]
 """``method(body) -> reply body``; may block."""
 

@@ -2,8 +2,10 @@
 
 Contract: a `MasterSession` holds the session's graph (grown with `extend`) and the workers of
 its cluster, one per task. It lists their devices when created, waiting for a task that cannot
-be reached up to the operation timeout (as TF's master does); one still unreachable then is
-left out, and a graph placed on it fails with `UnavailableError` naming it. `run` looks
+be reached up to the operation timeout (as TF's master does), except that a task whose calls
+fail at once (it refuses connections: it is dead, or restarting) is asked only
+`REFUSED_RETRIES` times more, over a few seconds; one still unreachable then is left out, and a
+graph placed on it fails with `UnavailableError` naming it. `run` looks
 the step signature (feeds, fetches, targets, graph version) up in its cache; on a miss it
 prunes, runs the pre- and post-placement passes, places (keeping the devices chosen for
 the whole graph once per graph version), splits the graph per task and registers
@@ -42,6 +44,13 @@ from tensorweave.engine.runtime.worker import Watchdog, Worker
 DEADLINE_GRACE_SECONDS = 2.0
 # the first pause before a session asks an unreachable task for its devices again
 DISCOVERY_RETRY_SECONDS = 0.1
+# A task whose calls fail at once (within FAST_FAILURE_SECONDS: nothing listens on its port)
+# this many times in a row is left out, so a dead task does not hold a new session for the
+# whole operation timeout; with the pauses (doubling up to 1 s) that is about 6 s, in which a
+# restarting task comes back. A task that fails slowly (a network that drops packets) is waited
+# for up to the operation timeout, as by TF's master.
+REFUSED_RETRIES = 8
+FAST_FAILURE_SECONDS = 1.0
 
 # the deadlines of steps run with `MasterSession.run_async` (no thread waits for those)
 _DEADLINES = Watchdog("tw-step-deadlines")
@@ -61,6 +70,16 @@ class CompiledStep:
 def task_of(device: str) -> str:
     """``/job:w/replica:0/task:1/device:CPU:0`` -> ``/job:w/replica:0/task:1``."""
     return device.rsplit("/device:", 1)[0]
+
+
+def _list_devices(worker: Any) -> tuple[float, list[Any], errors.OpError | None]:
+    """(seconds it took, `worker`'s devices, or the error that it cannot be reached)."""
+    start = time.monotonic()
+    try:
+        devices = list(worker.list_devices())
+    except (errors.UnavailableError, errors.DeadlineExceededError) as exc:
+        return time.monotonic() - start, [], exc
+    return time.monotonic() - start, devices, None
 
 
 def _filtered(workers: Mapping[str, Any], filters: Sequence[str]) -> dict[str, Any]:
@@ -106,24 +125,30 @@ class MasterSession:
     def _discover(self) -> list[Any]:
         """Every task's devices. A task that cannot be reached is asked again (after
         `DISCOVERY_RETRY_SECONDS`, then longer) until the operation timeout, as TF's master
-        waits for its workers; one still unreachable then goes to `unavailable`."""
+        waits for its workers, or until it failed at once `REFUSED_RETRIES` times more in a
+        row; one still unreachable then goes to `unavailable`."""
         if len(self.workers) == 1:
             return list(next(iter(self.workers.values())).list_devices())
         deadline = time.monotonic() + self.config.timeout_seconds
         found: dict[str, list[Any]] = {}
+        refused: dict[str, int] = {}  # failures in a row that came at once, per task
         pending = list(self.workers)
         pause = DISCOVERY_RETRY_SECONDS
         with ThreadPoolExecutor(min(16, len(self.workers))) as pool:
             while True:
-                listed = {task: pool.submit(self.workers[task].list_devices)
+                listed = {task: pool.submit(_list_devices, self.workers[task])
                           for task in pending}
                 for task, future in listed.items():
-                    try:
-                        found[task] = list(future.result())
+                    took, devices, exc = future.result()
+                    if exc is None:
+                        found[task] = devices
                         self.unavailable.pop(task, None)
-                    except (errors.UnavailableError, errors.DeadlineExceededError) as exc:
-                        self.unavailable[task] = exc
-                pending = [task for task in pending if task not in found]
+                        continue
+                    self.unavailable[task] = exc
+                    refused[task] = refused.get(task, 0) + 1 if took < FAST_FAILURE_SECONDS \
+                        else 0
+                pending = [task for task in pending if task not in found
+                           and refused.get(task, 0) <= REFUSED_RETRIES]
                 if not pending or time.monotonic() + pause > deadline:
                     break
                 time.sleep(pause)
