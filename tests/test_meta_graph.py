@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.formats.meta_graph_proto import CollectionDef, MetaGraphDef, ValueList
+from tensorweave.formats.meta_graph_proto import CollectionDef, MetaGraphDef
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(64, 3).astype(np.float32)
@@ -70,10 +70,12 @@ def test_export_writes_collections_as_tensorflow_does(tmp_path) -> None:
     meta = tf.train.export_meta_graph(str(tmp_path / "g.meta"))
     parsed = MetaGraphDef.FromString((tmp_path / "g.meta").read_bytes())
     collections = parsed.collection_def
-    assert collections["ints"] == CollectionDef(int64_list=ValueList([3]))
-    assert collections["floats"] == CollectionDef(float_list=ValueList([0.5]))
-    assert collections["names"] == CollectionDef(bytes_list=ValueList([b"hello"]))
-    assert collections["losses"] == CollectionDef(node_list=ValueList(["loss:0"]))
+    assert collections["ints"] == CollectionDef(int64_list=CollectionDef.Int64List(value=[3]))
+    assert collections["floats"] == CollectionDef(float_list=CollectionDef.FloatList(value=[0.5]))
+    assert collections["names"] == CollectionDef(
+        bytes_list=CollectionDef.BytesList(value=[b"hello"]))
+    assert collections["losses"] == CollectionDef(
+        node_list=CollectionDef.NodeList(value=["loss:0"]))
     assert "mixed" not in collections
     variables = collections["trainable_variables"].bytes_list.value
     assert variables == [b"\n\x03w:0\x12\x08w/Assign\x1a\x08w/read:0"

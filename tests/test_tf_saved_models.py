@@ -59,7 +59,9 @@ def test_tf_exports_load_and_run_giving_tfs_outputs(export: str) -> None:
         assert graph.get_collection(tf.GraphKeys.TABLE_INITIALIZERS)
     # TF 2's MatMul has an attr TF 1.15's lacks; it imports because it holds the default the
     # producer's stripped_op_list states
-    assert meta.meta_info_def.stripped_op_list["MatMul"]["grad_a"] is False
+    (matmul,) = [op for op in meta.meta_info_def.stripped_op_list.op if op.name == "MatMul"]
+    (grad_a,) = [attr for attr in matmul.attr if attr.name == "grad_a"]
+    assert grad_a.default_value.b is False and grad_a.default_value.HasField("b")
 
 
 def test_tf_meta_graph_restores_through_its_own_saver_ops(tmp_path) -> None:

@@ -35,7 +35,11 @@ from tensorweave.engine.graph.importer import import_graph_def
 from tensorweave.formats.meta_graph_proto import MetaGraphDef
 from tensorweave.train.checkpoint_management import checkpoint_exists
 from tensorweave.train.checkpoint_reader import NewCheckpointReader
-from tensorweave.train.meta_graph import import_meta_graph, read_meta_graph_file
+from tensorweave.train.meta_graph import (
+    graph_def_from_proto,
+    import_meta_graph,
+    read_meta_graph_file,
+)
 
 __all__ = ["freeze_graph", "freeze_graph_with_def_protos"]
 
@@ -90,7 +94,8 @@ def freeze_graph_with_def_protos(input_graph_def: GraphDef | None, input_saver_d
         raise ValueError(f"Input checkpoint '{input_checkpoint}' doesn't exist!")
     if not output_node_names:
         raise ValueError("You need to supply the name of a node to --output_node_names.")
-    source = input_meta_graph_def.graph_def if input_meta_graph_def else input_graph_def
+    source = (graph_def_from_proto(input_meta_graph_def.graph_def) if input_meta_graph_def
+              else input_graph_def)
     if source is None:
         raise ValueError("freeze_graph needs an input graph or an input meta graph.")
     if clear_devices:
