@@ -99,3 +99,15 @@ def test_malformed_bytes_and_text_raise_protobufs_errors() -> None:
     assert TensorInfo.FromString(b"\x12\x01a").SerializeToString() == b"\x12\x01a"
     with pytest.raises(text_format.ParseError, match="1:7"):
         merge_text("tags: serve", MetaGraphDef.MetaInfoDef())
+
+
+def test_a_well_known_file_is_added_once_and_packs_across_the_pool() -> None:
+    from google.protobuf import any_pb2
+
+    from tensorweave.engine.proto import schema
+
+    schema.add_file(any_pb2.DESCRIPTOR)  # again: no duplicate-symbol error
+    packed = schema.message_class("google.protobuf.Any")()
+    packed.Pack(framework.VersionDef(producer=3))
+    assert packed.type_url == "type.googleapis.com/tensorflow.VersionDef"
+    assert schema.pool().FindFileByName("google/protobuf/any.proto").package == "google.protobuf"

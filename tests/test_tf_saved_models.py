@@ -64,6 +64,19 @@ def test_tf_exports_load_and_run_giving_tfs_outputs(export: str) -> None:
     assert grad_a.default_value.b is False and grad_a.default_value.HasField("b")
 
 
+def test_tfs_asset_collection_re_exports_as_an_any_list() -> None:
+    from tensorweave.formats.saved_model_proto import asset_file_def_from_any
+
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(DATA / "builder"))
+        (asset,) = tf.get_collection(tf.saved_model.ASSETS_KEY)  # an Any, as TF's loader gives
+        assert asset_file_def_from_any(asset).filename == "vocab.txt"
+        again = tf.train.export_meta_graph()
+    exported = again.collection_def[tf.saved_model.ASSETS_KEY]
+    assert exported.WhichOneof("kind") == "any_list"  # as TF wrote it, not bytes
+    assert exported == meta.collection_def[tf.saved_model.ASSETS_KEY]
+
+
 def test_tf_meta_graph_restores_through_its_own_saver_ops(tmp_path) -> None:
     with tf.Graph().as_default(), tf.Session() as sess:
         saver = tf.train.import_meta_graph(str(DATA / "meta" / "model.ckpt.meta"))

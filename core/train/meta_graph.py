@@ -208,7 +208,8 @@ def _attr_type(value: framework.AttrValue) -> str:
 def stripped_op_list(graph_def: framework.GraphDef) -> framework.OpList:
     """TF's ``stripped_op_list_for_graph``: the ops `graph_def` (and its functions) uses, by
     name, each with its inputs' type rules and its attrs with their defaults, from the op
-    registry (ops it does not know are left out)."""
+    registry (ops it does not know are left out). The registry has no output args and no
+    types of attrs without a default other than type attrs, so those are left unset."""
     ops = get_registries().ops
     names = {n.op for n in graph_def.node}
     names.update(n.op for f in graph_def.library.function for n in f.node_def)
@@ -224,9 +225,14 @@ def stripped_op_list(graph_def: framework.GraphDef) -> framework.OpList:
         op_def = out.op.add(name=op.name, is_stateful=op.stateful)
         for arg in op.args:
             input_arg = op_def.input_arg.add(name=arg.name)
+            # a list input of an op with an "N" attr is TF's "N * T"; other lists are a
+            # list(type) attr's
+            repeated = arg.is_list and "N" in op.attrs
+            if repeated:
+                input_arg.number_attr = "N"
             if arg.fixed is not None:
                 input_arg.type = graph_def_proto.DATA_TYPES[arg.fixed]
-            elif arg.type_attr is not None and arg.is_list:
+            elif arg.type_attr is not None and arg.is_list and not repeated:
                 input_arg.type_list_attr = arg.type_attr
             elif arg.type_attr is not None:
                 input_arg.type_attr = arg.type_attr
@@ -295,8 +301,8 @@ def write_meta_graph_file(meta: MetaGraphDef, filename: str, as_text: bool = Fal
                  else meta.SerializeToString(deterministic=True))
 
 
-# per graph: its version, and the bytes of the MetaGraphDef fields 1-2 (meta_info_def with just
-# the stripped_op_list, and graph_def) that it gives
+# per graph: its version, and the bytes of the MetaGraphDef fields that depend on the graph alone
+# (meta_info_def = 1 and graph_def = 2)
 _graph_bytes: weakref.WeakKeyDictionary[Graph, tuple[int, bytes]] = weakref.WeakKeyDictionary()
 
 
@@ -305,14 +311,13 @@ def save_meta_graph(filename: str, graph: Graph, saver_def: SaverDef) -> None:
     the graph's part reused while the graph is unchanged (a save per step stays cheap)."""
     cached = _graph_bytes.get(graph)
     if cached is None or cached[0] != graph.version:
-        part = MetaGraphDef(graph_def=graph_def_to_proto(graph.as_graph_def()))
-        part.meta_info_def.stripped_op_list.CopyFrom(stripped_op_list(part.graph_def))
+        part = export_meta_graph(graph=graph, collection_list=[])
         cached = (graph.version, part.SerializeToString(deterministic=True))
         _graph_bytes[graph] = cached
-    meta = _meta_graph_def(graph, None, saver_def, None)
-    # concatenated messages are their merge: the cached part, then the rest, as a whole
-    # MetaGraphDef is read
-    write_atomic(filename, cached[1] + meta.SerializeToString(deterministic=True))
+    rest = _meta_graph_def(graph, None, saver_def, None)
+    rest.ClearField("meta_info_def")
+    # concatenated messages are their merge: fields 1-2, then 3-4, are the whole in TF's order
+    write_atomic(filename, cached[1] + rest.SerializeToString(deterministic=True))
 
 
 # -- import -----------------------------------------------------------------------------------

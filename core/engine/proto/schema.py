@@ -12,6 +12,8 @@ The subset: ``syntax = "proto3";``, ``package a.b;``, ``message``/``enum`` (nest
 resolves it: the innermost enclosing scope first, then outward, across every file defined
 before; a file's dependencies are the files its fields name. Anything else is a `SyntaxError`
 naming the file and token, raised at import time, so it can only come from the project's code.
+`add_file` adds a file protobuf itself describes (a well-known type: ``google.protobuf.Any``)
+so `define`d files can name it; `pool` is the pool, for ``text_format`` to expand an ``Any``.
 """
 
 from __future__ import annotations
