@@ -205,3 +205,11 @@ def test_stripped_op_list_tells_repeated_inputs_from_type_lists() -> None:
     assert (inputs.number_attr, inputs.type_attr, inputs.type_list_attr) == ("N", "T", "")
     (both,) = ops["IdentityN"].input_arg
     assert (both.number_attr, both.type_attr, both.type_list_attr) == ("", "", "T")
+
+
+def test_a_stripped_op_list_default_naming_a_function_raises_naming_the_field() -> None:
+    meta = tf.train.export_meta_graph()
+    op = meta.meta_info_def.stripped_op_list.op.add(name="Mine")
+    op.attr.add(name="f", type="func").default_value.func.name = "missing"
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="stripped_op_list: .*missing"):
+        tf.train.import_meta_graph(meta)

@@ -349,7 +349,11 @@ def _producer_op_defaults(op_list: framework.OpList) -> dict[str, dict[str, Any]
         for attr in op.attr:
             if attr.HasField("default_value"):
                 node.attr[attr.name].CopyFrom(attr.default_value)
-    return {node.op: dict(node.attr) for node in graph_def_from_proto(holder).node}
+    try:
+        nodes = graph_def_from_proto(holder).node
+    except ValueError as exc:  # e.g. a default naming a function, which no library holds
+        raise ValueError(f"Error parsing MetaGraphDef: stripped_op_list: {exc}") from None
+    return {node.op: dict(node.attr) for node in nodes}
 
 
 def _collection_items(key: str, collection: CollectionDef, graph: Graph, prefix: str,
