@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
-from tensorweave.formats.meta_graph_proto import CollectionDef, MetaGraphDef, ValueList
+from tensorweave.formats.meta_graph_proto import CollectionDef, MetaGraphDef
 
 RNG = np.random.RandomState(0)
 X = RNG.randn(64, 3).astype(np.float32)
@@ -70,10 +70,12 @@ def test_export_writes_collections_as_tensorflow_does(tmp_path) -> None:
     meta = tf.train.export_meta_graph(str(tmp_path / "g.meta"))
     parsed = MetaGraphDef.FromString((tmp_path / "g.meta").read_bytes())
     collections = parsed.collection_def
-    assert collections["ints"] == CollectionDef(int64_list=ValueList([3]))
-    assert collections["floats"] == CollectionDef(float_list=ValueList([0.5]))
-    assert collections["names"] == CollectionDef(bytes_list=ValueList([b"hello"]))
-    assert collections["losses"] == CollectionDef(node_list=ValueList(["loss:0"]))
+    assert collections["ints"] == CollectionDef(int64_list=CollectionDef.Int64List(value=[3]))
+    assert collections["floats"] == CollectionDef(float_list=CollectionDef.FloatList(value=[0.5]))
+    assert collections["names"] == CollectionDef(
+        bytes_list=CollectionDef.BytesList(value=[b"hello"]))
+    assert collections["losses"] == CollectionDef(
+        node_list=CollectionDef.NodeList(value=["loss:0"]))
     assert "mixed" not in collections
     variables = collections["trainable_variables"].bytes_list.value
     assert variables == [b"\n\x03w:0\x12\x08w/Assign\x1a\x08w/read:0"
@@ -150,3 +152,64 @@ def test_variable_in_a_custom_collection_comes_back_as_its_tensor() -> None:
         with tf.Session() as sess:
             sess.run(tf.global_variables_initializer())
             assert sess.run(imported) == pytest.approx(0.5)
+
+
+def test_stripped_op_list_lists_the_ops_used_with_their_attr_defaults() -> None:
+    x = tf.placeholder(tf.float32, [2, 2], name="x")
+    tf.matmul(x, x, name="product")
+    meta = tf.train.export_meta_graph()
+    ops = meta.meta_info_def.stripped_op_list.op
+    assert [op.name for op in ops] == ["MatMul", "Placeholder"]  # sorted, as TF's
+    matmul = ops[0]
+    assert [(a.name, a.type_attr) for a in matmul.input_arg] == [("a", "T"), ("b", "T")]
+    attrs = {a.name: a for a in matmul.attr}
+    assert attrs["transpose_a"].type == "bool"
+    assert attrs["transpose_a"].default_value.HasField("b")
+    assert attrs["transpose_a"].default_value.b is False
+    assert (attrs["T"].type, attrs["T"].HasField("default_value")) == ("type", False)
+
+
+def test_a_saver_writes_the_meta_graph_export_gives(tmp_path) -> None:
+    v = tf.Variable([1.0, 2.0], name="v")
+    tf.add_to_collection("outs", tf.identity(v, name="out"))
+    saver = tf.train.Saver()
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        for step in range(2):  # the second save reuses the graph's cached part
+            path = saver.save(sess, str(tmp_path / "model"), global_step=step)
+    written = MetaGraphDef.FromString((tmp_path / "model-1.meta").read_bytes())
+    exported = tf.train.export_meta_graph(saver_def=saver.as_saver_def())
+    assert written == exported
+    assert written.SerializeToString(deterministic=True) == (
+        tmp_path / "model-1.meta").read_bytes()  # fields in TF's order
+    assert path.endswith("model-1")
+
+
+def test_a_partitioned_shard_keeps_its_place_in_the_full_variable() -> None:
+    tf.get_variable("w", [4, 3], partitioner=tf.fixed_size_partitioner(2))
+    meta = tf.train.export_meta_graph()
+    with tf.Graph().as_default():
+        tf.train.import_meta_graph(meta, import_scope="net")
+        shards = sorted(tf.global_variables(), key=lambda v: v.op.name)
+        assert [v.op.name for v in shards] == ["net/w/part_0", "net/w/part_1"]
+        info = shards[1]._save_slice_info
+        assert (info.full_name, info.full_shape, info.var_offset, info.var_shape) == (
+            "net/w", (4, 3), (2, 0), (2, 3))
+
+
+def test_stripped_op_list_tells_repeated_inputs_from_type_lists() -> None:
+    tf.add_n([tf.constant(1.0), tf.constant(2.0)], name="total")
+    tf.identity_n([tf.constant(1), tf.constant("a")], name="both")
+    ops = {op.name: op for op in tf.train.export_meta_graph().meta_info_def.stripped_op_list.op}
+    (inputs,) = ops["AddN"].input_arg
+    assert (inputs.number_attr, inputs.type_attr, inputs.type_list_attr) == ("N", "T", "")
+    (both,) = ops["IdentityN"].input_arg
+    assert (both.number_attr, both.type_attr, both.type_list_attr) == ("", "", "T")
+
+
+def test_a_stripped_op_list_default_naming_a_function_raises_naming_the_field() -> None:
+    meta = tf.train.export_meta_graph()
+    op = meta.meta_info_def.stripped_op_list.op.add(name="Mine")
+    op.attr.add(name="f", type="func").default_value.func.name = "missing"
+    with tf.Graph().as_default(), pytest.raises(ValueError, match="stripped_op_list: .*missing"):
+        tf.train.import_meta_graph(meta)

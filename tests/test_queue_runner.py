@@ -140,20 +140,17 @@ def test_monitored_session_starts_and_stops_queue_runners() -> None:
 
 
 def test_queue_runner_def_round_trips_through_a_meta_graph(tmp_path) -> None:
-    from tensorweave.engine.proto.message import Field, to_binary
+    from tensorweave.formats.meta_graph_proto import QueueRunnerDef
 
     q, enqueue, counter = counting_queue()
     runner = tf.train.QueueRunner(q, [enqueue],
                                   queue_closed_exception_types=(tf.errors.CancelledError,))
     tf.train.add_queue_runner(runner)
     tf.identity(q.dequeue(), name="next")
-    hand_made = to_binary([
-        Field("queue_name", 1, "string", q.name),
-        Field("enqueue_op_name", 2, "string", enqueue.name),
-        Field("close_op_name", 3, "string", runner.close_op.name),
-        Field("cancel_op_name", 4, "string", runner.cancel_op.name),
-        Field("types", 5, "packed_int", [1]),  # error.Code CANCELLED
-    ])
+    hand_made = QueueRunnerDef(queue_name=q.name, enqueue_op_name=[enqueue.name],
+                               close_op_name=runner.close_op.name,
+                               cancel_op_name=runner.cancel_op.name,
+                               queue_closed_exception_types=[1])  # error.Code CANCELLED
     assert runner.to_proto() == hand_made
     assert runner.to_proto(export_scope="elsewhere") is None
     path = str(tmp_path / "model.meta")

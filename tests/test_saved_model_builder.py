@@ -88,7 +88,7 @@ def test_signature_def_map_is_validated(tmp_path) -> None:
         no_dtype = SignatureDef(inputs={"x": TensorInfo(name="x:0")})
         with pytest.raises(AssertionError, match="must have the dtype field set"):
             builder.add_meta_graph_and_variables(sess, ["serve"], {"k": no_dtype})
-        no_name = SignatureDef(outputs={"y": TensorInfo(dtype=tf.float32)})
+        no_name = SignatureDef(outputs={"y": TensorInfo(dtype=1)})  # DT_FLOAT
         with pytest.raises(AssertionError, match="'encoding' fields"):
             builder.add_meta_graph_and_variables(sess, ["serve"], {"k": no_name})
         good = sm.predict_signature_def({"x": x}, {"y": y})

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.proto.framework import DATA_TYPES
 
 sm = tf.saved_model
+shape_of = sm.utils.tensor_shape
 
 
 def test_predict_signature_def_describes_each_tensor() -> None:
@@ -16,9 +18,12 @@ def test_predict_signature_def_describes_each_tensor() -> None:
     y = tf.identity(x * 2.0, name="y")
     sig = sm.predict_signature_def({"x": x, "k": k}, {"y": y})
     assert sig.method_name == sm.PREDICT_METHOD_NAME == "tensorflow/serving/predict"
-    assert (sig.inputs["x"].name, sig.inputs["x"].dtype) == ("x:0", tf.float32)
-    assert sig.inputs["x"].tensor_shape.as_list() == [None, 3]
-    assert (sig.inputs["k"].dtype, sig.inputs["k"].tensor_shape.as_list()) == (tf.int64, [])
+    assert (sig.inputs["x"].name, sig.inputs["x"].dtype) == ("x:0", DATA_TYPES["DT_FLOAT"])
+    assert shape_of(sig.inputs["x"].tensor_shape).as_list() == [None, 3]
+    assert [d.size for d in sig.inputs["x"].tensor_shape.dim] == [-1, 3]  # TF's unknown: -1
+    assert (sig.inputs["k"].dtype, shape_of(sig.inputs["k"].tensor_shape).as_list()) == (
+        DATA_TYPES["DT_INT64"], [])
+    assert sig.inputs["k"].HasField("tensor_shape")  # a scalar's shape is written, empty
     assert sig.outputs["y"].name == "y:0"
     assert sm.is_valid_signature(sig)
     with pytest.raises(ValueError, match="Prediction inputs cannot be None or empty."):
@@ -84,7 +89,7 @@ def test_tensor_info_round_trips_to_the_graph_tensor() -> None:
     with pytest.raises(KeyError):
         sm.get_tensor_from_tensor_info(info, import_scope="missing")
     with pytest.raises(ValueError, match="Invalid TensorInfo.encoding: None"):
-        sm.get_tensor_from_tensor_info(sm.TensorInfo(dtype=tf.float32))
+        sm.get_tensor_from_tensor_info(sm.TensorInfo(dtype=DATA_TYPES["DT_FLOAT"]))
     with pytest.raises(TypeError, match="expects a Tensor or SparseTensor"):
         sm.build_tensor_info(np.zeros(2))
 
@@ -97,7 +102,7 @@ def test_sparse_tensor_info_names_its_three_tensors() -> None:
     assert (info.coo_sparse.values_tensor_name, info.coo_sparse.indices_tensor_name,
             info.coo_sparse.dense_shape_tensor_name) == (sp.values.name, sp.indices.name,
                                                          sp.dense_shape.name)
-    assert (info.dtype, info.tensor_shape.as_list()) == (tf.float32, [2, 3])
+    assert (info.dtype, shape_of(info.tensor_shape).as_list()) == (DATA_TYPES["DT_FLOAT"], [2, 3])
     back = sm.get_tensor_from_tensor_info(info)
     assert isinstance(back, tf.SparseTensor)
     with tf.Session() as sess:

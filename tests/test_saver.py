@@ -110,6 +110,29 @@ def test_recover_last_checkpoints_adopts_a_previous_run(tmp_path) -> None:
     assert not os.path.exists(f"{old[0]}.index") and os.path.exists(f"{old[1]}.index")
 
 
+def test_a_state_file_as_tf_writes_it_reads_as_a_checkpoint_state(tmp_path) -> None:
+    import json
+
+    from tensorweave.formats.checkpoint_state_proto import CheckpointState
+
+    expected = json.loads((REPO / "tests" / "data" / "meta_graph_proto" / "expected.json")
+                          .read_text())["checkpoint_state"]["text"]  # TF 2.21's text
+    (tmp_path / "checkpoint").write_text(expected)
+    state = tf.train.get_checkpoint_state(str(tmp_path))
+    assert isinstance(state, CheckpointState)
+    assert state.model_checkpoint_path == str(tmp_path / "model.ckpt-200")
+    assert list(state.all_model_checkpoint_paths) == [str(tmp_path / "model.ckpt-100"),
+                                                      str(tmp_path / "model.ckpt-200")]
+    assert list(state.all_model_checkpoint_timestamps) == [1.5, 2.25]
+    assert state.last_preserved_timestamp == 0.5
+    tf.train.update_checkpoint_state(str(tmp_path), str(tmp_path / "model.ckpt-200"),
+                                     [str(tmp_path / "model.ckpt-100")])
+    assert (tmp_path / "checkpoint").read_text() == expected.split("all_model_checkpoint_t")[0]
+    (tmp_path / "checkpoint").write_text("model_checkpoint_path: 3\n")
+    with pytest.raises(ValueError, match="Invalid checkpoint state file .*1:24"):
+        tf.train.get_checkpoint_state(str(tmp_path))
+
+
 def test_latest_checkpoint_without_state_is_none(tmp_path) -> None:
     assert tf.train.latest_checkpoint(str(tmp_path)) is None
     (tmp_path / "checkpoint").write_text('model_checkpoint_path: "gone"\n')

@@ -59,7 +59,22 @@ def test_tf_exports_load_and_run_giving_tfs_outputs(export: str) -> None:
         assert graph.get_collection(tf.GraphKeys.TABLE_INITIALIZERS)
     # TF 2's MatMul has an attr TF 1.15's lacks; it imports because it holds the default the
     # producer's stripped_op_list states
-    assert meta.meta_info_def.stripped_op_list["MatMul"]["grad_a"] is False
+    (matmul,) = [op for op in meta.meta_info_def.stripped_op_list.op if op.name == "MatMul"]
+    (grad_a,) = [attr for attr in matmul.attr if attr.name == "grad_a"]
+    assert grad_a.default_value.b is False and grad_a.default_value.HasField("b")
+
+
+def test_tfs_asset_collection_re_exports_as_an_any_list() -> None:
+    from tensorweave.formats.saved_model_proto import asset_file_def_from_any
+
+    with tf.Graph().as_default(), tf.Session() as sess:
+        meta = tf.saved_model.loader.load(sess, ["serve"], str(DATA / "builder"))
+        (asset,) = tf.get_collection(tf.saved_model.ASSETS_KEY)  # an Any, as TF's loader gives
+        assert asset_file_def_from_any(asset).filename == "vocab.txt"
+        again = tf.train.export_meta_graph()
+    exported = again.collection_def[tf.saved_model.ASSETS_KEY]
+    assert exported.WhichOneof("kind") == "any_list"  # as TF wrote it, not bytes
+    assert exported == meta.collection_def[tf.saved_model.ASSETS_KEY]
 
 
 def test_tf_meta_graph_restores_through_its_own_saver_ops(tmp_path) -> None:

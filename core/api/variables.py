@@ -214,11 +214,11 @@ class Variable:
     def to_proto(self, export_scope: str | None = None) -> Any:
         """This variable's `VariableDef` (its ops' names, without `export_scope`), or None
         when it lies outside `export_scope`."""
-        from tensorweave.train.meta_graph import VariableDef
+        from tensorweave.train.meta_graph import variable_def
 
         if export_scope and not self._variable.name.startswith(export_scope + "/"):
             return None
-        return VariableDef.of(self, export_scope)
+        return variable_def(self, export_scope)
 
     @staticmethod
     def from_proto(variable_def: Any, import_scope: str | None = None) -> Variable:
@@ -251,6 +251,12 @@ class Variable:
         var._constraint = None
         var._synchronization = VariableSynchronization.AUTO
         var._aggregation = VariableAggregation.NONE
+        if variable_def.HasField("save_slice_info_def"):  # a shard of a partitioned variable
+            from tensorweave.api.partitioned_variables import SaveSliceInfo
+
+            info = variable_def.save_slice_info_def
+            var._save_slice_info = SaveSliceInfo(prefix + info.full_name, tuple(info.full_shape),
+                                                 tuple(info.var_offset), tuple(info.var_shape))
         return var
 
     # -- values -------------------------------------------------------------------------------

@@ -1,303 +1,241 @@
-"""TF's ``meta_graph.proto`` messages: `MetaGraphDef`, `MetaInfoDef`, `SaverDef` and
-`CollectionDef`, binary and text (field numbers as TF's; see `tensorweave.train.meta_graph` for
-exporting and importing them).
+"""TF's meta graph protos as protobuf classes: ``meta_graph``, ``saver``, ``variable`` and
+``queue_runner`` (and ``error.Code``, which a ``QueueRunnerDef`` lists).
+
+Contract: `MetaGraphDef` (with `MetaInfoDef`, `CollectionDef`, `TensorInfo`, `SignatureDef`,
+`AssetFileDef`), `SaverDef`, `VariableDef`, `SaveSliceInfoDef` and `QueueRunnerDef` are
+``protobuf`` message classes (see `tensorweave.engine.proto.schema`) with TF's message, field
+and enum names and numbers, described here in the project's own ``.proto`` text, so their bytes
+and text are TF's. ``MetaGraphDef.graph_def`` is the framework's `GraphDef` and
+``MetaInfoDef.stripped_op_list`` its `OpList`; ``any_info`` and ``CollectionDef.any_list`` hold
+protobuf's own ``google.protobuf.Any``. What tensorweave does not describe (``MetaGraphDef``'s
+``object_graph_def`` = 7, a ``TypeSpecProto``'s ``type_state`` = 2) is kept as unknown fields, so
+it survives a parse and re-serialize unchanged. `to_text` and `merge_text` are protobuf's
+``text_format`` over tensorweave's pool, so an ``Any`` packing one of these messages is written
+and read expanded, as TF writes it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from google.protobuf import any_pb2, text_format
+from google.protobuf.message import Message
 
-import attrs
+from tensorweave.engine.proto import framework as framework  # defines what the text names
+from tensorweave.engine.proto import schema
 
-from tensorweave.engine.graph.legacy_graph_def_proto import (
-    GRAPH_DEF_SCHEMA,
-    GraphDef,
-    parse_attr,
-    parse_graph_def,
-)
-from tensorweave.engine.proto import text_format
-from tensorweave.engine.proto.message import (
-    Field,
-    Message,
-    message_fields,
-    read_bool,
-    read_bytes,
-    read_float,
-    read_int,
-    read_map_entry,
-    read_repeated,
-    read_string,
-    to_binary,
-    to_text,
-)
+__all__ = ["CHECKPOINT_V2", "AssetFileDef", "CollectionDef", "MetaGraphDef", "MetaInfoDef",
+           "QueueRunnerDef", "SaveSliceInfoDef", "SaverDef", "SignatureDef", "TensorInfo",
+           "VariableDef", "merge_text", "to_text"]
 
-CHECKPOINT_V2 = 2  # SaverDef.CheckpointFormatVersion.V2
-_KINDS = ("node_list", "bytes_list", "int64_list", "float_list", "any_list")
-_CHECKPOINT_VERSIONS = {0: "LEGACY", 1: "V1", 2: "V2"}
+schema.add_file(any_pb2.DESCRIPTOR)
 
-_TF = "tensorflow."
-META_GRAPH_SCHEMA: text_format.Schema = {
-    **GRAPH_DEF_SCHEMA,
-    _TF + "MetaGraphDef": text_format.fields(
-        meta_info_def=(1, _TF + "MetaGraphDef.MetaInfoDef"), graph_def=(2, _TF + "GraphDef"),
-        saver_def=(3, _TF + "SaverDef"),
-        collection_def=(4, _TF + "MetaGraphDef.CollectionDefEntry")),
-    _TF + "MetaGraphDef.MetaInfoDef": text_format.fields(
-        meta_graph_version=(1, "string"), tags=(4, "string"), tensorflow_version=(5, "string"),
-        tensorflow_git_version=(6, "string"), stripped_default_attrs=(7, "bool")),
-    _TF + "SaverDef": text_format.fields(
-        filename_tensor_name=(1, "string"), save_tensor_name=(2, "string"),
-        restore_op_name=(3, "string"), max_to_keep=(4, "int"), sharded=(5, "bool"),
-        keep_checkpoint_every_n_hours=(6, "float"), version=(7, "enum", _CHECKPOINT_VERSIONS)),
-    _TF + "MetaGraphDef.CollectionDefEntry": text_format.fields(
-        key=(1, "string"), value=(2, _TF + "CollectionDef")),
-    _TF + "CollectionDef": text_format.fields(
-        node_list=(1, _TF + "CollectionDef.NodeList"),
-        bytes_list=(2, _TF + "CollectionDef.BytesList"),
-        int64_list=(3, _TF + "CollectionDef.Int64List"),
-        float_list=(4, _TF + "CollectionDef.FloatList")),
-    _TF + "CollectionDef.NodeList": text_format.fields(value=(1, "string")),
-    _TF + "CollectionDef.BytesList": text_format.fields(value=(1, "bytes")),
-    _TF + "CollectionDef.Int64List": text_format.fields(value=(1, "int")),
-    _TF + "CollectionDef.FloatList": text_format.fields(value=(1, "float")),
+schema.define("tensorweave/protobuf/error_codes.proto", """
+syntax = "proto3";
+package tensorflow.error;
+enum Code {
+  OK = 0;
+  CANCELLED = 1;
+  UNKNOWN = 2;
+  INVALID_ARGUMENT = 3;
+  DEADLINE_EXCEEDED = 4;
+  NOT_FOUND = 5;
+  ALREADY_EXISTS = 6;
+  PERMISSION_DENIED = 7;
+  UNAUTHENTICATED = 16;
+  RESOURCE_EXHAUSTED = 8;
+  FAILED_PRECONDITION = 9;
+  ABORTED = 10;
+  OUT_OF_RANGE = 11;
+  UNIMPLEMENTED = 12;
+  INTERNAL = 13;
+  UNAVAILABLE = 14;
+  DATA_LOSS = 15;
+  DO_NOT_USE_RESERVED_FOR_FUTURE_EXPANSION_USE_DEFAULT_IN_SWITCH_INSTEAD_ = 20;
 }
+""")
+
+schema.define("tensorweave/protobuf/saver.proto", """
+syntax = "proto3";
+package tensorflow;
+message SaverDef {
+  string filename_tensor_name = 1;  // fed with the checkpoint path
+  string save_tensor_name = 2;  // run to save; it holds the path written
+  string restore_op_name = 3;
+  int32 max_to_keep = 4;
+  bool sharded = 5;
+  float keep_checkpoint_every_n_hours = 6;
+  enum CheckpointFormatVersion {
+    LEGACY = 0;
+    V1 = 1;
+    V2 = 2;
+  }
+  CheckpointFormatVersion version = 7;
+}
+""")
+
+schema.define("tensorweave/framework/variable.proto", """
+syntax = "proto3";
+package tensorflow;
+// enum values share their package's scope, hence the prefixes
+enum VariableSynchronization {
+  VARIABLE_SYNCHRONIZATION_AUTO = 0;
+  VARIABLE_SYNCHRONIZATION_NONE = 1;
+  VARIABLE_SYNCHRONIZATION_ON_WRITE = 2;
+  VARIABLE_SYNCHRONIZATION_ON_READ = 3;
+}
+enum VariableAggregation {
+  VARIABLE_AGGREGATION_NONE = 0;
+  VARIABLE_AGGREGATION_SUM = 1;
+  VARIABLE_AGGREGATION_MEAN = 2;
+  VARIABLE_AGGREGATION_ONLY_FIRST_REPLICA = 3;
+}
+message VariableDef {
+  string variable_name = 1;
+  string initial_value_name = 6;
+  string initializer_name = 2;
+  string snapshot_name = 3;
+  SaveSliceInfoDef save_slice_info_def = 4;  // a shard of a partitioned variable
+  bool is_resource = 5;
+  bool trainable = 7;
+  VariableSynchronization synchronization = 8;
+  VariableAggregation aggregation = 9;
+}
+message SaveSliceInfoDef {
+  string full_name = 1;
+  repeated int64 full_shape = 2;
+  repeated int64 var_offset = 3;
+  repeated int64 var_shape = 4;
+}
+""")
+
+schema.define("tensorweave/protobuf/queue_runner.proto", """
+syntax = "proto3";
+package tensorflow;
+message QueueRunnerDef {
+  string queue_name = 1;
+  repeated string enqueue_op_name = 2;
+  string close_op_name = 3;
+  string cancel_op_name = 4;
+  repeated error.Code queue_closed_exception_types = 5;
+}
+""")
+
+schema.define("tensorweave/protobuf/meta_graph.proto", """
+syntax = "proto3";
+package tensorflow;
+message MetaGraphDef {
+  message MetaInfoDef {
+    string meta_graph_version = 1;
+    OpList stripped_op_list = 2;  // the OpDefs of the ops the graph uses
+    google.protobuf.Any any_info = 3;
+    repeated string tags = 4;
+    string tensorflow_version = 5;
+    string tensorflow_git_version = 6;
+    bool stripped_default_attrs = 7;
+    map<string, string> function_aliases = 8;
+  }
+  MetaInfoDef meta_info_def = 1;
+  GraphDef graph_def = 2;
+  SaverDef saver_def = 3;
+  map<string, CollectionDef> collection_def = 4;
+  map<string, SignatureDef> signature_def = 5;
+  repeated AssetFileDef asset_file_def = 6;
+  // object_graph_def = 7 (TF 2's SavedObjectGraph): not described, kept as an unknown field
+}
+message CollectionDef {
+  message NodeList {
+    repeated string value = 1;
+  }
+  message BytesList {
+    repeated bytes value = 1;
+  }
+  message Int64List {
+    repeated int64 value = 1 [packed = true];
+  }
+  message FloatList {
+    repeated float value = 1 [packed = true];
+  }
+  message AnyList {
+    repeated google.protobuf.Any value = 1;
+  }
+  oneof kind {
+    NodeList node_list = 1;
+    BytesList bytes_list = 2;
+    Int64List int64_list = 3;
+    FloatList float_list = 4;
+    AnyList any_list = 5;
+  }
+}
+// the parts of TF's struct.proto a TensorInfo names; type_state = 2 (a StructuredValue) is
+// not described, kept as an unknown field
+message TypeSpecProto {
+  enum TypeSpecClass {
+    UNKNOWN = 0;
+    SPARSE_TENSOR_SPEC = 1;
+    INDEXED_SLICES_SPEC = 2;
+    RAGGED_TENSOR_SPEC = 3;
+    TENSOR_ARRAY_SPEC = 4;
+    DATA_DATASET_SPEC = 5;
+    DATA_ITERATOR_SPEC = 6;
+    OPTIONAL_SPEC = 7;
+    PER_REPLICA_SPEC = 8;
+    VARIABLE_SPEC = 9;
+    ROW_PARTITION_SPEC = 10;
+    REGISTERED_TYPE_SPEC = 12;
+    EXTENSION_TYPE_SPEC = 13;
+  }
+  TypeSpecClass type_spec_class = 1;
+  string type_spec_class_name = 3;
+  int32 num_flat_components = 4;
+}
+message TensorInfo {
+  message CooSparse {
+    string values_tensor_name = 1;
+    string indices_tensor_name = 2;
+    string dense_shape_tensor_name = 3;
+  }
+  message CompositeTensor {
+    TypeSpecProto type_spec = 1;
+    repeated TensorInfo components = 2;
+  }
+  oneof encoding {
+    string name = 1;  // "op:N"
+    CooSparse coo_sparse = 4;
+    CompositeTensor composite_tensor = 5;
+  }
+  DataType dtype = 2;
+  TensorShapeProto tensor_shape = 3;
+}
+message SignatureDef {
+  map<string, TensorInfo> inputs = 1;
+  map<string, TensorInfo> outputs = 2;
+  string method_name = 3;
+  map<string, TensorProto> defaults = 4;
+}
+message AssetFileDef {
+  TensorInfo tensor_info = 1;  // the tensor fed with the asset's path at load time
+  string filename = 2;  // under the SavedModel's assets/
+}
+""")
+
+SaverDef = schema.message_class("tensorflow.SaverDef")
+VariableDef = schema.message_class("tensorflow.VariableDef")
+SaveSliceInfoDef = schema.message_class("tensorflow.SaveSliceInfoDef")
+QueueRunnerDef = schema.message_class("tensorflow.QueueRunnerDef")
+MetaGraphDef = schema.message_class("tensorflow.MetaGraphDef")
+MetaInfoDef = MetaGraphDef.MetaInfoDef
+CollectionDef = schema.message_class("tensorflow.CollectionDef")
+TensorInfo = schema.message_class("tensorflow.TensorInfo")
+SignatureDef = schema.message_class("tensorflow.SignatureDef")
+AssetFileDef = schema.message_class("tensorflow.AssetFileDef")
+CHECKPOINT_V2: int = SaverDef.V2
 
 
-def meta_graph_fields(data: bytes, what: str) -> Iterable[tuple[int, int, Any]]:
-    return message_fields(data, "MetaGraphDef", what)
+def to_text(message: Message) -> str:
+    """`message` in protobuf's text format, an ``Any`` of a known message expanded (TF's)."""
+    return text_format.MessageToString(message, descriptor_pool=schema.pool())
 
 
-def string_fields(*pairs: tuple[str, int, str]) -> Message:
-    return [Field(name, number, "string", value) for name, number, value in pairs if value]
-
-
-@attrs.define
-class MetaInfoDef:
-    meta_graph_version: str = ""
-    tags: list[str] = attrs.field(factory=list)
-    tensorflow_version: str = ""
-    tensorflow_git_version: str = ""
-    stripped_default_attrs: bool = False
-    # the producer's ``stripped_op_list`` (field 2) as ``{op: {attr: default}}``: read, so a
-    # newer producer's attrs at their defaults import (TF's forward compatibility); not written
-    stripped_op_list: dict[str, dict[str, Any]] = attrs.field(factory=dict)
-
-    def message(self) -> Message:
-        out = string_fields(("meta_graph_version", 1, self.meta_graph_version))
-        out += [Field("tags", 4, "string", t) for t in self.tags]
-        out += string_fields(("tensorflow_version", 5, self.tensorflow_version),
-                        ("tensorflow_git_version", 6, self.tensorflow_git_version))
-        if self.stripped_default_attrs:
-            out.append(Field("stripped_default_attrs", 7, "bool", True))
-        return out
-
-    @classmethod
-    def parse(cls, data: bytes) -> MetaInfoDef:
-        out = cls()
-        for number, wire_type, raw in meta_graph_fields(data, "meta_info_def"):
-            if number == 1:
-                out.meta_graph_version = read_string(wire_type, raw, "meta_graph_version")
-            elif number == 2:
-                out.stripped_op_list = _op_defaults(read_bytes(wire_type, raw, "stripped_op_list"))
-            elif number == 4:
-                out.tags.append(read_string(wire_type, raw, "tags"))
-            elif number == 5:
-                out.tensorflow_version = read_string(wire_type, raw, "tensorflow_version")
-            elif number == 6:
-                out.tensorflow_git_version = read_string(wire_type, raw,
-                                                         "tensorflow_git_version")
-            elif number == 7:
-                out.stripped_default_attrs = read_bool(wire_type, raw, "stripped_default_attrs")
-        return out
-
-
-def _no_function(name: str) -> Any:
-    raise ValueError(f"stripped_op_list: an attr default names function {name!r}")
-
-
-def _op_defaults(data: bytes) -> dict[str, dict[str, Any]]:
-    """``OpList { repeated OpDef op = 1; }``, ``OpDef { string name = 1; repeated AttrDef attr =
-    4; }``, ``AttrDef { string name = 1; AttrValue default_value = 3; }``: each op's attr
-    defaults (attrs without one left out)."""
-    out: dict[str, dict[str, Any]] = {}
-    for number, wire_type, raw in meta_graph_fields(data, "OpList"):
-        if number != 1:
-            continue
-        name, defaults = "", {}
-        for n, wt, r in meta_graph_fields(read_bytes(wire_type, raw, "OpDef"), "OpDef"):
-            if n == 1:
-                name = read_string(wt, r, "OpDef.name")
-            elif n == 4:
-                attr_name, default, has_default = "", None, False
-                for an, awt, ar in meta_graph_fields(read_bytes(wt, r, "AttrDef"), "AttrDef"):
-                    if an == 1:
-                        attr_name = read_string(awt, ar, "AttrDef.name")
-                    elif an == 3:
-                        default = parse_attr(read_bytes(awt, ar, "AttrDef.default_value"),
-                                             _no_function, what="AttrDef.default_value")
-                        has_default = True
-                if has_default:
-                    defaults[attr_name] = default
-        out[name] = defaults
-    return out
-
-
-@attrs.define
-class SaverDef:
-    filename_tensor_name: str = ""
-    save_tensor_name: str = ""
-    restore_op_name: str = ""
-    max_to_keep: int = 0
-    sharded: bool = False
-    keep_checkpoint_every_n_hours: float = 0.0
-    version: int = CHECKPOINT_V2
-
-    def message(self) -> Message:
-        out = string_fields(("filename_tensor_name", 1, self.filename_tensor_name),
-                       ("save_tensor_name", 2, self.save_tensor_name),
-                       ("restore_op_name", 3, self.restore_op_name))
-        if self.max_to_keep:
-            out.append(Field("max_to_keep", 4, "int", self.max_to_keep))
-        if self.sharded:
-            out.append(Field("sharded", 5, "bool", True))
-        if self.keep_checkpoint_every_n_hours:
-            out.append(Field("keep_checkpoint_every_n_hours", 6, "float",
-                             self.keep_checkpoint_every_n_hours))
-        if self.version:
-            out.append(Field("version", 7, "enum", self.version, _CHECKPOINT_VERSIONS))
-        return out
-
-    @classmethod
-    def parse(cls, data: bytes) -> SaverDef:
-        found: dict[str, Any] = {"version": 0}
-        names = {1: "filename_tensor_name", 2: "save_tensor_name", 3: "restore_op_name"}
-        for number, wire_type, raw in meta_graph_fields(data, "saver_def"):
-            if number in names:
-                found[names[number]] = read_string(wire_type, raw, names[number])
-            elif number == 4:
-                found["max_to_keep"] = read_int(wire_type, raw, "max_to_keep")
-            elif number == 5:
-                found["sharded"] = read_bool(wire_type, raw, "sharded")
-            elif number == 6:
-                found["keep_checkpoint_every_n_hours"] = read_float(wire_type, raw,
-                                                                    "keep_checkpoint_hours")
-            elif number == 7:
-                found["version"] = read_int(wire_type, raw, "version")
-        return cls(**found)
-
-
-@attrs.define
-class ValueList:
-    """``CollectionDef.NodeList`` / ``BytesList`` / ``Int64List`` / ``FloatList``."""
-
-    value: list[Any] = attrs.field(factory=list)
-
-
-@attrs.define
-class CollectionDef:
-    """One collection: exactly one of the lists is set."""
-
-    node_list: ValueList | None = None
-    bytes_list: ValueList | None = None
-    int64_list: ValueList | None = None
-    float_list: ValueList | None = None
-    any_list: ValueList | None = None  # each value the bytes of one ``google.protobuf.Any``
-
-    @property
-    def kind(self) -> str | None:
-        return next((k for k in _KINDS if getattr(self, k) is not None), None)
-
-    def message(self) -> Message:
-        kind = self.kind
-        if kind is None:
-            return []
-        values = getattr(self, kind).value
-        number = _KINDS.index(kind) + 1
-        if kind == "node_list":
-            body = [Field("value", 1, "string", v) for v in values]
-        elif kind in ("bytes_list", "any_list"):
-            body = [Field("value", 1, "bytes", v) for v in values]
-        else:
-            body = [Field("value", 1, "packed_int" if kind == "int64_list" else "packed_float",
-                          values)] if values else []
-        return [Field(kind, number, "message", body)]
-
-    @classmethod
-    def parse(cls, data: bytes, what: str) -> CollectionDef:
-        out = cls()
-        for number, wire_type, raw in meta_graph_fields(data, what):
-            if not 1 <= number <= len(_KINDS):
-                continue
-            kind = _KINDS[number - 1]
-            values: list[Any] = []
-            for n, wt, r in meta_graph_fields(read_bytes(wire_type, raw, what), what):
-                if n != 1:
-                    continue
-                if kind == "node_list":
-                    values.append(read_string(wt, r, what))
-                elif kind in ("bytes_list", "any_list"):
-                    values.append(read_bytes(wt, r, what))
-                else:
-                    values += read_repeated(wt, r, "int" if kind == "int64_list" else "float",
-                                            what)
-            for other in _KINDS:  # a oneof: the last member set wins
-                setattr(out, other, None)
-            setattr(out, kind, ValueList(values))
-        return out
-
-
-@attrs.define
-class MetaGraphDef:
-    """TF's ``MetaGraphDef``; see the module docstring."""
-
-    meta_info_def: MetaInfoDef = attrs.field(factory=MetaInfoDef)
-    graph_def: GraphDef = attrs.field(factory=GraphDef)
-    saver_def: SaverDef | None = None
-    collection_def: dict[str, CollectionDef] = attrs.field(factory=dict)
-
-    TEXT_SCHEMA = (META_GRAPH_SCHEMA, "tensorflow.MetaGraphDef")  # text_format.Merge reads by it
-
-    def _message(self) -> Message:
-        from tensorweave.engine.graph.legacy_graph_def_proto import graph_def_message
-
-        out = [Field("meta_info_def", 1, "message", self.meta_info_def.message()),
-               Field("graph_def", 2, "message", graph_def_message(self.graph_def))]
-        if self.saver_def is not None:
-            out.append(Field("saver_def", 3, "message", self.saver_def.message()))
-        out += [Field("collection_def", 4, "message", [
-            Field("key", 1, "string", key),
-            Field("value", 2, "message", self.collection_def[key].message())])
-            for key in sorted(self.collection_def)]
-        return out
-
-    def SerializeToString(self, deterministic: bool = True) -> bytes:  # noqa: N802, ARG002
-        return to_binary(self._message())
-
-    def __str__(self) -> str:
-        return to_text(self._message())
-
-    def ParseFromString(self, data: bytes) -> int:  # noqa: N802 - protobuf's name
-        parsed = self.FromString(data)
-        for field in attrs.fields(MetaGraphDef):
-            setattr(self, field.name, getattr(parsed, field.name))
-        return len(data)
-
-    @classmethod
-    def FromString(cls, data: bytes) -> MetaGraphDef:  # noqa: N802
-        parts: dict[int, bytes] = {1: b"", 2: b"", 3: b""}
-        seen: set[int] = set()
-        collections: dict[str, CollectionDef] = {}
-        for number, wire_type, raw in meta_graph_fields(data, "MetaGraphDef"):
-            if number in parts:
-                parts[number] += read_bytes(wire_type, raw, f"field {number}")
-                seen.add(number)
-            elif number == 4:
-                entry = read_bytes(wire_type, raw, "collection_def")
-                key, value = read_map_entry(meta_graph_fields(entry, "collection_def"),
-                                            "collection_def")
-                collections[key] = CollectionDef.parse(value, f"collection '{key}'")
-        return cls(meta_info_def=MetaInfoDef.parse(parts[1]),
-                   graph_def=parse_graph_def(parts[2]),
-                   saver_def=SaverDef.parse(parts[3]) if 3 in seen else None,
-                   collection_def=collections)
+def merge_text(text: str | bytes, message: Message) -> Message:
+    """Merge `text` (protobuf's text format) into `message` and return it; raises
+    ``text_format.ParseError`` as protobuf does."""
+    return text_format.Merge(text, message, descriptor_pool=schema.pool())

@@ -55,13 +55,9 @@ __all__ = [
     "data_path", "index_path", "slice_key", "write_bundle", "write_index",
 ]
 
-# TF's DataType numbers (types.proto) of the dtypes tensorweave has.
+# TF's DataType numbers (types.proto) of the dtypes a checkpoint can hold
 DATA_TYPES: dict[dtypes.DType, int] = {
-    dtypes.float32: 1, dtypes.float64: 2, dtypes.int32: 3, dtypes.uint8: 4, dtypes.int16: 5,
-    dtypes.int8: 6, dtypes.string: 7, dtypes.complex64: 8, dtypes.int64: 9, dtypes.bool_: 10,
-    dtypes.uint16: 17, dtypes.complex128: 18, dtypes.float16: 19, dtypes.uint32: 22,
-    dtypes.uint64: 23,
-}
+    d: number for d, number in dtypes.DATA_TYPE_ENUMS.items() if d != dtypes.resource}
 _BY_CODE = {code: dtype for dtype, code in DATA_TYPES.items()}
 _STRING = DATA_TYPES[dtypes.string]
 _VERSION = 1  # TF's kTensorBundleVersion

@@ -33,9 +33,9 @@ from typing import Any
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.formats.atomic_file import write_atomic
+from tensorweave.formats.meta_graph_proto import to_text
 from tensorweave.formats.saved_model_proto import (
     AssetFileDef,
-    MetaGraphDef,
     SavedModel,
     SignatureDef,
     TensorInfo,
@@ -61,7 +61,7 @@ def _validate_tensor_info(info: TensorInfo | None) -> None:
     if info.WhichOneof("encoding") is None:
         raise AssertionError("All TensorInfo protos used in the SignatureDefs must have one of "
                              f"the 'encoding' fields (e.g., name or coo_sparse) set: {info}")
-    if info.dtype is None:
+    if info.WhichOneof("encoding") != "composite_tensor" and not info.dtype:  # DT_INVALID
         raise AssertionError("All TensorInfo protos used in the SignatureDefs must have the "
                              f"dtype field set: {info}")
 
@@ -175,7 +175,7 @@ class SavedModelBuilder:
         os.makedirs(self._export_dir, exist_ok=True)
         if as_text:
             path = os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_PBTXT)
-            data = str(self._saved_model).encode()
+            data = to_text(self._saved_model).encode()
         else:
             path = os.path.join(self._export_dir, constants.SAVED_MODEL_FILENAME_PB)
             data = self._saved_model.SerializeToString(deterministic=True)
@@ -229,10 +229,11 @@ class SavedModelBuilder:
     def _add(self, graph: Graph, saver: Saver, tags: list[str],
              signature_def_map: dict[str, SignatureDef], assets: list[AssetFileDef],
              clear_devices: bool, strip_default_attrs: bool) -> None:
-        meta = MetaGraphDef.from_meta_graph(export_meta_graph(
-            graph=graph, saver_def=saver.as_saver_def(), clear_devices=clear_devices,
-            strip_default_attrs=strip_default_attrs))
+        meta = export_meta_graph(graph=graph, saver_def=saver.as_saver_def(),
+                                 clear_devices=clear_devices,
+                                 strip_default_attrs=strip_default_attrs)
         meta.meta_info_def.tags.extend(tags)
-        meta.signature_def = signature_def_map
-        meta.asset_file_def = assets
+        for key, signature in signature_def_map.items():
+            meta.signature_def[key].CopyFrom(signature)
+        meta.asset_file_def.extend(assets)
         self._saved_model.meta_graphs.append(meta)

@@ -22,9 +22,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError
+
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
-from tensorweave.engine.proto import text_format
-from tensorweave.formats.saved_model_proto import AssetFileDef, MetaGraphDef, SavedModel
+from tensorweave.formats.meta_graph_proto import merge_text
+from tensorweave.formats.saved_model_proto import (
+    MetaGraphDef,
+    SavedModel,
+    asset_file_def_from_any,
+)
 from tensorweave.saved_model import constants
 from tensorweave.saved_model.builder import variables_path
 from tensorweave.train.meta_graph import import_meta_graph
@@ -52,8 +59,8 @@ def parse_saved_model(export_dir: str) -> SavedModel:
     with open(path, "rb") as f:
         data = f.read()
     try:
-        return text_format.Merge(data, SavedModel()) if as_text else SavedModel.FromString(data)
-    except ValueError as exc:  # text_format.ParseError included
+        return merge_text(data, SavedModel()) if as_text else SavedModel.FromString(data)
+    except (DecodeError, text_format.ParseError, UnicodeDecodeError) as exc:
         raise OSError(f"Cannot parse file {path}: {exc}.") from None
 
 
@@ -75,7 +82,7 @@ def _init_op(meta: MetaGraphDef, graph: Graph, prefix: str) -> Operation | None:
         collection = meta.collection_def.get(key)
         if collection is None:
             continue
-        names = collection.node_list.value if collection.node_list else []
+        names = list(collection.node_list.value)
         if len(names) != 1:
             raise RuntimeError(f"Expected exactly one SavedModel main op. Found: {names}")
         return graph.as_graph_element(prefix + names[0])
@@ -87,8 +94,8 @@ def _asset_feeds(meta: MetaGraphDef, graph: Graph, export_dir: str,
     assets_dir = os.path.join(export_dir, constants.ASSETS_DIRECTORY)
     assets = list(meta.asset_file_def)
     collection = meta.collection_def.get(constants.ASSETS_KEY)
-    if not assets and collection is not None and collection.any_list:  # TF's v1 builder's
-        assets = [AssetFileDef.from_any(value) for value in collection.any_list.value]
+    if not assets and collection is not None:  # TF's v1 builder's
+        assets = [asset_file_def_from_any(value) for value in collection.any_list.value]
     return {graph.get_tensor_by_name(prefix + asset.tensor_info.name):
             os.path.join(assets_dir, asset.filename) for asset in assets}
 

@@ -16,7 +16,7 @@ from tensorweave.engine import dtypes
 from tensorweave.engine.graph.graph import Tensor
 from tensorweave.formats.saved_model_proto import SignatureDef, TensorInfo
 from tensorweave.saved_model import signature_constants as sc
-from tensorweave.saved_model.utils import build_tensor_info
+from tensorweave.saved_model.utils import build_tensor_info, dtype_enum
 
 __all__ = ["build_signature_def", "classification_signature_def", "is_valid_signature",
            "predict_signature_def", "regression_signature_def"]
@@ -25,8 +25,12 @@ __all__ = ["build_signature_def", "classification_signature_def", "is_valid_sign
 def build_signature_def(inputs: Mapping[str, TensorInfo] | None = None,
                         outputs: Mapping[str, TensorInfo] | None = None,
                         method_name: str | None = None) -> SignatureDef:
-    return SignatureDef(inputs=dict(inputs or {}), outputs=dict(outputs or {}),
-                        method_name=method_name or "")
+    signature = SignatureDef(method_name=method_name or "")
+    for key, info in (inputs or {}).items():
+        signature.inputs[key].CopyFrom(info)
+    for key, info in (outputs or {}).items():
+        signature.outputs[key].CopyFrom(info)
+    return signature
 
 
 def predict_signature_def(inputs: Mapping[str, Any], outputs: Mapping[str, Any]
@@ -50,7 +54,7 @@ def _examples_info(examples: Any, what: str) -> TensorInfo:
 
 def _typed_info(tensor: Any, dtype: dtypes.DType, message: str) -> TensorInfo:
     info = build_tensor_info(tensor)
-    if info.dtype != dtype:
+    if info.dtype != dtype_enum(dtype):
         raise ValueError(message)
     return info
 
@@ -81,7 +85,7 @@ def regression_signature_def(examples: Tensor, predictions: Tensor) -> Signature
 
 def _has(signature: SignatureDef, side: str, key: str, dtype: dtypes.DType) -> bool:
     info = getattr(signature, side).get(key)
-    return info is not None and info.dtype == dtype
+    return info is not None and info.dtype == dtype_enum(dtype)
 
 
 def is_valid_signature(signature_def: SignatureDef) -> bool:

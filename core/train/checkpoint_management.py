@@ -1,7 +1,8 @@
 """The ``checkpoint`` state file of a checkpoint directory, as TF1's ``checkpoint_management``.
 
 Contract: the state file (``checkpoint`` unless `latest_filename` says otherwise) is a
-``CheckpointState`` proto in protobuf's text format, as TF writes it::
+`CheckpointState` proto (`tensorweave.formats.checkpoint_state_proto`) in protobuf's text
+format, as TF writes it::
 
     model_checkpoint_path: "model.ckpt-200"
     all_model_checkpoint_paths: "model.ckpt-100"
@@ -19,37 +20,18 @@ checkpoint is missing.
 from __future__ import annotations
 
 import os
-import struct
 
-import attrs
 import numpy as np
+from google.protobuf import text_format
 
-from tensorweave.engine.proto import text_format
-from tensorweave.engine.proto import wire as proto_wire
-from tensorweave.engine.proto.message import Field, to_text
 from tensorweave.formats.atomic_file import write_atomic
+from tensorweave.formats.checkpoint_state_proto import CheckpointState
 from tensorweave.formats.tensor_bundle import BundleReader, index_path
 
 __all__ = [
     "CheckpointState", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
     "list_variables", "load_variable", "update_checkpoint_state",
 ]
-
-_ROOT = "tensorflow.CheckpointState"
-_SCHEMA = {_ROOT: text_format.fields(
-    model_checkpoint_path=(1, "string"), all_model_checkpoint_paths=(2, "string"),
-    all_model_checkpoint_timestamps=(3, "double"), last_preserved_timestamp=(4, "double"))}
-
-
-@attrs.define
-class CheckpointState:
-    """The newest checkpoint of a directory, and every one still kept."""
-
-    model_checkpoint_path: str = ""
-    all_model_checkpoint_paths: list[str] = attrs.field(factory=list)
-    all_model_checkpoint_timestamps: list[float] = attrs.field(factory=list)
-    last_preserved_timestamp: float = 0.0
-
 
 def _state_path(checkpoint_dir: str, latest_filename: str | None) -> str:
     return os.path.join(checkpoint_dir, latest_filename or "checkpoint")
@@ -67,11 +49,10 @@ def update_checkpoint_state(save_dir: str, model_checkpoint_path: str,
     """Write the state file of `save_dir`; the newest path is always listed last."""
     paths = [p for p in all_model_checkpoint_paths or [] if p != model_checkpoint_path]
     paths.append(model_checkpoint_path)
-    message = [Field("model_checkpoint_path", 1, "string",
-                     _relative(save_dir, model_checkpoint_path))]
-    message += [Field("all_model_checkpoint_paths", 2, "string", _relative(save_dir, p))
-                for p in paths]
-    write_atomic(_state_path(save_dir, latest_filename), to_text(message).encode())
+    state = CheckpointState(model_checkpoint_path=_relative(save_dir, model_checkpoint_path),
+                            all_model_checkpoint_paths=[_relative(save_dir, p) for p in paths])
+    write_atomic(_state_path(save_dir, latest_filename),
+                 text_format.MessageToString(state).encode())
 
 
 def get_checkpoint_state(checkpoint_dir: str,
@@ -84,22 +65,18 @@ def get_checkpoint_state(checkpoint_dir: str,
     except FileNotFoundError:
         return None
     try:
-        data = text_format.to_binary(text, _SCHEMA, _ROOT)
-    except ValueError as exc:
+        state = text_format.Merge(text, CheckpointState())  # TF's reader merges
+    except text_format.ParseError as exc:
         raise ValueError(f"Invalid checkpoint state file {path}: {exc}") from None
-    state = CheckpointState()
-    for number, _, value in proto_wire.fields(data):
-        if number in (1, 2):
-            value = value.decode()
-            value = value if os.path.isabs(value) else os.path.join(checkpoint_dir, value)
-            if number == 1:
-                state.model_checkpoint_path = value
-            else:
-                state.all_model_checkpoint_paths.append(value)
-        elif number == 3:
-            state.all_model_checkpoint_timestamps += struct.unpack(f"<{len(value) // 8}d", value)
-        elif number == 4:
-            (state.last_preserved_timestamp,) = struct.unpack("<d", value)
+
+    def joined(value: str) -> str:
+        return value if os.path.isabs(value) else os.path.join(checkpoint_dir, value)
+
+    if state.model_checkpoint_path:  # as TF: paths relative to the directory made whole
+        state.model_checkpoint_path = joined(state.model_checkpoint_path)
+    paths = [joined(p) for p in state.all_model_checkpoint_paths]
+    del state.all_model_checkpoint_paths[:]
+    state.all_model_checkpoint_paths.extend(paths)
     if not state.model_checkpoint_path:
         raise ValueError(f"Invalid checkpoint state file {path}: no model_checkpoint_path")
     return state

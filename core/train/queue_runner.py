@@ -12,11 +12,9 @@ enqueues blocked on a full queue. A runner started again for a session whose thr
 makes no new ones. `start_queue_runners` does this for every runner of the graph's
 ``QUEUE_RUNNERS`` collection.
 
-A runner travels in a meta graph as TF's ``QueueRunnerDef`` (`to_proto`, `from_proto`):
-    QueueRunnerDef { string queue_name = 1; repeated string enqueue_op_name = 2;
-                     string close_op_name = 3; string cancel_op_name = 4;
-                     repeated error.Code queue_closed_exception_types = 5; }
-A runner rebuilt from one holds the queue's operation as its `queue`, as TF's does.
+A runner travels in a meta graph as TF's ``QueueRunnerDef`` message
+(`tensorweave.formats.meta_graph_proto`; `to_proto`, `from_proto`). A runner rebuilt from one
+holds the queue's operation as its `queue`, as TF's does.
 
 Deviation from TF: TF's steps have no deadline unless configured; tensorweave's default to a
 finite one, so the runner's enqueue steps run with a deadline of their own, `ENQUEUE_TIMEOUT_MS`
@@ -36,13 +34,7 @@ from tensorweave.engine import errors
 from tensorweave.engine.client.config import RunOptions
 from tensorweave.engine.client.session import Session, get_default_session
 from tensorweave.engine.graph.graph import GraphKeys, Operation, get_default_graph
-from tensorweave.engine.proto.message import (
-    Field,
-    message_fields,
-    read_repeated,
-    read_string,
-    to_binary,
-)
+from tensorweave.formats.meta_graph_proto import QueueRunnerDef
 from tensorweave.train.coordinator import Coordinator
 
 __all__ = ["QueueRunner", "add_queue_runner", "start_queue_runners"]
@@ -58,7 +50,8 @@ class QueueRunner:
     def __init__(self, queue: Any = None, enqueue_ops: Sequence[Operation] | None = None,
                  close_op: Operation | None = None, cancel_op: Operation | None = None,
                  queue_closed_exception_types: tuple[type[errors.OpError], ...] | None = None,
-                 queue_runner_def: bytes | None = None, import_scope: str | None = None
+                 queue_runner_def: QueueRunnerDef | None = None,
+                 import_scope: str | None = None
                  ) -> None:
         if queue_runner_def is not None:
             if queue or enqueue_ops:
@@ -116,25 +109,24 @@ class QueueRunner:
     def name(self) -> str:
         return self._queue.name
 
-    def to_proto(self, export_scope: str | None = None) -> bytes | None:
-        """TF's ``QueueRunnerDef`` bytes, names relative to `export_scope`; None if the queue
-        is outside it."""
+    def to_proto(self, export_scope: str | None = None) -> QueueRunnerDef | None:
+        """TF's ``QueueRunnerDef`` of this runner, names relative to `export_scope`; None if the
+        queue is outside it."""
         def strip(name: str) -> str:
             return name[len(export_scope) + 1:] if export_scope else name
 
         if export_scope and not self.name.startswith(export_scope + "/"):
             return None
-        return to_binary([
-            Field("queue_name", 1, "string", strip(self.name)),
-            *(Field("enqueue_op_name", 2, "string", strip(op.name)) for op in self._enqueue_ops),
-            Field("close_op_name", 3, "string", strip(self._close_op.name)),
-            Field("cancel_op_name", 4, "string", strip(self._cancel_op.name)),
-            Field("queue_closed_exception_types", 5, "packed_int",
-                  [t.error_code for t in self._queue_closed_exception_types]),
-        ])
+        return QueueRunnerDef(
+            queue_name=strip(self.name),
+            enqueue_op_name=[strip(op.name) for op in self._enqueue_ops],
+            close_op_name=strip(self._close_op.name), cancel_op_name=strip(self._cancel_op.name),
+            queue_closed_exception_types=[t.error_code
+                                          for t in self._queue_closed_exception_types])
 
     @staticmethod
-    def from_proto(queue_runner_def: bytes, import_scope: str | None = None) -> QueueRunner:
+    def from_proto(queue_runner_def: QueueRunnerDef,
+                   import_scope: str | None = None) -> QueueRunner:
         """The runner a ``QueueRunnerDef`` describes, over the default graph's operations."""
         return QueueRunner(queue_runner_def=queue_runner_def, import_scope=import_scope)
 
@@ -200,28 +192,23 @@ class QueueRunner:
         return threads
 
 
-def _from_def(data: bytes, import_scope: str | None) -> tuple[Any, ...]:
+def _from_def(proto: QueueRunnerDef, import_scope: str | None) -> tuple[Any, ...]:
     """Queue, enqueue ops, close op, cancel op and closed-error types of a ``QueueRunnerDef``,
     looked up in the default graph (a missing name raises `KeyError`, as TF's lookup)."""
     graph = get_default_graph()
     prefix = f"{import_scope}/" if import_scope else ""
-    names: dict[int, list[str]] = {1: [], 2: [], 3: [], 4: []}
-    codes: list[int] = []
-    for number, wire_type, raw in message_fields(data, "MetaGraphDef", "QueueRunnerDef"):
-        if number in names:
-            names[number].append(read_string(wire_type, raw, "QueueRunnerDef"))
-        elif number == 5:
-            codes += read_repeated(wire_type, raw, "int", "QueueRunnerDef")
 
     def op(name: str) -> Operation:
         return graph.get_operation_by_name(prefix + name)
 
-    if not (names[1] and names[2] and names[3] and names[4]):
+    if not (proto.queue_name and proto.enqueue_op_name and proto.close_op_name
+            and proto.cancel_op_name):
         raise ValueError("Error parsing QueueRunnerDef: it lacks its queue, enqueue, close or "
                          "cancel op name")
-    types = tuple(errors.exception_type_from_error_code(c) for c in codes) or None
-    return (op(names[1][-1]), [op(n) for n in names[2]], op(names[3][-1]), op(names[4][-1]),
-            types)
+    types = tuple(errors.exception_type_from_error_code(c)
+                  for c in proto.queue_closed_exception_types) or None
+    return (op(proto.queue_name), [op(n) for n in proto.enqueue_op_name],
+            op(proto.close_op_name), op(proto.cancel_op_name), types)
 
 
 def add_queue_runner(qr: QueueRunner, collection: str = GraphKeys.QUEUE_RUNNERS) -> None:

@@ -238,7 +238,7 @@ class Saver:
     def as_saver_def(self) -> Any:
         """TF's ``SaverDef`` of this saver: its filename tensor, save tensor and restore op,
         and its retention settings."""
-        from tensorweave.formats.meta_graph_proto import SaverDef
+        from tensorweave.formats.meta_graph_proto import CHECKPOINT_V2, SaverDef
 
         self.build()
         if self._saver_def is not None:
@@ -248,7 +248,7 @@ class Saver:
                         save_tensor_name=ops.save_tensor.name if ops else "",
                         restore_op_name=ops.restore_op.name if ops else "",
                         max_to_keep=self._max_to_keep or 0, sharded=self._sharded,
-                        keep_checkpoint_every_n_hours=self._keep_hours)
+                        keep_checkpoint_every_n_hours=self._keep_hours, version=CHECKPOINT_V2)
 
     def export_meta_graph(self, filename: str | None = None, collection_list: Any = None,
                           as_text: bool = False, clear_devices: bool = False,

@@ -12,16 +12,18 @@ The subset: ``syntax = "proto3";``, ``package a.b;``, ``message``/``enum`` (nest
 resolves it: the innermost enclosing scope first, then outward, across every file defined
 before; a file's dependencies are the files its fields name. Anything else is a `SyntaxError`
 naming the file and token, raised at import time, so it can only come from the project's code.
+`add_file` adds a file protobuf itself describes (a well-known type: ``google.protobuf.Any``)
+so `define`d files can name it; `pool` is the pool, for ``text_format`` to expand an ``Any``.
 """
 
 from __future__ import annotations
 
 import re
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor, descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import Message
 
-__all__ = ["define", "message_class"]
+__all__ = ["add_file", "define", "enum_values", "message_class", "pool"]
 
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALARS = {
@@ -233,6 +235,31 @@ def define(file_name: str, text: str) -> None:
     _POOL.Add(proto)
     for name, kind_of in names.items():
         _KINDS[name] = (file_name, kind_of)
+
+
+def add_file(file: descriptor.FileDescriptor) -> None:
+    """Add a file that protobuf itself describes (a well-known type such as
+    ``google/protobuf/any.proto``) to the pool, so `define`d files can name its messages; adding
+    the same file again does nothing."""
+    try:
+        _POOL.FindFileByName(file.name)
+        return
+    except KeyError:
+        pass
+    proto = descriptor_pb2.FileDescriptorProto()
+    file.CopyToProto(proto)
+    _POOL.Add(proto)
+    prefix = f"{proto.package}." if proto.package else ""
+    for message in proto.message_type:
+        _KINDS[prefix + message.name] = (file.name, _F.TYPE_MESSAGE)
+    for enum in proto.enum_type:
+        _KINDS[prefix + enum.name] = (file.name, _F.TYPE_ENUM)
+
+
+def pool() -> descriptor_pool.DescriptorPool:
+    """The pool of every `define`d and added file: what ``text_format`` needs to read and write
+    a ``google.protobuf.Any`` that packs one of its messages (``descriptor_pool=pool()``)."""
+    return _POOL
 
 
 def message_class(full_name: str) -> type[Message]:
