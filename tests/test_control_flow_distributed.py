@@ -170,7 +170,9 @@ def test_switch_case_and_its_gradient_on_a_worker(cluster: LocalCluster) -> None
         np.testing.assert_allclose(value, want, rtol=1e-6)
         np.testing.assert_allclose(gx, want_dx, rtol=1e-6)
         np.testing.assert_allclose(gw, want_dw, rtol=1e-6)
-    placed = {n.name: n for g in metadata.partition_graphs for n in g.node}
-    case = placed["pick/indexed_case"]
+    placed = {n.name: (g, n) for g in metadata.partition_graphs for n in g.node}
+    partition, case = placed["pick/indexed_case"]
     assert case.device == WORKER and case.op == "StatelessCase"
-    assert all(isinstance(fn, FunctionDef) and fn.graph is None for fn in case.attr["branches"])
+    branches = [f.name for f in case.attr["branches"].list.func]
+    assert len(branches) == 3  # every branch travels in the worker partition's library
+    assert set(branches) <= {f.signature.name for f in partition.library.function}

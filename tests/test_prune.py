@@ -91,12 +91,12 @@ def test_control_edges_on_nodes_that_ran_are_dropped() -> None:
     with tf.control_dependencies([bump]):
         after = tf.identity(x, name="after")
     doubled = tf.multiply(bump, 2.0, name="doubled")
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [after.name],
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [after.name],
                       [], ran={"bump"})
     assert "bump" not in graph_def.by_name()
     assert graph_def.by_name()["after"].input == ["x"]
     # a data edge that no feed cuts still needs it
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [doubled.name], [],
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [doubled.name], [],
                       ran={"bump"})
     assert "bump" in graph_def.by_name()
 
