@@ -70,3 +70,15 @@ def test_example_parsing_quick_run_prints_its_ratio() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [row] = [row for row in proc.stdout.splitlines() if row.startswith("parse_example of 64")]
     assert row.rstrip().endswith("x"), row
+
+
+def test_graph_def_benchmark_prints_its_ratios() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_def.py"),
+                           "--nodes", "400", "--repeats", "2"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = proc.stdout.splitlines()
+    assert rows[0].startswith("402 nodes")
+    for label in ("parse     tw/protobuf:", "serialize tw/protobuf:"):
+        [row] = [r for r in rows if r.startswith(label)]
+        assert row.endswith("(target <= 1.2x)"), row
