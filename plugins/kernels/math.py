@@ -55,6 +55,22 @@ def elementwise(fn: Fn) -> Fn:
                 raise error from None
             out = ctx.output_dtypes[0].np_type
             return result if result.dtype == out else result.astype(out)
+
+        def bind(ctx: KernelContext, input_dtypes: list[Any]) -> Fn | None:
+            # The result's dtype follows from the inputs' alone (numpy's NEP 50): where it is
+            # the node's, the ufunc itself is the kernel. An array module without
+            # `resolve_dtypes` (cupy) keeps the kernel.
+            fn_ = getattr(ctx.xp, ufunc)
+            resolve = getattr(fn_, "resolve_dtypes", None)
+            if resolve is None or len(input_dtypes) != fn_.nin:
+                return None
+            try:
+                out = resolve((*(ctx.xp.dtype(d.np_type) for d in input_dtypes), None))[-1]
+            except (TypeError, ValueError):
+                return None
+            return fn_ if out == ctx.output_dtypes[0].np_type else None
+
+        kernel.bind = bind  # type: ignore[attr-defined]
     else:
 
         def kernel(ctx: KernelContext, *inputs: Any) -> Any:

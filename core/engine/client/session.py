@@ -61,6 +61,7 @@ from tensorweave.engine.runtime.worker import Worker
 _default = threading.local()
 CACHE_ENTRIES = 256  # fetch structures and feed keys remembered per session (0: none)
 PAUSE_GC_TO_COMPILE = True
+COLLECT_AFTER_PAUSE = 100_000  # new objects after which a compile's pause ends with a collection
 EXIT_CLOSE_SECONDS = 0.5  # what exit gives all open remote sessions together to close
 _open_remote: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -101,6 +102,12 @@ class _GcPause:
             self._holders -= 1
             if self._holders == 0 and self._resume:
                 gc.enable()
+                # Left to the collector, the objects the pause let pile up (a large graph's
+                # plans) would be walked by its first young collection, in a later step: the
+                # compile walks them instead, once, into the oldest generation (a full
+                # collection would walk the whole heap).
+                if gc.get_count()[0] >= COLLECT_AFTER_PAUSE:
+                    gc.collect(1)
 
 
 _gc_pause = _GcPause()
