@@ -463,11 +463,16 @@ class _FeedTarget:
 
     def convert(self, value: Any) -> np.ndarray:
         # (object arrays always take the slow path: their elements must be checked)
-        if type(value) is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
+        kind = type(value)
+        if kind is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
             dims, shape = self.dims, value.shape
             if dims is None or shape == dims or (len(shape) == len(dims) and all(
                     d is None or d == n for d, n in zip(dims, shape))):
                 return value
+        # a Python float fed to a float scalar: what the slow path makes of it, without checks
+        # it would pass (an int takes the slow path, which checks its range)
+        elif kind is float and self.np_type.kind == "f" and not self.dims:
+            return np.asarray(value, dtype=self.np_type)
         return self.session._converted(self.tensor, value)
 
 

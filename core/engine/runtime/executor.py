@@ -178,10 +178,12 @@ class ExecutorPlan:
                     nodes[i].inputs.append(nodes[j].out_base + out)
                 nodes[j].successors.append(i)
                 pending[i] += 1
+            if nodes[i].mode == SYNC:
+                direct = bound(nodes[i].fn, nodes[i].ctx, input_types)
+                nodes[i].direct = direct if direct is None or not derefs \
+                    else _dereferencing(direct, 0, derefs)
             if derefs:
-                nodes[i].fn = _dereferencing(nodes[i].fn, nodes[i].mode, derefs)
-            elif nodes[i].mode == SYNC:
-                nodes[i].direct = bound(nodes[i].fn, nodes[i].ctx, input_types)
+                nodes[i].fn = _dereferencing(nodes[i].fn, _KERNEL_ARGS[nodes[i].mode], derefs)
         order = _topological_order(nodes, pending)
         has_async = any(n.mode == ASYNC for n in nodes)
         overlap = parallel and _expensive_nodes_can_overlap(nodes, order)
@@ -207,9 +209,13 @@ def _record_of(i: int, item: NodeItem, spare: int) -> tuple[Any, ...]:
     return (arity, fn, a, b, item.out_base, free1, free2, i)
 
 
-def _dereferencing(fn: Callable[..., Any], mode: int, positions: list[int]) -> Callable[..., Any]:
-    """Wrap a kernel so the inputs at `positions` get the variable's value, not its ref."""
-    skip = {SYNC: 1, STEP: 2, ASYNC: 3}[mode]
+_KERNEL_ARGS = {SYNC: 1, STEP: 2, ASYNC: 3}  # what a kernel takes before its inputs
+
+
+def _dereferencing(fn: Callable[..., Any], skip: int,
+                   positions: list[int]) -> Callable[..., Any]:
+    """Wrap a kernel (whose inputs follow `skip` other arguments) so the inputs at `positions`
+    get the variable's value, not its ref."""
 
     def wrapped(*args: Any) -> Any:
         args = list(args)
