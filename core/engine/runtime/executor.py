@@ -134,14 +134,14 @@ class ExecutorPlan:
         kernels, ops = registries.kernels, registries.ops
         index = {n.name: i for i, n in enumerate(graph_def.node)}
         nodes: list[NodeItem] = []
+        op_defs = [ops.get(nd.op) for nd in graph_def.node]
         slot = 0
-        for nd in graph_def.node:
+        for nd, op_def in zip(graph_def.node, op_defs):
             out_types = nd.output_types
             kernel = kernels.lookup(nd.op, device.device_type, type_key(nd.attr, out_types))
             if kernel is None:
                 raise missing_kernel_error(nd.name, nd.op, device, kernels,
                                            type_key(nd.attr, out_types))
-            op_def = ops.get(nd.op)
             # A stateful kernel's state (a variable ref, a random generator) outlives the plan:
             # TF keeps such kernels per session and node, whatever the step signature.
             shared = op_def is not None and op_def.stateful and not nd.op.startswith("_")
@@ -158,8 +158,7 @@ class ExecutorPlan:
                                   slot, len(out_types), [], label=label))
             slot += len(out_types)
         pending = [0] * len(nodes)
-        for i, nd in enumerate(graph_def.node):
-            op_def = ops.get(nd.op)
+        for i, (nd, op_def) in enumerate(zip(graph_def.node, op_defs)):
             derefs = []
             input_types = []
             for text in nd.input:
@@ -170,7 +169,7 @@ class ExecutorPlan:
                 j = index[src]
                 if out >= 0:
                     input_types.append(graph_def.node[j].output_types[out])
-                    src_def = ops.get(graph_def.node[j].op)
+                    src_def = op_defs[j]
                     position = len(nodes[i].inputs)
                     if src_def is not None and src_def.ref_output and (
                             op_def is None or position not in op_def.ref_inputs):
