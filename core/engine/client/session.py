@@ -103,11 +103,11 @@ class _GcPause:
             if self._holders == 0 and self._resume:
                 gc.enable()
                 # Left to the collector, the objects the pause let pile up (a large graph's
-                # plans) would be walked by its first young collection, in a later step: the
-                # compile walks them instead, once, into the oldest generation (a full
-                # collection would walk the whole heap).
+                # plans) would be walked by its next collection, in a later step, and that
+                # one would be a full collection (they grow the old generation by more than
+                # its quarter): the compile pays for it instead.
                 if gc.get_count()[0] >= COLLECT_AFTER_PAUSE:
-                    gc.collect(1)
+                    gc.collect()
 
 
 _gc_pause = _GcPause()
