@@ -3,10 +3,11 @@
 Run ``python benchmarks/vs_tf.py [--tf PYTHON] [--tw-base DIR] [--rounds 3] [--groups ...]``.
 Each round runs every group once under TF (``PYTHON``, a Python with TensorFlow 2.x, through
 ``tensorflow.compat.v1`` with eager execution off), once under a baseline tensorweave if
-``--tw-base`` names a directory where ``import tensorweave`` finds it (put first on
-``PYTHONPATH``, so a before/after comparison runs in the same run), and once under tensorweave
-(this Python), each group in a fresh process, in that order; the table gives each figure's
-median over the rounds and the ratios to TF. Without ``--tf`` it prints tensorweave's figures.
+``--tw-base`` names another checkout (run by that checkout's ``.venv/bin/python``, which must
+import tensorweave from it, so a before/after comparison runs in the same run), and once under
+tensorweave (this Python), each group in a fresh process, in that order; the table gives each
+figure's median over the rounds and the ratios to TF. Without ``--tf`` it prints tensorweave's
+figures.
 
 The workloads are the ones of issue 16's table (the project's shared ``bench/workloads.py`` and
 ``bench/scale.py``), defined identically:
@@ -251,14 +252,10 @@ def run_group(lib: str, group: str) -> dict[str, float]:
 # -- driver ---------------------------------------------------------------------------------------
 
 
-def _worker(python: str, lib: str, group: str, path: str | None) -> dict[str, float]:
-    """One group in a fresh process of `python` (with `path` first on ``PYTHONPATH``); {} (with
-    a note on stderr) if it fails."""
-    env = dict(os.environ)
-    if path:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [path, env.get("PYTHONPATH")]))
+def _worker(python: str, lib: str, group: str) -> dict[str, float]:
+    """One group in a fresh process of `python`; {} (with a note on stderr) if it fails."""
     proc = subprocess.run([python, os.path.abspath(__file__), "--worker", lib[:2], group],
-                          capture_output=True, text=True, timeout=1800, env=env)
+                          capture_output=True, text=True, timeout=1800)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         print(f"{lib} {group} failed: {proc.stderr.strip().splitlines()[-3:]}", file=sys.stderr)
@@ -295,6 +292,17 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+def _base_python(parser: argparse.ArgumentParser, checkout: str) -> str:
+    """The Python of the baseline `checkout`, checked to import tensorweave from it."""
+    python = os.path.join(checkout, ".venv", "bin", "python")
+    found = subprocess.run([python, "-c", "import tensorweave; print(tensorweave.__file__)"],
+                           capture_output=True, text=True, cwd="/") if os.path.exists(python) \
+        else None
+    if found is None or not found.stdout.strip().startswith(checkout + os.sep):
+        parser.error(f"--tw-base: {python} does not import tensorweave from {checkout}")
+    return python
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--tf", metavar="PYTHON", help="a Python with TensorFlow to compare with")
@@ -316,19 +324,18 @@ def main(argv: list[str] | None = None) -> int:
         if group not in GROUPS:
             parser.error(f"unknown group {group!r}")
         groups += [f"graph:{s}" for s in args.sizes.split(",")] if group == "graph" else [group]
-    # library: (python, PYTHONPATH entry)
-    libs: dict[str, tuple[str, str | None]] = {}
+    libs: dict[str, str] = {}  # library: its python
     if args.tf:
-        libs["tf"] = (args.tf, None)
+        libs["tf"] = args.tf
     if args.tw_base:
-        libs["tw-base"] = (sys.executable, os.path.abspath(args.tw_base))
-    libs["tw"] = (sys.executable, None)
+        libs["tw-base"] = _base_python(parser, os.path.abspath(args.tw_base))
+    libs["tw"] = sys.executable
     runs: dict[str, list[dict[str, float]]] = {lib: [] for lib in libs}
     for r in range(args.rounds):
-        for lib, (python, path) in libs.items():
+        for lib, python in libs.items():
             merged: dict[str, float] = {}
             for group in groups:
-                merged |= _worker(python, lib, group, path)
+                merged |= _worker(python, lib, group)
             runs[lib].append(merged)
             print(f"round {r} {lib}: {json.dumps(merged)}", file=sys.stderr, flush=True)
             if args.json:

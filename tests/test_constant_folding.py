@@ -238,3 +238,11 @@ def test_a_skipped_kernel_failure_surfaces_at_run_time() -> None:
         master.close()
         for worker in workers:
             worker.close()
+
+
+def test_a_fold_is_found_when_the_graph_lists_consumers_first() -> None:
+    y = tf.negative(tf.constant([1.0, 2.0]))
+    graph_def, ctx = pruned([y])
+    graph_def.node.reverse()
+    out = fold_constants(graph_def, ctx)
+    assert "Neg" not in ops(out) and ops(out)["Const"] == 1

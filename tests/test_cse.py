@@ -153,3 +153,21 @@ def test_graph_without_duplicates_is_returned_as_is() -> None:
     graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [y.name], [])
     ctx = PassContext(get_registries(), frozenset())
     assert eliminate_common_subexpressions(graph_def, ctx) is graph_def
+
+
+def test_twins_are_found_out_of_order_and_however_their_inputs_are_spelled() -> None:
+    x = tf.placeholder(tf.float32, [2])
+    first = tf.negative(x)
+    second = tf.negative(x)
+    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [first.name, second.name], [])
+    graph_def.node.reverse()  # consumers before their inputs
+    for node in graph_def.node:
+        if node.name == second.op.name:
+            node.input = [f"{x.op.name}:0"]  # output 0 named with its index
+    ctx = PassContext(get_registries(), frozenset())
+    assert ops(eliminate_common_subexpressions(graph_def, ctx))["Neg"] == 1
+
+
+def test_string_consts_merge_by_value() -> None:
+    graph_def = cse([tf.constant(["ab", "c"]), tf.constant(["ab", "c"]), tf.constant(["ab", "d"])])
+    assert ops(graph_def)["Const"] == 2

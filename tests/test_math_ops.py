@@ -130,6 +130,22 @@ def test_runtime_shape_mismatch_raises_invalid_argument():
         run(x + y, {x: np.ones(2), y: np.ones(3)})
 
 
+def test_elementwise_kernels_bind_to_the_ufunc_only_where_its_dtype_is_the_nodes():
+    from tensorweave.engine.kernel import KernelContext, bound
+    from tensorweave.engine.plugin_manager import get_registries
+
+    def form(op, inputs, output):
+        fn = get_registries().kernels.lookup(op, "CPU", inputs[0]).fn
+        ctx = KernelContext("n", op, {}, None, np, [output], [None])
+        return bound(fn, ctx, inputs)
+
+    assert form("Mul", [tw.float32, tw.float32], tw.float32) is np.multiply
+    assert form("Less", [tw.int32, tw.int32], tw.bool) is np.less
+    assert form("Mul", [tw.float32, tw.float32], tw.float64) is None  # the kernel casts
+    assert form("Neg", [tw.float32, tw.float32], tw.float32) is None  # not the ufunc's arity
+    assert form("MatMul", [tw.float32, tw.float32], tw.float32) is None  # no bound form
+
+
 def test_integer_division_by_zero_raises_invalid_argument():
     for op in (tw.floordiv, tw.floormod, tw.truncatediv, tw.truncatemod):
         tw.reset_default_graph()

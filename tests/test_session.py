@@ -279,6 +279,17 @@ def test_cached_feeds_convert_and_check_as_uncached_ones(cache_entries):
         np.testing.assert_array_equal(step(np.ones((1, 2), np.float32)), [[2.0, 2.0]])
 
 
+def test_python_floats_feed_scalars_only(cache_entries):
+    half = tf.placeholder(tf.float16, [], name="half")
+    vector = tf.placeholder(tf.float32, [None], name="vector")
+    with tf.Session() as s:
+        for _ in range(2):  # uncached, then cached
+            out = s.run(half, {half: 1.0 / 3.0})
+            assert out.dtype == np.float16 and out == np.float16(1.0 / 3.0)
+            with pytest.raises(ValueError, match=r"Cannot feed value of shape \(\)"):
+                s.run(vector, {vector: 2.0})
+
+
 def test_only_compiling_runs_pause_the_garbage_collector(monkeypatch):
     from tensorweave.engine.client import session as session_module
 
@@ -344,3 +355,19 @@ def test_graph_options_are_accepted_with_tfs_fields():
     assert config.graph_options.optimizer_options.opt_level == -1
     with tf.Session(config=config) as sess:
         assert sess.run(tf.constant(2.0) * 3.0) == 6.0
+
+
+def test_a_pause_that_piled_up_objects_ends_by_collecting_them(monkeypatch):
+    from tensorweave.engine.client import session as session_module
+
+    monkeypatch.setattr(session_module, "COLLECT_AFTER_PAUSE", 1000)
+    pause = session_module._GcPause()
+    gc.collect()  # (so no full collection comes on its own meanwhile)
+    before = gc.get_stats()[2]["collections"]
+    with pause:
+        kept = [[] for _ in range(100)]
+    assert gc.get_stats()[2]["collections"] == before  # too few to be worth it
+    with pause:
+        kept += [[] for _ in range(2000)]
+    assert gc.get_stats()[2]["collections"] == before + 1
+    assert gc.get_count()[0] < 1000

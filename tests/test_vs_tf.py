@@ -19,3 +19,10 @@ def test_tensorweave_figures_alone_are_printed() -> None:
     assert rows["figure"] == ["tw"]
     for figure in ("graph1k_first_run_ms", "graph1k_second_run_ms"):
         assert float(rows[figure][0]) > 0
+
+
+def test_a_baseline_checkout_without_its_own_venv_is_refused(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "vs_tf.py"),
+                           "--tw-base", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and "does not import tensorweave from" in proc.stderr

@@ -7,6 +7,12 @@ partition is registered, never per step) and the inputs are arrays of the device
 ``needs_step`` -> ``fn(ctx, step, *inputs)``; ``is_async`` -> ``fn(ctx, step, done, *inputs)``,
 and the kernel calls ``done(outputs)`` or ``done(exc)`` exactly once, on any thread. `expensive`
 kernels run on the inter-op thread pool; cheap ones run inline.
+
+A pure kernel may also offer ``fn.bind(ctx, input_dtypes)`` (see `bound`), called once per node
+when a plan is built: a callable of the inputs alone that returns exactly what
+``fn(ctx, *inputs)`` returns for inputs of those dtypes, or None where it has no such form. It
+may fail with a different exception than `fn`; whoever catches its failure calls `fn` itself for
+the kernel's error.
 """
 
 from __future__ import annotations
@@ -64,6 +70,13 @@ class KernelContext:
     def out_np(self) -> type:
         """numpy type of output 0, for kernels that must produce exactly the node's dtype."""
         return self.output_dtypes[0].np_type
+
+
+def bound(fn: Callable[..., Any], ctx: KernelContext,
+          input_dtypes: list[dtypes.DType]) -> Callable[..., Any] | None:
+    """`fn`'s form for one node that takes the inputs alone (``fn.bind``), or None."""
+    bind = getattr(fn, "bind", None)
+    return None if bind is None else bind(ctx, input_dtypes)
 
 
 def type_key(attrs_: dict[str, Any], output_dtypes: list[dtypes.DType]) -> dtypes.DType | None:

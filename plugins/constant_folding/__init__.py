@@ -12,7 +12,8 @@ names it, so that step stats and errors name the nodes of the graph: a node of o
 is removed takes its place under its own name; otherwise (several outputs, or the node stays)
 the constant is ``ConstantFolding/<node>-folded`` (``-folded-<i>`` for output i of several).
 Folded nodes nothing needs any more are removed, with the control edges they sent (they had no
-effect to order); nodes in `PassContext.protected` are always kept. Runs after ``cse``.
+effect to order); nodes in `PassContext.protected` are always kept. A graph where nothing but
+Consts would fold is returned as is, found before it is sorted. Runs after ``cse``.
 """
 
 from __future__ import annotations
@@ -53,17 +54,36 @@ def _statically_small(node: NodeDef, limit: int) -> bool:
     return True
 
 
+def _may_fold(node: NodeDef, ops: Any, limit: int) -> bool:
+    """Whether `node` folds once its inputs do."""
+    op_def = ops.get(node.op)
+    return not (op_def is None or op_def.stateful or node.op in NEVER_FOLDED
+                or not _statically_small(node, limit))
+
+
 def _foldable(order: list[NodeDef], ctx: PassContext, limit: int) -> set[str]:
     ops = ctx.registries.ops
     foldable: set[str] = set()
     for node in order:
-        op_def = ops.get(node.op)
-        if (op_def is None or op_def.stateful or node.op in NEVER_FOLDED
-                or not _statically_small(node, limit)):
-            continue
-        if all(parse_input(t)[0] in foldable for t in node.input):
+        if _may_fold(node, ops, limit) and all(parse_input(t)[0] in foldable
+                                               for t in node.input):
             foldable.add(node.name)
     return foldable
+
+
+def _anything_to_fold(graph_def: GraphDef, ctx: PassContext, limit: int) -> bool:
+    """Whether some node besides a Const folds, found without sorting the graph: in
+    topological order the first such node reads only Consts that fold."""
+    ops = ctx.registries.ops
+    consts = {n.name: n for n in graph_def.node if n.op == "Const"}
+    for node in graph_def.node:
+        if node.op == "Const":
+            continue
+        sources = [parse_input(t)[0] for t in node.input]
+        if all(s in consts for s in sources) and _may_fold(node, ops, limit) \
+                and all(_may_fold(consts[s], ops, limit) for s in sources):
+            return True
+    return False
 
 
 def _const_node(name: str, source: NodeDef, value: np.ndarray, dtype: Any) -> NodeDef:
@@ -142,6 +162,8 @@ def _replace_reads(graph_def: GraphDef, values: dict[str, list[np.ndarray]],
 def fold_constants(graph_def: GraphDef, ctx: PassContext,
                    max_constant_bytes: int = MAX_CONSTANT_BYTES) -> GraphDef:
     """Replace constant-only subgraphs by ``Const`` nodes; see the module docstring."""
+    if not _anything_to_fold(graph_def, ctx, max_constant_bytes):
+        return graph_def
     order = topological_order(graph_def)
     if order is None:
         return graph_def

@@ -5,8 +5,9 @@ inputs (as a set), both after earlier merges, the same attrs and the same reques
 Const values compare by dtype, shape and bytes. Stateful ops (random ops, variables, assigns,
 ``_Arg``/``_Retval``/``_Send``/``_Recv``), placeholders and ops without an `OpDef` never merge,
 and a node in `PassContext.protected` is never removed. The first node in topological order
-survives; every consumer of a merged node is rewired to it. A graph with a cycle is returned
-unchanged (the executor reports the cycle).
+survives; every consumer of a merged node is rewired to it. A graph with a cycle, or without
+two such nodes (looked for before sorting it), is returned unchanged (the executor reports the
+cycle).
 """
 
 from __future__ import annotations
@@ -114,12 +115,46 @@ def _rewired(inputs: list[str], merged: dict[str, str]) -> list[str]:
     return data + control
 
 
+def _key(node: NodeDef, data: tuple[Any, ...], control: frozenset[str]) -> tuple[Any, ...]:
+    """The bucket of a node: op, inputs, device and, for a Const, its value when small, so
+    Consts of different values never meet (a bucket compares attrs, hashing Const values)."""
+    value = node.attr.get("value") if node.op == "Const" else None
+    small = isinstance(value, np.ndarray) and value.dtype.kind != "O" and value.nbytes <= 64
+    return (node.op, data, control, node.device,
+            (value.dtype.str, value.shape, value.tobytes()) if small else None)
+
+
+def _mergeable(node: NodeDef, ops: Any) -> bool:
+    op_def = ops.get(node.op)
+    return not (op_def is None or op_def.stateful or node.op in NEVER_MERGED)
+
+
+def _has_twins(graph_def: GraphDef, ops: Any) -> bool:
+    """Whether two mergeable nodes have the same op, inputs, device and attrs as the graph
+    stands, found without sorting it: the first merge in topological order is of such a pair,
+    so without one nothing merges."""
+    buckets: dict[tuple[Any, ...], _Bucket] = {}
+    for node in graph_def.node:
+        if not _mergeable(node, ops):
+            continue
+        data = tuple(parse_input(t) for t in node.input if not t.startswith("^"))
+        key = _key(node, data, frozenset(t for t in node.input if t.startswith("^")))
+        bucket = buckets.get(key)
+        if bucket is None:
+            buckets[key] = _Bucket(node)
+        elif bucket.survivor(node) != node.name:
+            return True
+    return False
+
+
 def eliminate_common_subexpressions(graph_def: GraphDef, ctx: PassContext) -> GraphDef:
     """Merge duplicate nodes; see the module docstring."""
+    ops = ctx.registries.ops
+    if not _has_twins(graph_def, ops):
+        return graph_def
     order = topological_order(graph_def)
     if order is None:
         return graph_def
-    ops = ctx.registries.ops
     merged: dict[str, str] = {}  # removed node -> its survivor
     buckets: dict[tuple[Any, ...], _Bucket] = {}
     rewritten: dict[str, NodeDef] = {}
@@ -128,12 +163,10 @@ def eliminate_common_subexpressions(graph_def: GraphDef, ctx: PassContext) -> Gr
         if inputs != node.input:
             node = node.copy(input=inputs)
         rewritten[node.name] = node
-        op_def = ops.get(node.op)
-        if op_def is None or op_def.stateful or node.op in NEVER_MERGED:
+        if not _mergeable(node, ops):
             continue
         data = tuple(t for t in inputs if not t.startswith("^"))
-        control = frozenset(t for t in inputs if t.startswith("^"))
-        key = (node.op, data, control, node.device)
+        key = _key(node, data, frozenset(t for t in inputs if t.startswith("^")))
         bucket = buckets.get(key)
         if bucket is None:
             buckets[key] = _Bucket(node)

@@ -55,6 +55,11 @@ def elementwise(fn: Fn) -> Fn:
                 raise error from None
             out = ctx.output_dtypes[0].np_type
             return result if result.dtype == out else result.astype(out)
+
+        def bind(ctx: KernelContext, input_dtypes: list[Any]) -> Fn | None:
+            return _direct_ufunc(ctx.xp, ufunc, tuple(input_dtypes), ctx.output_dtypes[0])
+
+        kernel.bind = bind  # type: ignore[attr-defined]
     else:
 
         def kernel(ctx: KernelContext, *inputs: Any) -> Any:
@@ -69,6 +74,23 @@ def elementwise(fn: Fn) -> Fn:
 
     kernel.__name__ = fn.__name__
     return kernel
+
+
+@functools.lru_cache(maxsize=1024)
+def _direct_ufunc(xp: Any, name: str, input_dtypes: tuple[Any, ...], output: Any) -> Fn | None:
+    """The ufunc `name` of `xp` if it is the kernel for these dtypes, else None."""
+    # The result's dtype follows from the inputs' alone (numpy's NEP 50): where it is the
+    # node's, the ufunc itself is the kernel. An array module without `resolve_dtypes` (cupy)
+    # keeps the kernel.
+    fn = getattr(xp, name)
+    resolve = getattr(fn, "resolve_dtypes", None)
+    if resolve is None or len(input_dtypes) != fn.nin:
+        return None
+    try:
+        out = resolve((*(xp.dtype(d.np_type) for d in input_dtypes), None))[-1]
+    except (TypeError, ValueError):
+        return None
+    return fn if out == output.np_type else None
 
 
 def _incompatible(ctx: KernelContext, inputs: tuple[Any, ...]) -> Exception | None:

@@ -57,6 +57,7 @@ from tensorweave.engine.runtime.worker import Worker
 _default = threading.local()
 CACHE_ENTRIES = 256  # fetch structures and feed keys remembered per session (0: none)
 PAUSE_GC_TO_COMPILE = True
+COLLECT_AFTER_PAUSE = 100_000  # new objects after which a compile's pause ends with a collection
 EXIT_CLOSE_SECONDS = 0.5  # what exit gives all open remote sessions together to close
 _open_remote: weakref.WeakSet[Session] = weakref.WeakSet()
 
@@ -97,6 +98,12 @@ class _GcPause:
             self._holders -= 1
             if self._holders == 0 and self._resume:
                 gc.enable()
+                # Left to the collector, the objects the pause let pile up (a large graph's
+                # plans) would be walked by its next collection, in a later step, and that
+                # one would be a full collection (they grow the old generation by more than
+                # its quarter): the compile pays for it instead.
+                if gc.get_count()[0] >= COLLECT_AFTER_PAUSE:
+                    gc.collect()
 
 
 _gc_pause = _GcPause()
@@ -459,11 +466,16 @@ class _FeedTarget:
 
     def convert(self, value: Any) -> np.ndarray:
         # (object arrays always take the slow path: their elements must be checked)
-        if type(value) is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
+        kind = type(value)
+        if kind is np.ndarray and value.dtype == self.np_type and value.dtype.kind != "O":
             dims, shape = self.dims, value.shape
             if dims is None or shape == dims or (len(shape) == len(dims) and all(
                     d is None or d == n for d, n in zip(dims, shape))):
                 return value
+        # a Python float fed to a float scalar: what the slow path makes of it, without checks
+        # it would pass (an int takes the slow path, which checks its range)
+        elif kind is float and self.np_type.kind == "f" and not self.dims:
+            return np.asarray(value, dtype=self.np_type)
         return self.session._converted(self.tensor, value)
 
 

@@ -4,9 +4,10 @@ Contract: `compile_plan(plan)` turns a plan that runs in one topological order (
 nothing to overlap) into one generated Python function ``run(step)`` that calls each node's
 kernel in order, keeps tensors in local variables and deletes each one after its last use;
 Consts whose values the plan has already computed (`ExecutorPlan.seed_slots`) are read from the
-function's globals instead of being run. The results are exactly those of the interpreted loop;
-only the bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the
-traceback back to the node.
+function's globals instead of being run; a node whose kernel has a bound form
+(`NodeItem.direct`) calls that. The results are exactly those of the interpreted loop; only the
+bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the traceback
+back to the node and `slot_values` gives the tensors that were alive.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ import attrs
 if TYPE_CHECKING:
     from tensorweave.engine.runtime.executor import ExecutorPlan
 
-MAX_NODES = 20_000  # larger partitions stay interpreted: compiling would cost more than it saves
+# Larger partitions stay interpreted: compiling costs some 25 us a node once and saves under
+# 0.1 us a node per step over the interpreted records, so a 7.5k-node plan's compile (0.2 s)
+# would stall its third step for what 2000 steps give back.
+MAX_NODES = 4096
 
 
 @attrs.frozen
@@ -30,15 +34,27 @@ class CompiledPlan:
     run: Callable[[Any], None]
     line_to_node: dict[int, int]
 
-    def failed_node(self, tb: TracebackType | None) -> int | None:
-        """The index of the node whose kernel raised, from the exception's traceback."""
+    def _frame(self, tb: TracebackType | None) -> TracebackType | None:
+        """The traceback entry of the generated run's frame."""
         code = self.run.__code__
-        node = None
+        found = None
         while tb is not None:
             if tb.tb_frame.f_code is code:
-                node = self.line_to_node.get(tb.tb_lineno)
+                found = tb
             tb = tb.tb_next
-        return node
+        return found
+
+    def failed_node(self, tb: TracebackType | None) -> int | None:
+        """The index of the node whose kernel raised, from the exception's traceback."""
+        entry = self._frame(tb)
+        return None if entry is None else self.line_to_node.get(entry.tb_lineno)
+
+    def slot_values(self, tb: TracebackType | None) -> dict[int, Any]:
+        """Slot -> tensor, of the slots alive (or seeded) when the run raised."""
+        entry = self._frame(tb)
+        names = {**self.run.__globals__, **(entry.tb_frame.f_locals if entry else {})}
+        return {int(name[1:]): value for name, value in names.items()
+                if name[:1] in "kv" and name[1:].isdigit()}
 
 
 def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
@@ -62,9 +78,13 @@ def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
             raise ValueError(f"node {item.name} is asynchronous; it cannot run straight-line")
         if i in skipped:
             continue
-        namespace[f"f{i}"] = item.fn
-        namespace[f"c{i}"] = item.ctx
-        args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
+        if item.direct is not None:
+            namespace[f"f{i}"] = item.direct
+            args = []
+        else:
+            namespace[f"f{i}"] = item.fn
+            namespace[f"c{i}"] = item.ctx
+            args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
         args += [name(s) for s in item.inputs]
         outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
         target = f"{', '.join(outputs)} = " if outputs else ""

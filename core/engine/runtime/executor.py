@@ -16,6 +16,7 @@ of the step is running.
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections import deque
@@ -28,7 +29,7 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph_def import GraphDef, parse_input
-from tensorweave.engine.kernel import KernelContext, type_key
+from tensorweave.engine.kernel import KernelContext, bound, type_key
 from tensorweave.engine.runtime.compiled_plan import MAX_NODES as MAX_COMPILED_NODES
 from tensorweave.engine.runtime.compiled_plan import CompiledPlan, compile_plan
 from tensorweave.engine.runtime.device import Device
@@ -80,6 +81,7 @@ class NodeItem:
     successors: list[int]  # one entry per edge (data or control) leaving this node
     frees: list[int] = attrs.field(factory=list)  # slots dead once this node ran (in order)
     label: str = ""  # TF's timeline label: "name = Op(input, ...)"
+    direct: Callable[..., Any] | None = None  # the kernel's bound form (`kernel.bound`)
 
 
 def node_error(exc: BaseException, name: str, op: str, device: str) -> errors.OpError:
@@ -118,14 +120,12 @@ class ExecutorPlan:
                 self.readers[slot] += 1
         if straight_line:
             _plan_frees(nodes, order)
-            # The untraced straight-line loop's records, one tuple per node (no attribute
-            # lookups per node and step). Consts run once: their values seed each step's slots.
+            # Consts run once: their values seed each step's slots.
             self.consts = [i for i in order if nodes[i].op == "Const" and not nodes[i].inputs
                            and nodes[i].mode == SYNC]
             seeded = set(self.consts)
-            self.records = [(n.fn, n.ctx, n.mode == SYNC, tuple(n.inputs), n.out_base,
-                             n.num_outputs, tuple(n.frees))
-                            for n in (nodes[i] for i in order if i not in seeded)]
+            self.records = [_record_of(i, nodes[i], num_slots)
+                            for i in order if i not in seeded]
             self.seed_slots: list[Any] | None = None  # made by the first untraced run
 
     @classmethod
@@ -134,14 +134,14 @@ class ExecutorPlan:
         kernels, ops = registries.kernels, registries.ops
         index = {n.name: i for i, n in enumerate(graph_def.node)}
         nodes: list[NodeItem] = []
+        op_defs = [ops.get(nd.op) for nd in graph_def.node]
         slot = 0
-        for nd in graph_def.node:
+        for nd, op_def in zip(graph_def.node, op_defs):
             out_types = nd.output_types
             kernel = kernels.lookup(nd.op, device.device_type, type_key(nd.attr, out_types))
             if kernel is None:
                 raise missing_kernel_error(nd.name, nd.op, device, kernels,
                                            type_key(nd.attr, out_types))
-            op_def = ops.get(nd.op)
             # A stateful kernel's state (a variable ref, a random generator) outlives the plan:
             # TF keeps such kernels per session and node, whatever the step signature.
             shared = op_def is not None and op_def.stateful and not nd.op.startswith("_")
@@ -158,9 +158,9 @@ class ExecutorPlan:
                                   slot, len(out_types), [], label=label))
             slot += len(out_types)
         pending = [0] * len(nodes)
-        for i, nd in enumerate(graph_def.node):
-            op_def = ops.get(nd.op)
+        for i, (nd, op_def) in enumerate(zip(graph_def.node, op_defs)):
             derefs = []
+            input_types = []
             for text in nd.input:
                 src, out = parse_input(text)
                 if src not in index:
@@ -168,7 +168,8 @@ class ExecutorPlan:
                         nd.name, nd.op, f"Node '{nd.name}' has an input from unknown node '{src}'")
                 j = index[src]
                 if out >= 0:
-                    src_def = ops.get(graph_def.node[j].op)
+                    input_types.append(graph_def.node[j].output_types[out])
+                    src_def = op_defs[j]
                     position = len(nodes[i].inputs)
                     if src_def is not None and src_def.ref_output and (
                             op_def is None or position not in op_def.ref_inputs):
@@ -176,17 +177,44 @@ class ExecutorPlan:
                     nodes[i].inputs.append(nodes[j].out_base + out)
                 nodes[j].successors.append(i)
                 pending[i] += 1
+            if nodes[i].mode == SYNC:
+                direct = bound(nodes[i].fn, nodes[i].ctx, input_types)
+                nodes[i].direct = direct if direct is None or not derefs \
+                    else _dereferencing(direct, 0, derefs)
             if derefs:
-                nodes[i].fn = _dereferencing(nodes[i].fn, nodes[i].mode, derefs)
+                nodes[i].fn = _dereferencing(nodes[i].fn, _KERNEL_ARGS[nodes[i].mode], derefs)
         order = _topological_order(nodes, pending)
         has_async = any(n.mode == ASYNC for n in nodes)
         overlap = parallel and _expensive_nodes_can_overlap(nodes, order)
         return cls(nodes, order, pending, slot, device, not has_async and not overlap)
 
 
-def _dereferencing(fn: Callable[..., Any], mode: int, positions: list[int]) -> Callable[..., Any]:
-    """Wrap a kernel so the inputs at `positions` get the variable's value, not its ref."""
-    skip = {SYNC: 1, STEP: 2, ASYNC: 3}[mode]
+# The untraced straight-line loop's records: ``(kind, fn, a, b, out, free1, free2, node)``, one
+# flat tuple per node, so the commonest nodes (one or two inputs, one output, at most two slots
+# to drop) cost no attribute look-up, no argument list and no inner loop per step. For them `fn`
+# takes the inputs alone (the kernel's bound form, or the kernel with its context); a missing
+# input or free is the spare slot past the plan's own. Any other node is GENERAL: the loop reads
+# it from the plan.
+GENERAL, UNARY, BINARY = 0, 1, 2
+
+
+def _record_of(i: int, item: NodeItem, spare: int) -> tuple[Any, ...]:
+    arity = len(item.inputs)
+    if item.mode != SYNC or item.num_outputs != 1 or not 0 < arity <= 2 or len(item.frees) > 2:
+        return (GENERAL, None, spare, spare, spare, spare, spare, i)
+    fn = item.direct if item.direct is not None else functools.partial(item.fn, item.ctx)
+    a, b = (*item.inputs, spare)[:2]
+    free1, free2 = (*item.frees, spare, spare)[:2]
+    return (arity, fn, a, b, item.out_base, free1, free2, i)
+
+
+_KERNEL_ARGS = {SYNC: 1, STEP: 2, ASYNC: 3}  # what a kernel takes before its inputs
+
+
+def _dereferencing(fn: Callable[..., Any], skip: int,
+                   positions: list[int]) -> Callable[..., Any]:
+    """Wrap a kernel (whose inputs follow `skip` other arguments) so the inputs at `positions`
+    get the variable's value, not its ref."""
 
     def wrapped(*args: Any) -> Any:
         args = list(args)
@@ -303,9 +331,11 @@ class Executor:
             compiled.run(step)
         except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
             i = compiled.failed_node(exc.__traceback__)
-            item = self.plan.nodes[i] if i is not None else None
-            error = node_error(exc, item.name if item else "?", item.op if item else "?",
-                               self.plan.device.name)
+            if i is None:
+                error = node_error(exc, "?", "?", self.plan.device.name)
+            else:
+                error = self._located(exc, self.plan.nodes[i],
+                                      compiled.slot_values(exc.__traceback__))
             step.rendezvous.start_abort(error)
             return error
         return None
@@ -332,24 +362,46 @@ class Executor:
 
     def _run_records(self, step: StepContext) -> BaseException | None:
         """The straight-line loop over the plan's records, untraced."""
-        ctx = None
+        nodes = self.plan.nodes
+        i = None
         try:
-            slots = list(self._seed_slots())
-            get = slots.__getitem__
-            for fn, ctx, sync, inputs, out_base, n, frees in self.plan.records:
-                out = fn(ctx, *map(get, inputs)) if sync else fn(ctx, step, *map(get, inputs))
-                if n == 1:
-                    slots[out_base] = out
-                elif n:
-                    slots[out_base:out_base + n] = out
-                for s in frees:
-                    slots[s] = None
+            slots = [*self._seed_slots(), None]  # the records' spare slot last
+            for kind, fn, a, b, out, free1, free2, i in self.plan.records:
+                if kind == BINARY:
+                    slots[out] = fn(slots[a], slots[b])
+                elif kind == UNARY:
+                    slots[out] = fn(slots[a])
+                else:
+                    item = nodes[i]
+                    args = [slots[s] for s in item.inputs]
+                    value = item.fn(item.ctx, *args) if item.mode == SYNC \
+                        else item.fn(item.ctx, step, *args)
+                    n = item.num_outputs
+                    if n == 1:
+                        slots[item.out_base] = value
+                    elif n:
+                        slots[item.out_base:item.out_base + n] = value
+                    for s in item.frees:
+                        slots[s] = None
+                    continue
+                slots[free1] = None
+                slots[free2] = None
         except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
-            error = exc if ctx is None else node_error(exc, ctx.node_name, ctx.op,
-                                                       self.plan.device.name)
+            error = exc if i is None else self._located(exc, nodes[i], slots)
             step.rendezvous.start_abort(error)
             return error
         return None
+
+    def _located(self, exc: BaseException, item: NodeItem,
+                 slots: list[Any] | dict[int, Any]) -> errors.OpError:
+        """The step's error for node `item` failing with `exc`; a bound form's failure is the
+        kernel's own, so the kernel runs again on the same inputs to raise it."""
+        if item.direct is not None:
+            try:
+                item.fn(item.ctx, *[slots[s] for s in item.inputs])
+            except BaseException as kernel_exc:  # noqa: BLE001 - the kernel's own error
+                exc = kernel_exc
+        return node_error(exc, item.name, item.op, self.plan.device.name)
 
     def _run_traced(self, step: StepContext) -> BaseException | None:
         nodes = self.plan.nodes

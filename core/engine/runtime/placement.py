@@ -56,13 +56,13 @@ def _groups(graph_def: GraphDef, ops: Any) -> dict[str, list[NodeDef]]:
             if target in by_name:
                 uf.union(target, node.name)
         op_def = ops.get(node.op)
-        data = [parse_input(t)[0] for t in node.input if not t.startswith("^")]
+        inputs = [parse_input(t) for t in node.input]
+        data = [src for src, index in inputs if index >= 0]
         if op_def is not None:
             for i in op_def.ref_inputs:
                 if i < len(data):
                     uf.union(data[i], node.name)
-        for text in node.input:  # a resource handle is used where its resource lives
-            src, index = parse_input(text)
+        for src, index in inputs:  # a resource handle is used where its resource lives
             if index >= 0 and _is_resource(by_name[src], index):
                 uf.union(src, node.name)
         if node.op == "_Retval":
