@@ -159,7 +159,7 @@ def test_twins_are_found_out_of_order_and_however_their_inputs_are_spelled() -> 
     x = tf.placeholder(tf.float32, [2])
     first = tf.negative(x)
     second = tf.negative(x)
-    graph_def = prune(tf.get_default_graph().as_graph_def(), [], [first.name, second.name], [])
+    graph_def = prune(tf.get_default_graph()._engine_graph_def(), [], [first.name, second.name], [])
     graph_def.node.reverse()  # consumers before their inputs
     for node in graph_def.node:
         if node.name == second.op.name:
