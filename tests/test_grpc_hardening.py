@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import grpc
 import numpy as np
@@ -24,6 +24,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.train.local_cluster import LocalCluster
+from tests.wait_support import eventually
 
 MIB = 1 << 20
 SESSION_CAP = 3 << 29  # 1.5 GiB: the per-connection cap the cluster's servers run with
@@ -381,13 +382,6 @@ def test_a_session_created_right_after_a_task_restarts_waits_for_it(
         restarted.wait(10)
 
 
-def wait_for(check: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_twice(
@@ -407,13 +401,13 @@ def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_tw
         try:
             plain.run(v.initializer)
             peer = laned._master._peer
-            assert wait_for(lambda: peer._lane is not None)
+            assert eventually(lambda: peer._lane is not None, 10.0)
             stalled = peer._lane
             # ExtendSession stalls on the lane and is sent again over gRPC (the same nodes
             # again change nothing); the RunStep after it takes gRPC while the lane reopens
             assert laned.run(bump) == 1.0
             assert "stalled" in stalled.broken
-            assert wait_for(lambda: peer._lane is not stalled and peer._lane.broken is None)
+            assert eventually(lambda: peer._lane is not stalled and peer._lane.broken is None, 10.0)
             # a RunStep that stalls may have run: it fails at once instead of running again
             with pytest.raises(tf.errors.UnavailableError, match="call lane stalled"):
                 laned.run(bump)

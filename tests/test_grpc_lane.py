@@ -8,7 +8,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -21,17 +21,11 @@ from tensorweave.plugins.grpc.rpc import TRANSFER, Peer, Security
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.server_lib import ServerOptions
 from tests.callbacks import Inbox
+from tests.wait_support import eventually
 
 RECV = b"/tensorweave.Worker/RecvTensor"
 
 
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -18,15 +18,7 @@ from tensorweave.plugins.grpc.outbox import Outbox
 from tensorweave.plugins.grpc.rpc import Peer, Security
 from tensorweave.train.local_cluster import free_ports
 from tensorweave.train.server_lib import ServerOptions
-
-
-def eventually(check: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
+from tests.wait_support import eventually
 
 
 @pytest.fixture(scope="module")
