@@ -15,8 +15,8 @@ are ``AssignVariableOp``/``AssignAddVariableOp``/``ResourceScatter*`` ops; with 
 return a read made after the update, else the update op. ``tf.assign(v, x)`` and the other
 ``state_ops`` functions dispatch to these methods. The gradient with respect to a resource
 variable is the sum over its reads (dense) and gathers (`IndexedSlices`), taken at its handle,
-also through ``tf.cond`` branches; a read inside a ``tf.while_loop`` body contributes no
-gradient (the loop's gradient covers its floating inputs only).
+also through ``tf.cond`` branches and ``tf.while_loop`` bodies (the loop's gradient gives a
+handle it carries the sum over all iterations of its reads' gradients).
 """
 
 from __future__ import annotations
