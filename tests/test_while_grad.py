@@ -118,7 +118,8 @@ def test_a_tensor_array_buffer_is_not_recorded() -> None:
     shapes = [t.shape for t in loop.outputs]
     with tw.get_default_graph().as_default():
         step = while_grad._build_step(loop, wrt, shapes,
-                                      {i: (loop.inputs[i].dtype, shapes[i]) for i in wrt})
+                                      {i: (loop.inputs[i].dtype, shapes[i]) for i in wrt},
+                                      while_grad._passed_through(loop.get_attr("body")))
     # per iteration: activations, the write mask and an index, never a [time, ...] buffer
     assert step.recorded
     assert not any(t.shape.is_compatible_with([5, 4, 3]) for t in step.recorded)

@@ -106,7 +106,8 @@ class _Step:
 
 
 def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape],
-                grad_specs: dict[int, tuple[dtypes.DType, TensorShape]]) -> _Step:
+                grad_specs: dict[int, tuple[dtypes.DType, TensorShape]],
+                passed: set[int]) -> _Step:
     body = op.get_attr("body")
     scratch = FuncGraph(unique_function_name("while_grad_step"), get_default_graph())
     state = [scratch.add_input(t.dtype, s, "state") for t, s in zip(op.inputs, shapes)]
@@ -130,7 +131,6 @@ def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape],
     cut = dict.fromkeys(t for node in ops if node in backward for t in node.inputs
                         if t.op not in backward)
     cut.update(dict.fromkeys(g for g in outgoing if g.op not in backward))
-    passed = _passed_through(body)
     invariant_ops = {state[j].op for j in passed}
     for node in ops:
         if node.type != "Placeholder" and not node.op_def.stateful and node not in backward \
@@ -262,7 +262,7 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
     wrt = sorted(grad_specs)
     if all(grads[i] is None for i in wrt):
         return [None] * len(inputs)
-    step = _build_step(op, wrt, shapes, grad_specs)
+    step = _build_step(op, wrt, shapes, grad_specs, passed)
     count, buffers = _record(op, step, shapes)
     fixed: dict[Tensor, Tensor] = {step.state[j]: inputs[j] for j in step.passed}
     copy_ops([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
