@@ -133,7 +133,9 @@ def _blocks(data: bytes) -> bytes:
 
 def gif_frame(indices: np.ndarray, left: int = 0, top: int = 0,
               table: np.ndarray | None = None, interlace: bool = False,
-              min_bits: int = 2) -> bytes:
+              min_bits: int = 2, transparent: int | None = None, disposal: int = 1) -> bytes:
+    """One image block: a graphic control extension (`disposal`, a delay, `transparent` as the
+    transparent index if given), the descriptor, `table` as the local colour table, LZW data."""
     h, w = indices.shape
     flags = (0x40 if interlace else 0)
     local = b""
@@ -144,7 +146,8 @@ def gif_frame(indices: np.ndarray, left: int = 0, top: int = 0,
     if interlace:
         order = [*range(0, h, 8), *range(4, h, 8), *range(2, h, 4), *range(1, h, 2)]
         rows = indices[order]
-    control = b"\x21\xf9\x04\x04\x0a\x00\x00\x00"  # graphic control: a delay, no transparency
+    packed = disposal << 2 | (transparent is not None)
+    control = b"\x21\xf9\x04" + struct.pack("<BHB", packed, 10, transparent or 0) + b"\x00"
     return (control + b"\x2c" + struct.pack("<HHHHB", left, top, w, h, flags) + local
             + bytes([min_bits]) + _blocks(lzw(rows.reshape(-1).tolist(), min_bits)))
 

@@ -1,148 +1,188 @@
-"""GIF decoding (GIF87a/GIF89a, LZW) into RGB frames, as TensorFlow 1.15's ``DecodeGif`` does.
+"""GIF on giflib, as TF's ``gif_io.cc``: giflib (through `imagecodecs`; TF links giflib too)
+reads the LZW image data, and the frames are composed here as TF composes them.
 
-Contract: ``decode_gif(data)`` returns uint8 ``[frames, height, width, 3]``, height and width
-being the logical screen's. Each image's indices go through its local colour table, else the
-global one (neither: `GifError`). Interlaced images are put back in row order. As TF 1.15's
-giflib-based decoder: the first frame must cover the whole canvas; a later frame that covers
-only part of it (clipped to the canvas) starts from a copy of the previous frame; extension
-blocks (graphic control: disposal, transparency, delays; comments; application data) are read
-past and have no effect. An index outside the colour table, LZW data that ends before the image
-is complete, a file without images, an unknown block or truncated data raise `GifError` (a
-`ValueError`) saying what is wrong.
+Why a walk over the blocks: `imagecodecs` hands back giflib's colour indices, but neither the
+frames' rectangles nor their colour maps nor their transparent indices. The walk reads those
+from the block structure (the headers only; image data is skipped by its sub-block lengths)
+and gives giflib a copy in which every frame sits at the origin of a screen as large as the
+largest frame, which is TF's canvas, so that giflib allocates no more than TF does.
+
+Contract: ``decode(data)`` returns uint8 ``[frames, height, width, 3]``, height and width being
+the largest frame's (not the logical screen's), as TF 2.21. Frame k starts as a copy of frame
+k - 1 (frame 0 as zeros) and, within its rectangle clipped to the canvas, takes the colours of
+its local colour map, else the global one, except where it holds its transparent index (from
+the first graphic control extension before it), which leaves the pixel as it was; disposal
+modes are ignored, as by TF. ``first_only`` composes frame 0 alone (TF's
+``expand_animations=False``), so an error in a later frame's colours passes, while every
+frame's image data is still read. Data that ends, or holds an unknown record, after a complete
+image decodes the images before it (TF logs giflib's error and goes on). Raises
+`InvalidArgumentError` (no node; the kernel adds it) with TF's reason for a file giflib
+refuses (giflib's own message), one without images, a colour index outside the map that is not
+the transparent one, a frame without a colour map, and a 0-pixel image; also for data that ends
+inside an image, where TF would return the unread pixels uninitialised.
 """
 
 from __future__ import annotations
 
+import re
+import struct
+
+import attrs
+import imagecodecs
 import numpy as np
 
-__all__ = ["GifError", "decode_gif"]
+from tensorweave.engine import errors
 
-_MAX_CODE_BITS = 12
+__all__ = ["decode"]
 
-
-class GifError(ValueError):
-    """Malformed GIF data."""
-
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.pos = data, 0
-
-    def take(self, count: int) -> bytes:
-        if self.pos + count > len(self.data):
-            raise GifError("truncated data")
-        out = self.data[self.pos:self.pos + count]
-        self.pos += count
-        return out
-
-    def byte(self) -> int:
-        return self.take(1)[0]
-
-    def u16(self) -> int:
-        low, high = self.take(2)
-        return low | high << 8
-
-    def sub_blocks(self) -> bytes:
-        parts = []
-        while size := self.byte():
-            parts.append(self.take(size))
-        return b"".join(parts)
-
-    def color_table(self, flags: int) -> np.ndarray:
-        size = 2 << (flags & 7)
-        return np.frombuffer(self.take(3 * size), np.uint8).reshape(size, 3)
+_TRAILER, _EXTENSION, _IMAGE, _GRAPHIC_CONTROL = 0x3B, 0x21, 0x2C, 0xF9
+_SCREEN = 13  # signature, screen width and height, flags, background, aspect ratio
+_READ_FAILED = "Failed to read from given file"  # giflib's message when data runs out
 
 
-def _lzw(data: bytes, min_bits: int, count: int) -> np.ndarray:
-    """The first `count` indices of GIF LZW stream `data` (codes packed LSB first)."""
-    if not 2 <= min_bits <= 11:
-        raise GifError(f"invalid LZW minimum code size {min_bits}")
-    clear, end = 1 << min_bits, (1 << min_bits) + 1
-    out = bytearray()
-    table: list[bytes] = []
-    bits, code_bits, acc, prev = 0, min_bits + 1, 0, None
-    for byte in data:
-        acc |= byte << bits
-        bits += 8
-        while bits >= code_bits:
-            code = acc & ((1 << code_bits) - 1)
-            acc >>= code_bits
-            bits -= code_bits
-            if code == clear:
-                table = [bytes([i]) for i in range(clear)] + [b"", b""]
-                code_bits, prev = min_bits + 1, None
-                continue
-            if code == end or len(out) >= count:
-                return _finish(out, count)
-            if not table:  # a stream that does not begin with a clear code
-                table = [bytes([i]) for i in range(clear)] + [b"", b""]
-            if code < len(table) and (code < clear or code > end):
-                entry = table[code]
-            elif code == len(table) and prev is not None:  # the KwKwK case
-                entry = prev + prev[:1]
+@attrs.frozen
+class _Frame:
+    """One image: where its descriptor starts, its rectangle, its local colour map (if any)
+    and its transparent index (-1: none)."""
+
+    start: int
+    left: int
+    top: int
+    height: int
+    width: int
+    colors: np.ndarray | None
+    transparent: int
+
+
+class _ShortDataError(Exception):
+    """The data ends inside a record."""
+
+
+def _invalid(reason: str) -> errors.InvalidArgumentError:
+    return errors.InvalidArgumentError(None, None, reason)
+
+
+def _color_map(data: bytes, pos: int, flags: int) -> tuple[np.ndarray | None, int]:
+    """The colour map that `flags` announce at `pos` (or None), and the position after it."""
+    if not flags & 0x80:
+        return None, pos
+    size = 3 << ((flags & 7) + 1)
+    if pos + size > len(data):
+        raise _ShortDataError
+    return np.frombuffer(data, np.uint8, size, pos).reshape(-1, 3), pos + size
+
+
+def _skip_sub_blocks(data: bytes, pos: int) -> int:
+    while pos < len(data):
+        size = data[pos]
+        pos += 1 + size
+        if not size:
+            return pos
+    raise _ShortDataError
+
+
+def _walk(data: bytes) -> tuple[list[_Frame], np.ndarray | None, int]:
+    """The complete images of `data`, its global colour map, and where the records giflib
+    keeps end: after the trailer, or where the data ends or turns to something giflib stops
+    at (an unknown record; an image whose data is cut short, which TF's giflib drops). No
+    images where the screen descriptor is incomplete."""
+    try:
+        global_map, pos = _color_map(data, _SCREEN, data[10])
+    except (_ShortDataError, IndexError):
+        return [], None, 0
+    frames: list[_Frame] = []
+    transparent, control_seen = -1, False
+    try:
+        while pos < len(data):
+            kind = data[pos]
+            if kind == _TRAILER:
+                return frames, global_map, pos + 1
+            if kind == _EXTENSION:
+                block = pos + 2
+                # giflib reads the first graphic control extension before an image; one whose
+                # first sub-block is not 4 bytes long gives no transparency (DGifExtensionToGCB)
+                if data[pos + 1] == _GRAPHIC_CONTROL and not control_seen and data[block]:
+                    control_seen = True
+                    if data[block] == 4 and data[block + 1] & 1:
+                        transparent = data[block + 4]
+                end = _skip_sub_blocks(data, block)
+            elif kind == _IMAGE:
+                left, top, width, height, flags = struct.unpack_from("<HHHHB", data, pos + 1)
+                colors, body = _color_map(data, pos + 10, flags)
+                if not width or not height:
+                    raise _invalid(f"failed to slurp gif file: Unknown error (image "
+                                   f"{len(frames)} is {width}x{height})")
+                end = _skip_sub_blocks(data, body + 1)  # the LZW minimum code size, the data
+                frames.append(_Frame(pos, left, top, height, width, colors, transparent))
+                transparent, control_seen = -1, False
             else:
-                raise GifError(f"invalid LZW code {code}")
-            out += entry
-            # once the table is full (4096 entries) the code size stays 12 until a clear code
-            if prev is not None and len(table) < 1 << _MAX_CODE_BITS:
-                table.append(prev + entry[:1])
-                if len(table) == 1 << code_bits and code_bits < _MAX_CODE_BITS:
-                    code_bits += 1
-            prev = entry
-    return _finish(out, count)
+                break
+            pos = end
+    except (_ShortDataError, IndexError, struct.error):
+        pass
+    return frames, global_map, pos
 
 
-def _finish(out: bytearray, count: int) -> np.ndarray:
-    if len(out) < count:
-        raise GifError(f"image data ends after {len(out)} of {count} pixels")
-    return np.frombuffer(bytes(out[:count]), np.uint8)
+def _giflib(data: bytes) -> np.ndarray:
+    """giflib's colour indices of every image in `data`, ``[n, h, w]``."""
+    try:
+        indices = imagecodecs.gif_decode(data, asrgb=False)
+    except imagecodecs.GifError as exc:
+        match = re.search(r"(DGif\w+) returned '(.*)'", str(exc))
+        stage, reason = match.groups() if match else ("DGifSlurp", str(exc))
+        # imagecodecs names DGifCloseFile where DGifOpen failed (it closes in a finally)
+        opening = stage in ("DGifOpen", "DGifCloseFile")
+        raise _invalid(f"failed to {'open' if opening else 'slurp'} gif file: {reason}") from None
+    return indices if indices.ndim == 3 else indices[None]
 
 
-def _deinterlace(indices: np.ndarray, height: int) -> np.ndarray:
-    order = [*range(0, height, 8), *range(4, height, 8), *range(2, height, 4),
-             *range(1, height, 2)]
-    out = np.empty_like(indices)
-    out[order] = indices
-    return out
+def _at_origin(data: bytes, frames: list[_Frame], end: int, height: int,
+               width: int) -> bytes:
+    """`data` up to `end` with a trailer, its screen `width` x `height` and every frame at
+    (0, 0): giflib then places frame k's indices at ``[k, :h, :w]`` of a canvas that size."""
+    out = bytearray(data[:end])
+    if out[-1] != _TRAILER:  # every other record ends with an empty sub-block
+        out.append(_TRAILER)
+    struct.pack_into("<HH", out, 6, width, height)
+    for frame in frames:
+        struct.pack_into("<HH", out, frame.start + 1, 0, 0)
+    return bytes(out)
 
 
-def decode_gif(data: bytes) -> np.ndarray:
+def decode(data: bytes, first_only: bool = False) -> np.ndarray:
     """The frames of GIF file `data`; see the module docstring."""
-    reader = _Reader(data)
-    if reader.take(6) not in (b"GIF87a", b"GIF89a"):
-        raise GifError("not a GIF signature")
-    width, height, flags = reader.u16(), reader.u16(), reader.byte()
-    reader.take(2)  # background colour index, pixel aspect ratio
-    global_table = reader.color_table(flags) if flags & 0x80 else None
-    frames: list[np.ndarray] = []
-    while (kind := reader.byte()) != 0x3B:  # trailer
-        if kind == 0x21:  # extension: label, then sub-blocks
-            reader.byte()
-            reader.sub_blocks()
-            continue
-        if kind != 0x2C:
-            raise GifError(f"unknown block type 0x{kind:02x}")
-        left, top, w, h, local = (reader.u16(), reader.u16(), reader.u16(), reader.u16(),
-                                  reader.byte())
-        table = reader.color_table(local) if local & 0x80 else global_table
-        min_bits = reader.byte()
-        indices = _lzw(reader.sub_blocks(), min_bits, w * h).reshape(h, w)
-        if local & 0x40:
-            indices = _deinterlace(indices, h)
-        if table is None:
-            raise GifError(f"missing color map for frame {len(frames)}")
-        if indices.size and int(indices.max()) >= len(table):
-            raise GifError(f"found color index {int(indices.max())} outside of color map "
-                           f"range {len(table)}")
-        if (left, top, w, h) != (0, 0, width, height):
-            if not frames:
-                raise GifError("the first frame does not fill the canvas")
-            frame = frames[-1].copy()
-            bottom, right = min(top + h, height), min(left + w, width)
-            frame[top:bottom, left:right] = table[indices[:bottom - top, :right - left]]
-        else:
-            frame = table[indices]
-        frames.append(frame)
+    frames, global_map, end = _walk(data)
     if not frames:
-        raise GifError("gif file does not contain any image")
-    return np.stack(frames)
+        _giflib(data)  # giflib's reason, as TF reports it
+        raise _invalid("gif file does not contain any image")
+    height, width = max(f.height for f in frames), max(f.width for f in frames)
+    indices = _giflib(_at_origin(data, frames, end, height, width))
+    if len(indices) != len(frames):
+        raise _invalid(f"failed to slurp gif file: giflib read {len(indices)} images, the "
+                       f"block structure holds {len(frames)}")
+    out = np.zeros((1 if first_only else len(frames), height, width, 3), np.uint8)
+    for k in range(len(out)):
+        frame = frames[k]
+        if k:
+            out[k] = out[k - 1]
+        colors = global_map if frame.colors is None else frame.colors
+        if colors is None:
+            raise _invalid(f"missing color map for frame {k}")
+        rows, cols = min(frame.height, height - frame.top), min(frame.width, width - frame.left)
+        if rows <= 0 or cols <= 0:
+            continue
+        index = indices[k, :rows, :cols]
+        shown = index != frame.transparent if frame.transparent >= 0 else None
+        outside = index >= len(colors)
+        if shown is not None:
+            outside &= shown
+        if outside.any():
+            raise _invalid(f"found color index {index.flat[np.flatnonzero(outside)[0]]} "
+                           f"outside of color map range {len(colors)}")
+        region = out[k, frame.top:frame.top + rows, frame.left:frame.left + cols]
+        # np.take, not colors[index]: several times faster on a 2-D index
+        if shown is None:
+            region[...] = np.take(colors, index, axis=0)
+        else:
+            region[shown] = np.take(colors, index[shown], axis=0)
+    return out

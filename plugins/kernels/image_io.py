@@ -13,7 +13,7 @@ their 16-bit decode, as TF); a uint16 ``dtype`` gives a PNG's 16-bit decode and 
 times 256 (``convert_image_dtype``'s widening). ``DecodePng`` with ``dtype`` uint16 gives 16-bit
 samples (8-bit files as ``v * 257``) and refuses GIF data; ``EncodePng`` writes a 16-bit PNG for
 a uint16 image. Failures are `InvalidArgumentError` in TF's wording, the codec's reason
-appended. The codecs are `tensorweave.formats` (libjpeg-turbo, libpng): ``DecodeJpeg`` and
+appended. The codecs are `tensorweave.formats` (libjpeg-turbo, libpng, giflib): ``DecodeJpeg`` and
 ``DecodeAndCropJpeg`` honour every attr (``dct_method`` "" and "INTEGER_FAST" are TF's
 JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` is libjpeg's DCT scaling); the other ops
 decode JPEG bytes with TF's defaults. Truncated JPEG data is an error unless
@@ -34,9 +34,8 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
-from tensorweave.formats import jpeg, png
+from tensorweave.formats import gif, jpeg, png
 from tensorweave.formats.bmp import BmpError, decode_bmp
-from tensorweave.formats.gif import GifError, decode_gif
 from tensorweave.platform import gfile
 from tensorweave.plugins.kernels.file_access import checked_path
 
@@ -106,11 +105,11 @@ def _png(ctx: KernelContext, data: bytes, channels: int, bits: int = 8) -> np.nd
         raise _invalid(ctx, exc.message) from None
 
 
-def _gif(ctx: KernelContext, data: bytes) -> np.ndarray:
+def _gif(ctx: KernelContext, data: bytes, first_only: bool = False) -> np.ndarray:
     try:
-        return decode_gif(data)
-    except GifError as exc:
-        raise _invalid(ctx, f"Invalid GIF data (size {len(data)}), {exc}") from None
+        return gif.decode(data, first_only)
+    except errors.InvalidArgumentError as exc:
+        raise _invalid(ctx, f"Invalid GIF data (size {len(data)}), {exc.message}") from None
 
 
 def _bmp(ctx: KernelContext, data: bytes, channels: int) -> np.ndarray:
@@ -229,9 +228,10 @@ def decode_image(ctx: KernelContext, contents: Any) -> np.ndarray:
     elif data.startswith(_GIF[:3]):
         if channels not in (0, 3):
             raise _invalid(ctx, "Channels must be in (None, 0, 3) when decoding GIF images")
-        image = _gif(ctx, data)
-        if not ctx.attrs["expand_animations"]:
-            image = image[0]
+        if ctx.attrs["expand_animations"]:
+            image = _gif(ctx, data)
+        else:
+            image = _gif(ctx, data, first_only=True)[0]
     elif data.startswith(b"BM"):
         if channels == 1:
             raise _invalid(ctx, "Channels must be in (None, 0, 3) when decoding BMP images")
