@@ -268,7 +268,7 @@ def test_extract_jpeg_shape(fresh_graph) -> None:  # noqa: F811
         run(tw.image.extract_jpeg_shape(b"\xff\xd8\xff"))
 
 
-def test_decode_and_crop_matches_decode_then_crop(fresh_graph) -> None:  # noqa: F811
+def test_decode_and_crop_op(fresh_graph) -> None:  # noqa: F811
     data = _data("c420_restart_40x56")
     crop = tw.image.decode_and_crop_jpeg(data, [5, 7, 20, 33], channels=3)
     assert crop.shape.as_list() == [20, 33, 3]
@@ -284,7 +284,11 @@ def test_decode_and_crop_matches_decode_then_crop(fresh_graph) -> None:  # noqa:
             s.run(fed, {window: [30, 0, 11, 4]})
         with pytest.raises(errors.InvalidArgumentError, match="crop window"):
             s.run(fed, {window: [0, 0, 0, 4]})
-    np.testing.assert_array_equal(got, decode_jpeg(data)[5:25, 7:40])
+    # TF's window: the full decode's pixels but in the last column, where the cropped chroma
+    # (its 20 samples from x = 0) ends and libjpeg-turbo replicates the edge
+    np.testing.assert_array_equal(got, decode_jpeg(data, crop=(5, 7, 20, 33)))
+    np.testing.assert_array_equal(got[:, :-1], decode_jpeg(data)[5:25, 7:39])
+    assert not np.array_equal(got[:, -1], decode_jpeg(data)[5:25, 39])
     np.testing.assert_array_equal(whole, expected("c420_restart_40x56"))
     np.testing.assert_array_equal(corner, expected("c420_restart_40x56")[39:, 55:])
 
@@ -374,3 +378,31 @@ def _sof_with_components(count: int, size: int = 8) -> bytes:
     scan = b"\xff\xda\x00\x08\x01\x01\x00\x00\x3f\x00"
     return (b"\xff\xd8\xff\xc0" + (2 + len(body)).to_bytes(2, "big") + body + scan
             + b"\xff\xd9")
+
+
+CROPS = np.load(DATA / "tf_crop.npz")
+CROP_VARIANTS = {"": {}, "_accurate": {"fast_idct": False}, "_nofancy": {"fancy_upsampling": False}}
+
+
+@pytest.mark.parametrize("variant", sorted(CROP_VARIANTS))
+@pytest.mark.parametrize("name", FILES)
+def test_crop_gives_tfs_pixels_at_every_window(name: str, variant: str) -> None:
+    """Against TF's ``decode_and_crop_jpeg`` (``tf_crop.npz``: windows at odd offsets, at and
+    off iMCU boundaries, at the edges, 1-4 pixels wide), where libjpeg-turbo's cropped
+    component widths change the upsampling at the window's edges."""
+    data, flat, pos = _data(name), CROPS[f"{name}_crops{variant}"], 0
+    windows = CROPS[name + "_windows"].tolist()
+    for window in windows:
+        got = jpeg.decode(data, crop=tuple(window), **CROP_VARIANTS[variant])
+        assert got.shape[:2] == tuple(window[2:])
+        np.testing.assert_array_equal(got, flat[pos:pos + got.size].reshape(got.shape),
+                                      err_msg=str(window))
+        pos += got.size
+    assert pos == flat.size
+
+
+def test_crop_windows_cover_the_upsampling_cases() -> None:
+    windows = CROPS["c420_q75_96x128_windows"].tolist()
+    assert len(windows) >= 15
+    assert any(x % 16 == 0 and x for _, x, _, _ in windows)  # an iMCU-aligned left edge
+    assert any(x % 2 for _, x, _, _ in windows) and any(w <= 2 for *_, w in windows)

@@ -16,7 +16,11 @@ output) and refuses ``channels=1`` as libjpeg does. ``ratio`` 2, 4, 8 is libjpeg
 (``ceil(side / ratio)``). Truncated data is an error unless ``recover_truncated``: then libjpeg
 reads a fake end-of-image and the rest decodes as it gives (every row is produced, so TF's
 ``acceptable_fraction`` never rejects). Data libjpeg only warns about (extraneous bytes, a
-corrupt segment) decodes, as in TF.
+corrupt segment) decodes, as in TF. ``crop`` ``(y, x, height, width)`` is TF's
+``DecodeAndCropJpeg`` window, which must lie inside the (scaled) image: for 4:2:0 and 4:2:2
+colour output at ratio 1 with fancy upsampling it comes from `tensorweave.formats.jpeg_crop`
+(its edges upsample as libjpeg-turbo's cropped decode does); elsewhere no upsampling crosses
+the window's edges, so it is a slice of the full decode.
 
 Known differences from TF: TurboJPEG's header reader refuses sampling layouts outside its list
 (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1, grey) that libjpeg itself decodes; for an image so
@@ -36,6 +40,7 @@ import simplejpeg
 from PIL import Image
 
 from tensorweave.engine import errors
+from tensorweave.formats.jpeg_crop import FACTORS, as_rgb_components, window_pixels
 
 __all__ = ["JpegHeader", "decode", "encode", "read_header"]
 
@@ -62,12 +67,17 @@ def _invalid(reason: object) -> errors.InvalidArgumentError:
     return errors.InvalidArgumentError(None, None, str(reason))
 
 
-def read_header(data: bytes) -> JpegHeader:
-    """The header of JPEG `data` (TF's ``GetImageInfo``), reading no scan data."""
+def _frame(data: bytes) -> tuple[int, int, str, str]:
+    """TurboJPEG's height, width, colour space and subsampling names of `data`."""
     try:
-        height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+        return simplejpeg.decode_jpeg_header(data)
     except ValueError as exc:
         raise _invalid(exc) from None
+
+
+def read_header(data: bytes) -> JpegHeader:
+    """The header of JPEG `data` (TF's ``GetImageInfo``), reading no scan data."""
+    height, width, colorspace, _ = _frame(data)
     return JpegHeader(height, width, _COMPONENTS.get(colorspace, 3))
 
 
@@ -93,11 +103,13 @@ def _decode(data: bytes, colorspace: str, fast_idct: bool, fancy_upsampling: boo
 
 
 def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
-           fancy_upsampling: bool = True, ratio: int = 1,
-           recover_truncated: bool = False) -> np.ndarray:
+           fancy_upsampling: bool = True, ratio: int = 1, recover_truncated: bool = False,
+           crop: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """JPEG `data` decoded as TF's ``DecodeJpeg`` with these attrs (`fast_idct` is
-    ``dct_method`` "" or "INTEGER_FAST", False "INTEGER_ACCURATE"); see the module docstring."""
-    header = read_header(data)
+    ``dct_method`` "" or "INTEGER_FAST", False "INTEGER_ACCURATE"), or as
+    ``DecodeAndCropJpeg`` with `crop` ``(y, x, height, width)``; see the module docstring."""
+    height, width, space, subsampling = _frame(data)
+    header = JpegHeader(height, width, _COMPONENTS.get(space, 3))
     if header.components == 4:
         colorspace = "CMYK"
         if channels == 1:
@@ -107,11 +119,25 @@ def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
     else:
         colorspace = "GRAY" if channels == 1 else "RGB"
     min_side = (-(-header.height // ratio), -(-header.width // ratio))
+    if crop is not None:
+        top, left, rows, cols = crop
+        if not (rows > 0 and cols > 0 and top >= 0 and left >= 0 and top + rows <= min_side[0]
+                and left + cols <= min_side[1]):
+            raise _invalid(f"crop window [{top}, {left}, {rows}, {cols}] does not fit the "
+                           f"{min_side[0]}x{min_side[1]} image")
+        if (space == "YCbCr" and subsampling in FACTORS and colorspace == "RGB"
+                and fancy_upsampling and ratio == 1):
+            # the window's edges upsample as libjpeg-turbo's cropped decode does
+            planes = _decode(as_rgb_components(data), "RGB", fast_idct, False, min_side, ratio,
+                             recover_truncated)
+            return window_pixels(planes, crop, *FACTORS[subsampling])
     image = _decode(data, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
                     recover_truncated)
     if colorspace == "CMYK":
         cmyk = image.astype(np.uint16)
         image = (cmyk[..., :3] * cmyk[..., 3:] // 255).astype(np.uint8)
+    if crop is not None:
+        image = image[top:top + rows, left:left + cols]
     return image
 
 

@@ -17,10 +17,9 @@ appended. The codecs are `tensorweave.formats` (libjpeg-turbo, libpng, giflib): 
 ``DecodeAndCropJpeg`` honour every attr (``dct_method`` "" and "INTEGER_FAST" are TF's
 JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` is libjpeg's DCT scaling); the other ops
 decode JPEG bytes with TF's defaults. Truncated JPEG data is an error unless
-``try_recover_truncated``; ``channels`` 4 is refused; a crop window must lie inside the image
-(``DecodeAndCropJpeg`` crops the full decode, where TF has libjpeg-turbo decode only the
-window: for subsampled colour files TF's pixels then differ near the window's edges, in 11 of 82
-windows tried on the fixtures). ``ExtractJpegShape`` reads the headers only.
+``try_recover_truncated``; ``channels`` 4 is refused; a crop window must lie inside the image,
+and ``DecodeAndCropJpeg`` gives TF's pixels at the window's edges (`tensorweave.formats.
+jpeg_crop`). ``ExtractJpegShape`` reads the headers only.
 ``EncodeJpeg`` writes TF's bytes, every attr honoured; libjpeg's refusals (a side over 65500,
 an empty image, an XMP packet too long for a marker) are TF's `InternalError`.
 """
@@ -141,17 +140,9 @@ def _jpeg(ctx: KernelContext, data: bytes, channels: int,
     if channels not in (0, 1, 3):
         raise _invalid(ctx, f"{failed}: JPEG images decode to 1 or 3 channels, not {channels}")
     try:
-        image = jpeg.decode(data, channels, **options)
+        return jpeg.decode(data, channels, crop=crop, **options)
     except errors.InvalidArgumentError as exc:
         raise _invalid(ctx, f"{failed}: {exc.message}") from None
-    if crop is None:
-        return image
-    y, x, height, width = crop
-    if not (height > 0 and width > 0 and y >= 0 and x >= 0 and y + height <= image.shape[0]
-            and x + width <= image.shape[1]):
-        raise _invalid(ctx, f"{failed}: crop window [{y}, {x}, {height}, {width}] does not "
-                            f"fit the {image.shape[0]}x{image.shape[1]} image")
-    return image[y:y + height, x:x + width]
 
 
 def decode_and_crop_jpeg(ctx: KernelContext, contents: Any, crop_window: Any) -> np.ndarray:
