@@ -24,10 +24,15 @@ the window's edges, so it is a slice of the full decode.
 
 Known differences from TF: TurboJPEG's header reader refuses sampling layouts outside its list
 (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1, grey) that libjpeg itself decodes; for an image so
-small that several ratios give the same size (sides of 1-4 pixels) TurboJPEG may pick a
-different scale than ``ratio``; and a truncated file recovered with ``recover_truncated`` has
-TF's shape but not TF's pixels (TurboJPEG's recovery differs from TF's source manager's; on
-the fixtures, 1 of 13 recovered files is pixel-equal).
+small that several scales give the same size (sides of a few pixels), where TurboJPEG would
+pick another scale than ``ratio``, the frame is declared taller to steer it, which for 4:4:0
+files can change the last row's chroma; and a truncated file recovered with
+``recover_truncated`` has TF's shape and TF's rows up to the cut, but not after it: there
+TurboJPEG's source gives uniform grey (zero coefficients after its fake end-of-image), while
+TF 2.21's decode carries on through several MCU rows of other values, and at some cuts fails
+(its source manager refuses a second read past the end); 1 of 13 recovered fixtures is
+pixel-equal. Without ``recover_truncated``, TF keeps the rows read before the data ran out
+(the rest black) if they reach ``acceptable_fraction``; here truncated data is an error.
 """
 
 from __future__ import annotations
@@ -102,6 +107,27 @@ def _decode(data: bytes, colorspace: str, fast_idct: bool, fancy_upsampling: boo
         raise _invalid(exc) from None
 
 
+def _scale_is_ambiguous(height: int, width: int, ratio: int) -> bool:
+    """Whether a TurboJPEG scale larger than 1 / `ratio` (k / 8) gives the same output size."""
+    def scaled(side: int, num: int, denom: int) -> int:
+        return -(-side * num // denom)
+
+    wanted = (scaled(height, 1, ratio), scaled(width, 1, ratio))
+    return any((scaled(height, k, 8), scaled(width, k, 8)) == wanted
+               for k in range(8 // ratio + 1, 9))
+
+
+def _with_height(data: bytes, height: int) -> bytes:
+    """JPEG `data` with its frame header (SOF) declaring `height` rows."""
+    pos = 2
+    while pos + 4 <= len(data) and data[pos] == 0xFF:
+        marker = data[pos + 1]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            return data[:pos + 5] + height.to_bytes(2, "big") + data[pos + 7:]
+        pos += 2 + int.from_bytes(data[pos + 2:pos + 4], "big")
+    raise _invalid("no frame header before the data ends")
+
+
 def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
            fancy_upsampling: bool = True, ratio: int = 1, recover_truncated: bool = False,
            crop: tuple[int, int, int, int] | None = None) -> np.ndarray:
@@ -131,8 +157,17 @@ def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
             planes = _decode(as_rgb_components(data), "RGB", fast_idct, False, min_side, ratio,
                              recover_truncated)
             return window_pixels(planes, crop, *FACTORS[subsampling])
-    image = _decode(data, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
-                    recover_truncated)
+    if ratio > 1 and _scale_is_ambiguous(height, width, ratio):
+        # TurboJPEG picks its scale by the output size, which several scales share here:
+        # declare the frame taller, so that only 1 / ratio gives the size asked for, and keep
+        # the real rows (no upsampling crosses rows at ratio > 1, but for 4:4:0's chroma)
+        taller = height + 64 * ratio
+        image = _decode(_with_height(data, taller), colorspace, fast_idct, fancy_upsampling,
+                        (-(-taller // ratio), min_side[1]), ratio, recover_truncated)
+        image = image[:min_side[0]]
+    else:
+        image = _decode(data, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
+                        recover_truncated)
     if colorspace == "CMYK":
         cmyk = image.astype(np.uint16)
         image = (cmyk[..., :3] * cmyk[..., 3:] // 255).astype(np.uint8)
