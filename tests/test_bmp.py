@@ -1,4 +1,4 @@
-"""``tensorweave.formats.bmp``: uncompressed 24/32-bit bitmaps, against BMPs built independently and
+"""``tensorweave.formats.bmp``: 24/32-bit bitmaps, against BMPs built independently and
 TF's decodes of BMPs Pillow wrote."""
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ GOOD = bmp(np.zeros((2, 3, 3), np.uint8))
     (GOOD[:20], 0, "requires at least 32 bytes"),
     (GOOD, 4, "channels attribute 4 does not match bits per pixel from file 3"),
     (_with(GOOD, 28, "<H", 8), 0, "Number of channels must be 3 or 4, was 1"),
-    (_with(GOOD, 30, "<I", 3), 0, "compression 3"),
     (_with(GOOD, 18, "<i", 0), 0, "Width must be positive"),
     (_with(GOOD, 22, "<i", 0), 0, "Height must be nonzero"),
     (GOOD[:-4], 0, "requires at least 75 bytes, got 74"),
@@ -47,6 +46,14 @@ GOOD = bmp(np.zeros((2, 3, 3), np.uint8))
 def test_bad_bitmaps_raise_with_tf_wording(data: bytes, channels: int, text: str) -> None:
     with pytest.raises(BmpError, match=text):
         decode_bmp(data, channels)
+
+
+def test_the_compression_field_is_ignored_as_by_tf() -> None:
+    """TF reads the rows' bytes whatever the field says (``bitfields_6x3``: TF's decode of a
+    32-bit file marked BI_BITFIELDS)."""
+    np.testing.assert_array_equal(decode_bmp(_with(GOOD, 30, "<I", 3)), decode_bmp(GOOD))
+    data = (DATA / "bitfields_6x3.bmp").read_bytes()
+    np.testing.assert_array_equal(decode_bmp(data), TF["bitfields_6x3_ch0"])
 
 
 def test_missing_padding_after_the_last_row_is_fine() -> None:

@@ -1,12 +1,19 @@
-"""BMP decoding of uncompressed 24- and 32-bit bitmaps, as TensorFlow 1.15's ``DecodeBmp``.
+"""BMP decoding of 24- and 32-bit bitmaps, as TensorFlow 1.15's ``DecodeBmp``.
 
 Contract: ``decode_bmp(data, channels=0)`` reads the pixel-data offset (byte 10), width (18),
 height (22, negative for top-down rows) and bits per pixel (28) of a Windows bitmap and returns
 uint8 ``[abs(height), width, bpp // 8]`` in RGB(A) order (the file holds BGR(A) rows padded to 4
 bytes, bottom row first unless the height is negative). `channels` 0 takes the file's; 3 or 4
-must match it. As TF, the ``BM`` magic is not checked here (``decode_image`` checks it).
-Anything else (fewer than 32 bytes, another depth, compression, a bad size, data too short)
-raises `BmpError` (a `ValueError`) with TF's wording where TF has one.
+must match it. As TF, the ``BM`` magic is not checked here (``decode_image`` checks it), nor is
+the compression field: the bytes are read as BGR(A) rows whatever it says (right for
+BI_BITFIELDS files in BGRA order; RLE data decodes as TF decodes it, to noise, or is too short).
+Anything else (fewer than 32 bytes, another depth, a bad size, data too short) raises
+`BmpError` (a `ValueError`) with TF's wording where TF has one.
+
+Why not a library: TF decodes BMP with its own few lines (``decode_bmp_op.cc``: the rows'
+bytes, reordered), which numpy reproduces at memory speed; ``imagecodecs.bmp_decode`` treats a
+32-bit BI_RGB bitmap as BGRX and drops its alpha, which TF keeps (``tests/data/bmp``'s
+``rgba_6x3`` comes back with 3 channels).
 """
 
 from __future__ import annotations
@@ -29,15 +36,13 @@ def decode_bmp(data: bytes, channels: int = 0) -> np.ndarray:
                        f"size, width, height, and bpp, got {len(data)} bytes")
     (offset,) = struct.unpack_from("<i", data, 10)
     width, height = struct.unpack_from("<ii", data, 18)
-    bpp, compression = struct.unpack_from("<HI", data, 28)
+    (bpp,) = struct.unpack_from("<H", data, 28)
     if channels and channels != bpp // 8:
         raise BmpError(f"channels attribute {channels} does not match bits per pixel from "
                        f"file {bpp // 8}")
     depth = bpp // 8
     if depth not in (3, 4):
         raise BmpError(f"Number of channels must be 3 or 4, was {depth}")
-    if compression != 0:  # BI_RGB only; RLE and bit-field bitmaps are not decoded (nor by TF)
-        raise BmpError(f"compressed bitmaps are not supported (compression {compression})")
     if width <= 0:
         raise BmpError("Width must be positive")
     if height == 0:
