@@ -343,7 +343,7 @@ def figures(sizes: Sizes, tf_python: str | None) -> tuple[list[Figure], str]:
                        "> 1x", rates[2] > rates[1]))
     rows.append(Figure(f"TFRecordDataset num_parallel_reads=2 over 1, {RECORD_FILES} files",
                        readers["reads", 2], readers["reads", 1], "img/s"))
-    rows.append(Figure("interleave(TFRecordDataset.map) num_parallel_calls=2 over 1",
+    rows.append(Figure("interleave(TFRecordDataset.map), 2 parallel calls over 1",
                        readers["interleave", 2], readers["interleave", 1], "img/s"))
     return rows + regex_figures(sizes.repeats * 20), baseline
 

@@ -51,7 +51,7 @@ CODEC_FIGURES = ["decode_jpeg 128x128x3", "encode_jpeg 128x128x3", "decode_png 1
                  "resize, num_parallel_calls=1", "resize, num_parallel_calls=2",
                  "num_parallel_calls=2 over 1", "decode_gif 4x64x64x3",
                  "TFRecordDataset num_parallel_reads=2 over 1",
-                 "interleave(TFRecordDataset.map) num_parallel_calls=2 over 1",
+                 "interleave(TFRecordDataset.map), 2 parallel calls over 1",
                  "regex_full_match (a+)+$", "TF's accept/reject on"]
 
 
