@@ -597,3 +597,40 @@ def test_a_peer_that_stops_answering_fails_long_before_the_deadline(
         finally:
             hole.close()
             sess.close()
+
+
+def two_byte_strings(count: int) -> bytes:
+    """A request ``{"x": <string tensor of `count` two-byte strings>}``: 10 bytes an element
+    on the wire, about 60 once decoded."""
+    table = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 10 * count)
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_TENSOR]), struct.pack("<I", 0)))
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    payload = np.full(count, 2, "<u8").tobytes() + b"ab" * count
+    payload += bytes(-len(payload) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       len(payload)) + header + payload
+
+
+def test_string_elements_are_charged_to_the_caps_naming_them() -> None:
+    caps = ["--max-message-bytes", str(64 * MIB)]
+    with LocalCluster({"worker": 1}, host="127.0.0.1", extra_args=caps) as small:
+        pid = small.process("worker").pid
+        with connection(small) as channel:
+            # 40 MB on the wire, within the 64 MiB cap, but 4M string objects once decoded
+            hostile = two_byte_strings(4_000_000)
+            chunks = [hostile[i:i + 4 * MIB] for i in range(0, len(hostile), 4 * MIB)]
+            before = rss(pid)
+            try:
+                channel.stream_unary("/tensorweave.Worker/GetStatusStream")(iter(chunks),
+                                                                            timeout=60)
+                refused = None
+            except grpc.RpcError as exc:
+                refused = exc
+            print(f"server RSS grew by {(rss(pid) - before) / MIB:.0f} MiB")
+            assert refused is not None and refused.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_message_bytes" in refused.details()
+            # the same strings, fewer of them, still go through
+            few = two_byte_strings(100_000)
+            assert wire.decode(channel.unary_unary("/tensorweave.Worker/GetStatus")(
+                few, timeout=30)).body["task"]

@@ -198,10 +198,12 @@ def test_a_stream_allocates_as_its_bytes_arrive_and_charges_its_connection() -> 
     body = bytes([wire.T_TENSOR]) + struct.pack("<I", 0)
     table = strings + body + bytes(-(len(strings) + len(body)) % 8)
     memory = wire.MemoryCap(1 << 40)
-    decoder = wire.StreamDecoder(memory=memory, key="conn")
+    decoder = wire.StreamDecoder(1 << 40, memory=memory, key="conn")
     decoder.feed(header(1, len(table), 8 * count) + table)
     assert decoder._tensors[0].dtype == np.uint8  # raw bytes only; no object array yet
-    assert memory.used("conn") == len(table) + wire._TENSOR_BYTES + 16 * count  # (its entry)
+    # (its entry, its bytes, and its elements' objects to come)
+    assert memory.used("conn") == (len(table) + wire._TENSOR_BYTES + 8 * count
+                                   + wire._STRING_BYTES * count)
     decoder.release()
     assert memory.used("conn") == 0
     small = wire.MemoryCap(3 << 19)
@@ -257,6 +259,7 @@ HOSTILE_BODIES = {  # headers that decode to many small objects, each the worst 
     "rank-32 shapes": [TensorShape([7] * 32)] * (N_OBJECTS // 10),
     "int-keyed dicts": {i: {} for i in range(N_OBJECTS)},
     "zero-size tensors": [np.zeros(0, np.float32)] * N_OBJECTS,
+    "two-byte strings": np.array([b"%02d" % (i % 100) for i in range(20 * N_OBJECTS)], object),
 }
 
 
