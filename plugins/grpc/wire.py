@@ -117,9 +117,11 @@ _DICT_BYTES = 184
 _ENTRY_BYTES = 40 + 2 * _LEAF_BYTES
 _DIM_BYTES = 57
 _TENSOR_BYTES = 512
-# A string tensor's element: its pointer in the object array and its `bytes` object beyond the
-# content (33 bytes of header, measured with tracemalloc, and pymalloc's rounding to 16)
-_STRING_BYTES = 8 + 33 + 15
+# A string tensor's element: its pointer in the object array and, unless it is empty or one
+# byte long (CPython's cached bytes objects), its `bytes` object beyond the content (33 bytes of
+# header, measured with tracemalloc, and pymalloc's rounding to 16)
+_POINTER_BYTES = 8
+_BYTES_OBJECT = 33 + 15
 _STRING_BLOCK = 1 << 16  # elements built at a time (bounds the decoder's own lists)
 _SETTLE_BYTES = 1 << 20  # decoding charges what it built so far about every MiB
 
@@ -428,14 +430,16 @@ def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
 
 
 def _string_objects(table: TensorSpecs) -> int:
-    """What the string tensors of `table` build beyond their bytes: an object per element."""
+    """What the string tensors of `table` build beyond their bytes, at most: a pointer per
+    element, and an object per element that its content leaves room for (two bytes or more)."""
     total = 0
-    for np_dtype, shape, _ in table.specs:
+    for np_dtype, shape, nbytes in table.specs:
         if np_dtype is _OBJECT:
             count = 1
             for d in shape:
                 count *= d
-            total += count * _STRING_BYTES
+            content = nbytes - 8 * count
+            total += count * _POINTER_BYTES + min(count, content // 2) * _BYTES_OBJECT
     return total
 
 
