@@ -17,6 +17,9 @@ import pytest
 import tensorweave as tf
 from tensorweave.engine.distributed import messages
 from tensorweave.engine.distributed.transport import WORKER
+from tensorweave.engine.distributed.worker_service import WorkerStub
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.rpc import TRANSFER, Peer, Security
 from tensorweave.train.local_cluster import free_ports
@@ -415,3 +418,29 @@ def test_cleanups_and_aborts_sent_on_a_lane_that_stalls_go_again_over_grpc() -> 
         finally:
             peer.close()
             worker.cleanup_step(8101)
+
+
+def test_a_registration_whose_lane_stalls_is_sent_again_and_registered_once() -> None:
+    (port,) = free_ports(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "RegisterGraph")
+        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+    with srv:
+        worker = srv._impl.worker
+        const = NodeDef("c", "Const", [], worker.devices[0].name, {
+            "dtype": tf.float32, "value": np.array(1.0, np.float32),
+            "_output_types": [tf.float32], "_output_shapes": [TensorShape([])]})
+        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        try:
+            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            stalled = peer._lane
+            # the lane's socket probes a peer that went quiet (TCP keepalive)
+            assert stalled._conn.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+            before = set(worker._graphs)
+            registration = WorkerStub(peer, 30.0).register_graph(GraphDef(node=[const]))
+            assert "stalled" in stalled.broken  # sent again over gRPC, under its request id
+            assert set(worker._graphs) - before == {registration.handle}
+        finally:
+            peer.close()
