@@ -444,3 +444,35 @@ def test_a_registration_whose_lane_stalls_is_sent_again_and_registered_once() ->
             assert set(worker._graphs) - before == {registration.handle}
         finally:
             peer.close()
+
+
+def test_a_fetch_still_waiting_when_its_lane_stalls_is_joined_by_its_repeat() -> None:
+    (port,) = free_ports(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "GetStatus")
+        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+    with srv:
+        worker = srv._impl.worker
+        device = worker.devices[0]
+        key = f"{device.name};{device.incarnation:016x};{device.name};later:0;0:0"
+        value = np.arange(4.0)
+        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        try:
+            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            fetched, status = Inbox(), Inbox()
+            # the fetch waits on the server for a value not sent yet; then the lane stalls
+            peer.call_async(WORKER, "RecvTensor", {"step_id": 8201, "key": key,
+                                                   "timeout": 60.0}, 60.0, fetched, quick=True)
+            peer.call_async(WORKER, "GetStatus", {}, 30.0, status)
+            assert status.event.wait(lane.STALL_SECONDS + 10)  # broken, sent again over gRPC
+            assert not fetched.calls  # its repeat waits with the first fetch, which never ran twice
+            worker.rendezvous_mgr.find_or_create(8201).send(key, value)
+            assert fetched.event.wait(10)
+            error, body = fetched.calls[0]
+            assert error is None
+            np.testing.assert_array_equal(body["tensor"], value)
+        finally:
+            peer.close()
+            worker.cleanup_step(8201)
