@@ -115,3 +115,22 @@ def test_a_call_left_alone_is_cancelled_after_the_grace_unless_a_retry_joins(
         retry.cancel()  # and the retry's client goes too: nobody is left
         assert inner.cancelled
     assert calls.runs == 1
+
+
+def test_a_kept_reply_is_charged_at_least_what_its_bookkeeping_takes() -> None:
+    import tracemalloc
+
+    count = 20_000
+    replies = [bytes(300) for _ in range(count)]  # (made before: only the bookkeeping counts)
+    recent = RecentRequests(wire.MemoryCap(1 << 40), max_bytes=1 << 40)
+    tracemalloc.start()
+    try:
+        for request_id, data in enumerate(replies, 1):
+            recent.submit("RunGraph", request_id, "lane",
+                          lambda _, answer, data=data: answer(None, data), lambda *_: None,
+                          Cancellation(), keep=True, grace=0.5)
+        built = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert recent.kept_bytes == count * (300 + ENTRY_BYTES)
+    assert ENTRY_BYTES * count >= built, f"{built / count:.0f} B of bookkeeping per reply"
