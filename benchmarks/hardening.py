@@ -16,6 +16,13 @@ processes on 127.0.0.1 and prints:
   168 MiB header is 2**25 empty lists (over the default per-message cap once decoded: refused
   naming it); baseline: what those lists take decoded, measured here on 2**16 of them and
   scaled;
+- **hostile strings**: the same for a streamed request of 2**25 two-byte strings (320 MiB on
+  the wire, under the default per-message cap, but over it once their 2**25 `bytes` objects are
+  counted: refused naming it); baseline: what they take decoded, measured on 2**16 and scaled;
+- **black-holed peer**: the time until a call through a TCP proxy that stops forwarding
+  (holding its connections open) fails, on a channel with the transport's options (HTTP/2
+  keepalive); baseline: the same call on a channel with gRPC's default options, which waits
+  for the call's 30 s deadline;
 - with ``--graph-nodes N`` (1e6 for the issue's figure), an ExtendSession of a chain of N placed
   ``Neg`` ops on a fed scalar (a header well over the 64 MiB the wire once capped), then a step
   running them all (its first run compiles: prune, place, partition, register) and the same
@@ -41,7 +48,7 @@ import numpy as np
 from common import rss
 
 import tensorweave as tf
-from tensorweave.plugins.grpc import wire
+from tensorweave.plugins.grpc import rpc, wire
 from tensorweave.train.local_cluster import LocalCluster
 
 MIB = 1 << 20
@@ -116,8 +123,31 @@ def hostile_header(cluster: LocalCluster, count: int) -> None:
     per_list = tracemalloc.get_traced_memory()[0] / sample
     tracemalloc.stop()
     del decoded
-    pid = cluster.process("worker").pid
     request = empty_lists(count)
+    before, peak, outcome = peak_growth(cluster.process("worker").pid, request,
+                                        cluster.target("worker")[len("grpc://"):])
+    uncapped = per_list * count
+    grown = peak - before
+    print(f"hostile header of {len(request) / MIB:.0f} MiB ({count} empty lists): worker RSS "
+          f"{before / MIB:.0f} MiB before, peak {peak / MIB:.0f} MiB ({grown / MIB:+.0f} MiB);"
+          f" decoded in full they take {uncapped / MIB:.0f} MiB ({per_list:.1f} B each): ratio "
+          f"{grown / uncapped:.2f} (the call ended {outcome})")
+
+
+def two_byte_strings(count: int) -> bytes:
+    """A request ``{"x": <string tensor of `count` two-byte strings>}`` (10 bytes each)."""
+    table = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 10 * count)
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_TENSOR]), struct.pack("<I", 0)))
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    payload = np.full(count, 2, "<u8").tobytes() + b"ab" * count
+    payload += bytes(-len(payload) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       len(payload)) + header + payload
+
+
+def peak_growth(pid: int, request: bytes, address: str) -> tuple[int, int, str]:
+    """(RSS before, peak RSS, how the call ended) while `request` streams to GetStatus."""
     chunks = [request[i:i + wire.CHUNK_BYTES] for i in range(0, len(request), wire.CHUNK_BYTES)]
     before = rss(pid)
     peak = [before]
@@ -130,7 +160,7 @@ def hostile_header(cluster: LocalCluster, count: int) -> None:
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     outcome = "OK"
-    with grpc.insecure_channel(cluster.target("worker")[len("grpc://"):]) as channel:
+    with grpc.insecure_channel(address) as channel:
         try:
             channel.stream_unary("/tensorweave.Worker/GetStatusStream")(iter(chunks),
                                                                         timeout=600)
@@ -138,12 +168,104 @@ def hostile_header(cluster: LocalCluster, count: int) -> None:
             outcome = f"{exc.code().name}: {exc.details()[-60:]}"
     done.set()
     watcher.join()
-    uncapped = per_list * count
-    grown = peak[0] - before
-    print(f"hostile header of {len(request) / MIB:.0f} MiB ({count} empty lists): worker RSS "
-          f"{before / MIB:.0f} MiB before, peak {peak[0] / MIB:.0f} MiB ({grown / MIB:+.0f} MiB);"
-          f" decoded in full they take {uncapped / MIB:.0f} MiB ({per_list:.1f} B each): ratio "
-          f"{grown / uncapped:.2f} (the call ended {outcome})")
+    return before, peak[0], outcome
+
+
+def hostile_strings(cluster: LocalCluster, count: int) -> None:
+    sample = 1 << 16
+    frame = two_byte_strings(sample)
+    tracemalloc.start()
+    decoded = wire.decode(frame)
+    per_string = tracemalloc.get_traced_memory()[0] / sample
+    tracemalloc.stop()
+    del decoded
+    request = two_byte_strings(count)
+    before, peak, outcome = peak_growth(cluster.process("worker").pid, request,
+                                        cluster.target("worker")[len("grpc://"):])
+    uncapped = per_string * count
+    print(f"hostile strings, {len(request) / MIB:.0f} MiB ({count} two-byte strings): worker "
+          f"RSS {before / MIB:.0f} MiB before, peak {peak / MIB:.0f} MiB "
+          f"({(peak - before) / MIB:+.0f} MiB); decoded in full they take "
+          f"{uncapped / MIB:.0f} MiB ({per_string:.1f} B each): ratio "
+          f"{(peak - before) / uncapped:.2f} (the call ended {outcome})")
+
+
+class BlackHole:
+    """A TCP proxy to ``127.0.0.1:port`` that forwards until `stop`, then holds its
+    connections open and moves nothing more."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._stopped = threading.Event()
+        self._sockets = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                upstream = socket.create_connection(("127.0.0.1", self._port))
+            except OSError:
+                return
+            self._sockets += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        src.settimeout(0.1)
+        while not self._stopped.is_set():
+            try:
+                data = src.recv(1 << 16)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not data or self._stopped.is_set():
+                return
+            dst.sendall(data)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def close(self) -> None:
+        self._stopped.set()
+        for sock in self._sockets:
+            sock.close()
+
+
+def black_holed(cluster: LocalCluster, deadline: float) -> None:
+    port = int(cluster.target("worker").rsplit(":", 1)[1])
+    took = {}
+
+    def call(name: str, options: list) -> None:
+        hole = BlackHole(port)
+        channel = grpc.insecure_channel(f"127.0.0.1:{hole.port}", options=options)
+        try:
+            status = channel.unary_unary("/tensorweave.Worker/GetStatus")
+            status(wire.encode({}).frame(), timeout=10)
+            hole.stop()
+            start = time.monotonic()
+            try:
+                status(wire.encode({}).frame(), timeout=deadline)
+                outcome = "answered"
+            except grpc.RpcError as exc:
+                outcome = f"{exc.code().name}: {exc.details()}"
+            took[name] = (time.monotonic() - start, outcome)
+        finally:
+            channel.close()
+            hole.close()
+
+    calls = [threading.Thread(target=call, args=args) for args in (
+        ("keepalive", rpc.CHANNEL_OPTIONS), ("default", rpc.OPTIONS))]
+    for thread in calls:
+        thread.start()
+    for thread in calls:
+        thread.join()
+    (fast, why), (slow, why_slow) = took["keepalive"], took["default"]
+    print(f"black-holed peer: the call failed after {fast:.1f} s with keepalive ({why}), "
+          f"{slow:.1f} s with gRPC's defaults ({why_slow}): ratio {fast / slow:.2f}")
 
 
 def fetch_time(cluster: LocalCluster, idle: int) -> float:
@@ -235,6 +357,8 @@ def main() -> None:
         amplification(cluster, 1 << 28)  # 2 GiB, as the issue's request: over the cap
         amplification(cluster, 1 << 27)  # 1 GiB: within the cap, allocated only as it arrives
         hostile_header(cluster, 1 << 25)
+        hostile_strings(cluster, 1 << 25)
+        black_holed(cluster, 30.0)
         fetch_time(cluster, 0)  # warm-up: connections, the call lane
         quiet = fetch_time(cluster, 0)
         busy = fetch_time(cluster, 8)

@@ -408,11 +408,54 @@ def test_a_lane_that_stalls_mid_reply_is_left_for_grpc_without_running_a_step_tw
             assert laned.run(bump) == 1.0
             assert "stalled" in stalled.broken
             assert eventually(lambda: peer._lane is not stalled and peer._lane.broken is None, 10.0)
-            # a RunStep that stalls may have run: it fails at once instead of running again
-            with pytest.raises(tf.errors.UnavailableError, match="call lane stalled"):
-                laned.run(bump)
+            # a RunStep that stalls is sent again over gRPC under its request id: the server
+            # answers it from the first one's reply instead of running the step again
+            reopened = peer._lane
+            assert laned.run(bump) == 2.0
+            assert "stalled" in reopened.broken
             assert plain.run(v) == 2.0
             assert stalling.process("worker").poll() is None
+        finally:
+            laned.close()
+            plain.close()
+
+
+def hook_notes(cluster: LocalCluster, job: str) -> str:
+    return "\n".join(line for line in cluster.output(job)
+                     if line.startswith("TENSORWEAVE_TEST_LANE_STALL"))
+
+
+def test_steps_whose_lanes_stall_mid_reply_run_once_over_grpc(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # every lane stalls in the reply of the first RunStep, RunGraph or RecvTensor it carries,
+    # then drops everything: the client's RunStep to the worker, and the worker's RunGraph
+    # and RecvTensor to the ps
+    env = {"TENSORWEAVE_CALL_LANE": "1",
+           "TENSORWEAVE_TEST_LANE_STALL": "RunStep,RunGraph,RecvTensor"}
+    with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1", env=env) as stalling:
+        with tf.device("/job:ps/task:0"):
+            v = tf.Variable(0.0, name="once_v")
+            bump = tf.assign_add(v, 1.0)  # runs on the ps (RunGraph) ...
+            # (and the ps's piece runs on after it, so RecvTensor is answered while RunGraph
+            # runs: both are in flight when the lane stalls)
+            busy = tf.while_loop(lambda i: i < 3000, lambda i: i + 1, [tf.constant(0)])
+        with tf.device("/job:worker/task:0"):
+            out = bump * 10.0  # ... and its value goes to the worker (RecvTensor)
+        config = tf.ConfigProto(operation_timeout_in_ms=300_000)  # far beyond any stall
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "0")
+        plain = tf.Session(stalling.target("ps"), config=config)  # gRPC, steps on the ps alone
+        monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        laned = tf.Session(stalling.target("worker"), config=config)
+        try:
+            plain.run(v.initializer)
+            peer = laned._master._peer
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            # (the first step opens the worker's lane to the ps, if its calls came first)
+            assert [laned.run([out, busy]) for _ in range(2)] == [[10.0, 3000], [20.0, 3000]]
+            assert plain.run(v) == 2.0  # each step's assign_add ran once
+            assert "RunStep" in hook_notes(stalling, "worker")
+            ps_notes = hook_notes(stalling, "ps")
+            assert "RunGraph" in ps_notes and "RecvTensor" in ps_notes
         finally:
             laned.close()
             plain.close()
@@ -485,3 +528,109 @@ def test_a_session_beside_a_dead_task_is_created_without_waiting_for_it() -> Non
             with pytest.raises(tf.errors.UnavailableError,
                                match="task /job:ps/replica:0/task:0 was unreachable"):
                 sess.run(on_ps)
+
+
+class BlackHole:
+    """A TCP proxy to ``127.0.0.1:port`` that forwards bytes until `stop`, then holds every
+    connection open and moves nothing more (a network that silently drops everything)."""
+
+    def __init__(self, port: int) -> None:
+        self._port = port
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        self._stopped = threading.Event()
+        self._sockets: list[socket.socket] = [self._listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+                upstream = socket.create_connection(("127.0.0.1", self._port))
+            except OSError:
+                return
+            self._sockets += [client, upstream]
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(src, dst), daemon=True).start()
+
+    def _pipe(self, src: socket.socket, dst: socket.socket) -> None:
+        src.settimeout(0.1)
+        while not self._stopped.is_set():
+            try:
+                data = src.recv(1 << 16)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not data or self._stopped.is_set():
+                return
+            dst.sendall(data)
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def close(self) -> None:
+        self._stopped.set()
+        for sock in self._sockets:
+            sock.close()
+
+
+def test_a_peer_that_stops_answering_fails_long_before_the_deadline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_CALL_LANE", "0")  # (a lane would bypass the proxy)
+    with LocalCluster({"worker": 1}, host="127.0.0.1") as local:
+        hole = BlackHole(int(local.target("worker").rsplit(":", 1)[1]))
+        with tf.device("/job:worker/task:0"):
+            x = tf.constant(2.0) * 3.0
+        # (below the minute after which gRPC gives up on an unanswered flow-control ping)
+        config = tf.ConfigProto(operation_timeout_in_ms=50_000)
+        sess = tf.Session(f"grpc://127.0.0.1:{hole.port}", config=config)
+        try:
+            assert sess.run(x) == 6.0
+            hole.stop()
+            start = time.monotonic()
+            with pytest.raises(tf.errors.UnavailableError) as info:
+                sess.run(x)
+            print(f"black-holed call failed after {time.monotonic() - start:.1f} s")
+            # the connection's keepalive pings went unanswered: not the call's deadline
+            assert "Deadline" not in info.value.message
+        finally:
+            hole.close()
+            sess.close()
+
+
+def two_byte_strings(count: int) -> bytes:
+    """A request ``{"x": <string tensor of `count` two-byte strings>}``: 10 bytes an element
+    on the wire, about 60 once decoded."""
+    table = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 10 * count)
+    body = b"".join((bytes([wire.T_DICT]), struct.pack("<I", 1), bytes([wire.T_STR]),
+                     struct.pack("<I", 1), b"x", bytes([wire.T_TENSOR]), struct.pack("<I", 0)))
+    header = table + body + bytes(-(len(table) + len(body)) % 8)
+    payload = np.full(count, 2, "<u8").tobytes() + b"ab" * count
+    payload += bytes(-len(payload) % 8)
+    return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 1, len(header), 0,
+                       len(payload)) + header + payload
+
+
+def test_string_elements_are_charged_to_the_caps_naming_them() -> None:
+    caps = ["--max-message-bytes", str(64 * MIB)]
+    with LocalCluster({"worker": 1}, host="127.0.0.1", extra_args=caps) as small:
+        pid = small.process("worker").pid
+        with connection(small) as channel:
+            # 40 MB on the wire, within the 64 MiB cap, but 4M string objects once decoded
+            hostile = two_byte_strings(4_000_000)
+            chunks = [hostile[i:i + 4 * MIB] for i in range(0, len(hostile), 4 * MIB)]
+            before = rss(pid)
+            try:
+                channel.stream_unary("/tensorweave.Worker/GetStatusStream")(iter(chunks),
+                                                                            timeout=60)
+                refused = None
+            except grpc.RpcError as exc:
+                refused = exc
+            print(f"server RSS grew by {(rss(pid) - before) / MIB:.0f} MiB")
+            assert refused is not None and refused.code() == Code.RESOURCE_EXHAUSTED
+            assert "max_message_bytes" in refused.details()
+            # the same strings, fewer of them, still go through
+            few = two_byte_strings(100_000)
+            assert wire.decode(channel.unary_unary("/tensorweave.Worker/GetStatus")(
+                few, timeout=30)).body["task"]

@@ -15,7 +15,11 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.distributed import messages
 from tensorweave.engine.distributed.transport import WORKER
+from tensorweave.engine.distributed.worker_service import WorkerStub
+from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
+from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.rpc import TRANSFER, Peer, Security
 from tensorweave.train.local_cluster import free_ports
@@ -380,3 +384,95 @@ def test_a_server_with_the_lane_off_offers_none(monkeypatch: pytest.MonkeyPatch)
 def test_the_frame_header_is_24_bytes() -> None:
     assert lane.FRAME.size == 24
     assert struct.unpack("<QQBBH4x", lane.FRAME.pack(1, 2, 3, 0, 5)) == (1, 2, 3, 0, 5)
+
+
+def test_cleanups_and_aborts_sent_on_a_lane_that_stalls_go_again_over_grpc() -> None:
+    (port,) = free_ports(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        # the lane stalls in GetStatus's reply, then drops every request unrun
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "GetStatus")
+        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+    with srv:
+        worker = srv._impl.worker
+        device = worker.devices[0]
+        key = f"{device.name};{device.incarnation:016x};{device.name};gone:0;0:0"
+        aborted = worker.rendezvous_mgr.find_or_create(8101)
+        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        try:
+            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            status = Inbox()
+            peer.call_async(WORKER, "GetStatus", {}, 30.0, status)
+            # fire-and-forget, behind the stalled reply: the server never sees them on the lane
+            peer.call_async(WORKER, "AbortStep", {"step_id": 8101, "error": messages.error_to_wire(
+                tf.errors.CancelledError(None, None, "the master is gone"))}, 30.0)
+            peer.call_async(WORKER, "CleanupStep", {"step_ids": [8102]}, 30.0)
+            assert status.event.wait(lane.STALL_SECONDS + 10)
+            assert status.calls[0][0] is None  # GetStatus, again over gRPC
+            assert eventually(lambda: aborted.status is not None, 10.0)
+            assert "the master is gone" in str(aborted.status)
+            with pytest.raises(tf.errors.AbortedError, match="already cleaned up"):
+                assert eventually(lambda: worker.recv_tensor_async(
+                    8102, key, 0.01, lambda error, value: None) is not None, 10.0)
+        finally:
+            peer.close()
+            worker.cleanup_step(8101)
+
+
+def test_a_registration_whose_lane_stalls_is_sent_again_and_registered_once() -> None:
+    (port,) = free_ports(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "RegisterGraph")
+        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+    with srv:
+        worker = srv._impl.worker
+        const = NodeDef("c", "Const", [], worker.devices[0].name, {
+            "dtype": tf.float32, "value": np.array(1.0, np.float32),
+            "_output_types": [tf.float32], "_output_shapes": [TensorShape([])]})
+        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        try:
+            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            stalled = peer._lane
+            # the lane's socket probes a peer that went quiet (TCP keepalive)
+            assert stalled._conn.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+            before = set(worker._graphs)
+            registration = WorkerStub(peer, 30.0).register_graph(GraphDef(node=[const]))
+            assert "stalled" in stalled.broken  # sent again over gRPC, under its request id
+            assert set(worker._graphs) - before == {registration.handle}
+        finally:
+            peer.close()
+
+
+def test_a_fetch_still_waiting_when_its_lane_stalls_is_joined_by_its_repeat() -> None:
+    (port,) = free_ports(1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "GetStatus")
+        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+    with srv:
+        worker = srv._impl.worker
+        device = worker.devices[0]
+        key = f"{device.name};{device.incarnation:016x};{device.name};later:0;0:0"
+        value = np.arange(4.0)
+        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        try:
+            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
+            assert eventually(lambda: peer._lane is not None, 10.0)
+            fetched, status = Inbox(), Inbox()
+            # the fetch waits on the server for a value not sent yet; then the lane stalls
+            peer.call_async(WORKER, "RecvTensor", {"step_id": 8201, "key": key,
+                                                   "timeout": 60.0}, 60.0, fetched, quick=True)
+            peer.call_async(WORKER, "GetStatus", {}, 30.0, status)
+            assert status.event.wait(lane.STALL_SECONDS + 10)  # broken, sent again over gRPC
+            assert not fetched.calls  # its repeat waits with the first fetch, which never ran twice
+            worker.rendezvous_mgr.find_or_create(8201).send(key, value)
+            assert fetched.event.wait(10)
+            error, body = fetched.calls[0]
+            assert error is None
+            np.testing.assert_array_equal(body["tensor"], value)
+        finally:
+            peer.close()
+            worker.cleanup_step(8201)

@@ -257,6 +257,7 @@ HOSTILE_BODIES = {  # headers that decode to many small objects, each the worst 
     "rank-32 shapes": [TensorShape([7] * 32)] * (N_OBJECTS // 10),
     "int-keyed dicts": {i: {} for i in range(N_OBJECTS)},
     "zero-size tensors": [np.zeros(0, np.float32)] * N_OBJECTS,
+    "two-byte strings": np.array([b"%02d" % (i % 100) for i in range(20 * N_OBJECTS)], object),
 }
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from tensorweave.engine import errors
-from tensorweave.plugins.grpc import lane, wire
+from tensorweave.plugins.grpc import lane, sockets, wire
 from tensorweave.plugins.grpc.outbox import Outbox
 
 MAGIC = b"TWB1"
@@ -140,6 +140,11 @@ class BulkServer:
         except BlockingIOError:
             return
         except OSError:  # the listener was closed: the server is stopping
+            return
+        try:
+            sockets.keep_alive(conn)
+        except OSError:  # reset already
+            conn.close()
             return
         if len(self._greeting) >= MAX_GREETING:
             self._drop(next(iter(self._greeting)))
@@ -260,6 +265,7 @@ def fetch(host: str, port: int, ticket: bytes, timeout: float) -> wire.Message:
         decoder = wire.StreamDecoder()
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sockets.keep_alive(conn)
             conn.sendall(HELLO.pack(MAGIC, ticket))
             first = decoder.next_buffer()
             try:

@@ -31,14 +31,17 @@ for good (the peer opens a new one). A call whose deadline passes fails with `Un
 too, as a gRPC call's would. The lane *stalls* when, with calls in flight, no byte moves between
 the ends for `STALL_SECONDS` (none arrives, heartbeats included, and the client's writer hands
 none to the connection), or a frame breaks off in the middle for as long: the client then
-breaks the lane. A blocking `call` that broke after it was sent raises `LaneBrokenError`, an
+breaks the lane. A call that broke after it was sent fails with `LaneBrokenError`, an
 `UnavailableError` (the server may have run it or not: the caller decides whether to send it
-again); a call with a callback gets a plain `UnavailableError`. Neither end ever blocks on a
-write (`_Writer`), so readers that run callbacks cannot wait on each other.
+again). Neither end ever blocks on a write (`_Writer`), so readers that run callbacks cannot
+wait on each other. Both ends' sockets use TCP keepalive (`sockets.keep_alive`), so a peer
+that vanished without a word is noticed even by a lane with no call in flight.
 
 For tests only, ``TENSORWEAVE_TEST_LANE_STALL=ListDevices,RunStep`` (`stalled_methods`) makes a
 server's lanes answer those methods with the first half of the reply frame and then fall silent
-with the connection open, as a lane stalling in the middle of a call.
+with the connection open, as a lane whose network stops in the middle of a call: the requests
+that come after it are read and dropped, neither run nor answered, and the replies of those
+that were running are dropped (each noted on stderr).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import os
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -59,7 +63,7 @@ from typing import Any
 
 from tensorweave.engine import errors
 from tensorweave.engine.distributed.transport import Cancellation
-from tensorweave.plugins.grpc import wire
+from tensorweave.plugins.grpc import sockets, wire
 
 MAGIC = b"TWC2"  # (TWC1 lanes had no heartbeat: their servers refuse this greeting)
 FRAME = struct.Struct("<QQBBH4x")  # call id, payload bytes, kind, reserved, method name bytes
@@ -120,6 +124,12 @@ def stalled_methods(environ: Mapping[str, str] | None = None) -> frozenset[bytes
     the frame: ``TENSORWEAVE_TEST_LANE_STALL``, comma-separated, for tests (empty: none)."""
     value = (os.environ if environ is None else environ).get("TENSORWEAVE_TEST_LANE_STALL", "")
     return frozenset(name.strip().encode() for name in value.split(",") if name.strip())
+
+
+def _note(what: str) -> None:
+    """Tell the stall hook's test what it did (on stderr: the hook is for tests only)."""
+    sys.stderr.write(f"TENSORWEAVE_TEST_LANE_STALL: {what}\n")
+    sys.stderr.flush()
 
 
 Reader = Callable[[memoryview], int]  # ``recv_into``: bytes read into the view, 0 at the end
@@ -187,6 +197,11 @@ class _Writer:
         self._write([head, payload[:len(payload) // 2]])
         with self._cond:
             self._silent = True
+
+    @property
+    def silent(self) -> bool:
+        """Whether `go_silent` was called: the connection carries nothing more."""
+        return self._silent
 
     def _write(self, parts: list[bytes]) -> None:
         with self._cond:
@@ -336,8 +351,11 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                 cancellation.finish()
             kind, payload = (REPLY, reply) if error is None else (ERROR, error_payload(error))
             try:
-                if stall:
+                if writer.silent:
+                    _note(f"dropped the reply of {name.decode()}")
+                elif stall:
                     writer.go_silent(call_id, payload)
+                    _note(f"stalled the reply of {name.decode()}")
                 else:
                     writer.frame(call_id, kind, b"", payload)
             except OSError:
@@ -375,6 +393,8 @@ def serve(conn: socket.socket, digest: bytes, expected: bytes, methods: Mapping[
                 call_id, kind, name, payload = _read_frame(conn)
                 if kind != REQUEST:
                     return
+                if writer.silent:  # (the stall hook: as if the request never arrived)
+                    continue
                 started = inline.get(name)
                 cancellation = begin(call_id)
                 if started is None:
@@ -408,7 +428,7 @@ def _op_error(exc: Exception) -> errors.OpError:
 
 
 class _Call:
-    __slots__ = ("broken", "callback", "deadline", "done", "error", "inline", "reply")
+    __slots__ = ("callback", "deadline", "done", "error", "inline", "reply")
 
     def __init__(self, callback: Callback | None, deadline: float, inline: bool = False) -> None:
         self.callback = callback
@@ -417,7 +437,6 @@ class _Call:
         self.done = threading.Event() if callback is None else None
         self.error: errors.OpError | None = None
         self.reply: Any = None
-        self.broken = False  # failed because the lane broke after it was sent
 
 
 class Lane:
@@ -432,6 +451,7 @@ class Lane:
         conn = socket.create_connection((host, port), timeout=connect_timeout)
         try:
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sockets.keep_alive(conn)
             conn.sendall(MAGIC + digest)
             if bytes(_recv_into(conn.recv_into, bytearray(len(MAGIC)))) != MAGIC:
                 raise OSError("the server refused the call lane")
@@ -490,8 +510,6 @@ class Lane:
             if expired:
                 raise self._unavailable("Deadline Exceeded")
             call.done.wait()
-        if call.broken:
-            raise LaneBrokenError(None, None, call.error.message)
         if call.error is not None:
             raise call.error
         return call.reply
@@ -679,8 +697,8 @@ class Lane:
         with self._role:
             self._role.notify_all()  # the reader thread, if it waits for the role, ends
         for call in pending:
-            call.broken = True
-            self._deliver(call, self._unavailable(reason), None)
+            self._deliver(call, LaneBrokenError(None, None, self._unavailable(reason).message),
+                          None)
         self._writer.close(reason)
         try:
             self._conn.shutdown(socket.SHUT_RDWR)

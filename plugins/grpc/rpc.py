@@ -9,17 +9,21 @@ failure of the transport itself becomes `UnavailableError` (or the code's error)
 and its address. `call_async` does the same without blocking and calls back exactly once. After
 its first call a peer asks the server for its call lane (`lane`; plaintext servers only) in the
 background; once that is open, requests of at most one chunk take it instead of gRPC, with the
-same replies and errors. A blocking call whose lane breaks or stalls after sending it is sent
-again over gRPC, within its deadline, if its method is in `transport.IDEMPOTENT`; any other
-fails at once with `UnavailableError` (the server may have run it).
+same replies and errors. A call whose lane breaks or stalls after sending it (blocking, with a
+callback, or fire-and-forget) is sent again over gRPC within its deadline: as it is if its
+method is in `transport.IDEMPOTENT`, under the same ``request_id`` if it is in
+`transport.DEDUPLICATED` (every request of those carries a fresh one). Channels and servers
+send HTTP/2 keepalive pings (`KEEPALIVE_SECONDS`), so a peer that stops answering fails its
+calls with `UnavailableError` in about `KEEPALIVE_SECONDS + KEEPALIVE_TIMEOUT_SECONDS`.
 
 `ServiceHandlers` is the server end: every method is served unary and streamed; a request is
 authenticated (shared token) and decoded before the method runs, within the server's memory
 caps (what it decodes to is charged to its connection), and any failure becomes an error
-status -- never a crash. A cancellable method learns when its call is cancelled (the client
-went away) before it answered. A reply larger than one chunk is parked in the `Outbox` for the
-client to fetch, and reclaimed if it never does. `lane_methods` serves the same methods to the
-call lane.
+status -- never a crash. A request of a `DEDUPLICATED` method runs once per ``request_id``
+(`recent.RecentRequests`; a repeat gets the first call's answer). A cancellable method learns
+when its call is cancelled (the client went away) before it answered. A reply larger than
+one chunk is parked in the `Outbox` for the client to fetch, and reclaimed if it never does.
+`lane_methods` serves the same methods to the call lane.
 
 Messages are bounded: no gRPC message exceeds `wire.CHUNK_BYTES` (plus a small margin).
 """
@@ -29,6 +33,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import os
+import random
 import socket
 import threading
 import time
@@ -40,9 +45,16 @@ import attrs
 import grpc
 
 from tensorweave.engine import errors
-from tensorweave.engine.distributed.transport import IDEMPOTENT, AsyncMethod, Cancellation, Method
+from tensorweave.engine.distributed.transport import (
+    DEDUPLICATED,
+    IDEMPOTENT,
+    AsyncMethod,
+    Cancellation,
+    Method,
+)
 from tensorweave.plugins.grpc import bulk, lane, wire
 from tensorweave.plugins.grpc.outbox import TICKET_BYTES, Outbox
+from tensorweave.plugins.grpc.recent import REJOIN_SECONDS, RecentRequests
 
 TRANSFER = "tensorweave.Transfer"
 STREAM_SUFFIX = "Stream"
@@ -62,8 +74,31 @@ OPTIONS = [
     ("grpc.max_reconnect_backoff_ms", 1000),
     ("grpc.enable_retries", 0),
 ]
-# gRPC binds with SO_REUSEPORT by default: two servers could then share one task's port
-SERVER_OPTIONS = [*OPTIONS, ("grpc.so_reuseport", 0)]
+# A peer that stops answering without closing the connection (a host gone, a network that
+# drops everything) is found by HTTP/2 pings, on idle connections too, in about 10 s: far below
+# the operation timeout a call would otherwise wait out. The pings are gRPC core's, answered
+# without Python, so a busy process still answers them.
+KEEPALIVE_SECONDS = 5
+KEEPALIVE_TIMEOUT_SECONDS = 5
+_KEEPALIVE = [
+    ("grpc.keepalive_time_ms", KEEPALIVE_SECONDS * 1000),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_TIMEOUT_SECONDS * 1000),
+    # (a keepalive ping that finds another ping in flight, e.g. the flow control's, waits on
+    # that one, whose own timeout is a minute by default)
+    ("grpc.http2.ping_timeout_ms", KEEPALIVE_TIMEOUT_SECONDS * 1000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),  # (a long step sends no data for a while)
+]
+CHANNEL_OPTIONS = [*OPTIONS, *_KEEPALIVE]
+# gRPC binds with SO_REUSEPORT by default: two servers could then share one task's port.
+# A server pings its clients too (a client that vanished has its calls cancelled, its steps
+# aborted), and accepts their pings as often as they send them (gRPC's default, one per 5
+# minutes without data, would end their connections with GOAWAY "too many pings").
+SERVER_OPTIONS = [
+    *OPTIONS, *_KEEPALIVE, ("grpc.so_reuseport", 0),
+    ("grpc.http2.min_recv_ping_interval_without_data_ms", KEEPALIVE_SECONDS * 500),
+    ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_SECONDS * 500),
+]
 _STATUS_BY_CODE = {status.value[0]: status for status in grpc.StatusCode}
 _NEVER = float("inf")
 
@@ -148,8 +183,8 @@ class Security:
             creds = grpc.ssl_channel_credentials(root_certificates=self.root_ca,
                                                  private_key=self.key,
                                                  certificate_chain=self.cert)
-            return grpc.secure_channel(address, creds, options=OPTIONS)
-        return grpc.insecure_channel(address, options=OPTIONS)
+            return grpc.secure_channel(address, creds, options=CHANNEL_OPTIONS)
+        return grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
 
     def bind(self, server: grpc.Server, address: str) -> int:
         """Bind `server` to exactly `address`; returns the port (`OSError` if it cannot)."""
@@ -302,7 +337,7 @@ class Peer:
     def call(self, service: str, method: str, body: Any, timeout: float) -> Any:
         """Send `body` to ``service/method`` and return the reply body."""
         deadline = time.monotonic() + timeout
-        envelope = wire.encode(body)
+        envelope = wire.encode(_with_request_id(service, method, body))
         path = f"/{service}/{method}"
         current = self._ready_lane() if envelope.size <= wire.CHUNK_BYTES else None
         if current is not None:
@@ -310,8 +345,8 @@ class Peer:
                 message = wire.decode(current.call(path.encode(), envelope.frame(), timeout))
             except lane.LaneClosedError:
                 pass  # broke before sending: nothing reached the server; take gRPC
-            except lane.LaneBrokenError as exc:  # the server may have run it: again only if
-                if (service, method) not in IDEMPOTENT:  # that changes nothing
+            except lane.LaneBrokenError as exc:  # the server may have run it: again if that
+                if not _resendable(service, method, deadline):  # runs it once, in time
                     raise errors.UnavailableError(None, None, exc.message) from None
             else:
                 try:
@@ -370,16 +405,28 @@ class Peer:
         call lane's reader instead). Returns a function that cancels the call. Without a
         callback, the call is fire-and-forget: failures are dropped."""
         deadline = time.monotonic() + timeout
-        envelope = wire.encode(body)
+        envelope = wire.encode(_with_request_id(service, method, body))
         path = f"/{service}/{method}"
         current = self._ready_lane() if envelope.size <= wire.CHUNK_BYTES else None
         if current is not None:
+            resend = _Resend(self, path, envelope, deadline, callback,
+                             _resendable(service, method, deadline))
             try:
-                return current.start(path.encode(), envelope.frame(), timeout,
-                                     None if callback is None else
-                                     self._lane_reply(callback, deadline, quick), quick)
+                # even without a callback the lane tracks the call, so that a stall resends it
+                resend.cancel_lane = current.start(
+                    path.encode(), envelope.frame(), timeout,
+                    resend.lane_reply(self._lane_reply(resend.answer, deadline, quick)),
+                    quick or callback is None)
+                return resend.cancel
             except lane.LaneClosedError:
                 pass  # broke before sending: nothing reached the server; take gRPC
+        return self._grpc_async(path, envelope, deadline, callback)
+
+    def _grpc_async(self, path: str, envelope: wire.Envelope, deadline: float,
+                    callback: Callable[[errors.OpError | None, Any], None] | None,
+                    ) -> Callable[[], None]:
+        """`call_async` over gRPC."""
+        timeout = max(0.001, deadline - time.monotonic())
         try:
             if envelope.size <= wire.CHUNK_BYTES:
                 future = self._method("uu", path).future(envelope.frame(), timeout=timeout,
@@ -471,6 +518,90 @@ class Peer:
         self.channel.close()
 
 
+# Request ids need to be unique, not secret (they grant nothing): a generator seeded from the OS
+# costs a fifth of `secrets` per call; a forked child seeds its own (or parent and child, both
+# calling one server, would draw the same ids)
+_REQUEST_IDS = random.Random()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REQUEST_IDS.seed)
+
+
+def _with_request_id(service: str, method: str, body: Any) -> Any:
+    """`body` with a fresh ``request_id`` if the method runs once per id (`DEDUPLICATED`)."""
+    if (service, method) in DEDUPLICATED:
+        return {**body, "request_id": _REQUEST_IDS.getrandbits(62) + 1}
+    return body
+
+
+def _resendable(service: str, method: str, deadline: float) -> bool:
+    """Whether a call the server may have run can be sent again: its method runs the same
+    twice (`IDEMPOTENT`) or once per request id (`DEDUPLICATED`), and it has time left."""
+    key = (service, method)
+    return (key in IDEMPOTENT or key in DEDUPLICATED) and time.monotonic() < deadline
+
+
+def _ignore(error: errors.OpError | None, body: Any) -> None:
+    pass
+
+
+def _nothing() -> None:
+    pass
+
+
+class _Resend:
+    """A `Peer.call_async` that took the call lane: if the lane breaks (or stalls) after
+    sending it, the same request goes again over gRPC within its deadline, when `allowed`
+    (`_resendable`), a fire-and-forget call too (CleanupStep, AbortStep); `cancel` cancels
+    whichever attempt runs."""
+
+    __slots__ = ("allowed", "callback", "cancel_grpc", "cancel_lane", "cancelled", "deadline",
+                 "envelope", "path", "peer")
+
+    def __init__(self, peer: Peer, path: str, envelope: wire.Envelope, deadline: float,
+                 callback: Callable[[errors.OpError | None, Any], None] | None,
+                 allowed: bool) -> None:
+        self.peer = peer
+        self.path = path
+        self.envelope = envelope
+        self.deadline = deadline
+        self.callback = callback
+        self.allowed = allowed
+        self.cancel_lane: Callable[[], None] = _nothing
+        self.cancel_grpc: Callable[[], None] | None = None
+        self.cancelled = False
+
+    def answer(self, error: errors.OpError | None, body: Any) -> None:
+        if self.callback is not None:
+            self.callback(error, body)
+
+    def lane_reply(self, decode: lane.Callback) -> lane.Callback:
+        """The lane's callback: `decode` the reply, or resend the call if the lane broke."""
+        if self.callback is None:
+            decode = _ignore
+
+        def on_reply(error: errors.OpError | None, payload: Any) -> None:
+            if not (isinstance(error, lane.LaneBrokenError) and self.allowed
+                    and not self.cancelled and time.monotonic() < self.deadline):
+                decode(error, payload)
+                return
+            try:
+                self.cancel_grpc = self.peer._grpc_async(self.path, self.envelope,
+                                                         self.deadline, self.callback)
+            except errors.OpError as exc:
+                self.answer(exc, None)
+                return
+            if self.cancelled:  # (cancelled while it was being sent)
+                self.cancel_grpc()
+
+        return on_reply
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.cancel_lane()
+        if self.cancel_grpc is not None:
+            self.cancel_grpc()
+
+
 # -- server side --------------------------------------------------------------------------------
 
 
@@ -492,12 +623,18 @@ class ServiceHandlers:
                  async_methods: Mapping[str, AsyncMethod] | None = None,
                  max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
                  memory: wire.MemoryCap | None = None,
-                 cancellable: Collection[str] = ()) -> None:
+                 cancellable: Collection[str] = (),
+                 recent: RecentRequests | None = None) -> None:
         """A streamed request may declare at most `max_message_bytes`, and the requests
         arriving on one connection hold at most `memory`'s limit between them. The methods
         named in `cancellable` get a `Cancellation` as their last argument, cancelled when their
-        call is (or its connection closes) before they answer."""
+        call is (or its connection closes) before they answer. With `recent`, a request of a
+        method in `transport.DEDUPLICATED` that carries a ``request_id`` runs once however often
+        it comes (`recent.RecentRequests`; the call lane's replies are kept for a retry)."""
         self.service = service
+        self._recent = recent
+        self._deduplicated = frozenset(
+            name for owner, name in DEDUPLICATED if owner == service and recent is not None)
         self._cancellable = frozenset(cancellable)
         self._max_message_bytes = max_message_bytes
         self._memory = wire.MemoryCap() if memory is None else memory
@@ -512,9 +649,10 @@ class ServiceHandlers:
         handlers = {}
         for name, fn in self.methods.items():
             cancellable = name in self._cancellable
-            handlers[name] = grpc.unary_unary_rpc_method_handler(self._unary(fn, cancellable))
+            handlers[name] = grpc.unary_unary_rpc_method_handler(
+                self._unary(name, fn, cancellable))
             handlers[name + STREAM_SUFFIX] = grpc.stream_unary_rpc_method_handler(
-                self._streamed(fn, cancellable))
+                self._streamed(name, fn, cancellable))
         return grpc.method_handlers_generic_handler(self.service, handlers)
 
     def authorized(self, context: grpc.ServicerContext) -> bool:
@@ -552,7 +690,9 @@ class ServiceHandlers:
             def handle(request: bytearray, cancellation: Cancellation, peer: Hashable) -> bytes:
                 try:
                     body = _request_body(self._decode(request, peer))
-                    return self._reply(fn(body, cancellation) if cancellable else fn(body))
+                    return self._once(
+                        name, body, peer, cancellation, None, True,
+                        lambda inner: self._reply(fn(body, inner) if cancellable else fn(body)))
                 except Exception as exc:  # noqa: BLE001 - every failure becomes an error reply
                     raise _as_op_error(exc) from None
 
@@ -563,25 +703,37 @@ class ServiceHandlers:
 
             def handle(request: bytearray, respond: lane.Responder,
                        cancellation: Cancellation, peer: Hashable) -> None:
-                def reply(error: BaseException | None, body: Any) -> None:
-                    if error is None:
-                        try:
-                            data = self._reply(body)
-                        except Exception as exc:  # noqa: BLE001
-                            respond(_as_op_error(exc), None)
-                            return
-                        respond(None, data)
-                    else:
-                        respond(_as_op_error(error), None)
-
                 try:
                     body = _request_body(self._decode(request, peer))
-                    if cancellable:
-                        fn(body, reply, cancellation)
-                    else:
-                        fn(body, reply)
                 except Exception as exc:  # noqa: BLE001
                     raise _as_op_error(exc) from None
+
+                def start(inner: Cancellation, answer: lane.Responder) -> None:
+                    def reply(error: BaseException | None, result: Any) -> None:
+                        if error is None:
+                            try:
+                                data = self._reply(result)
+                            except Exception as exc:  # noqa: BLE001
+                                answer(_as_op_error(exc), None)
+                                return
+                            answer(None, data)
+                        else:
+                            answer(_as_op_error(error), None)
+
+                    try:
+                        if cancellable:
+                            fn(body, reply, inner)
+                        else:
+                            fn(body, reply)
+                    except Exception as exc:  # noqa: BLE001
+                        raise _as_op_error(exc) from None
+
+                request_id = self._request_id(name, body)
+                if request_id is None:
+                    start(cancellation, respond)
+                else:
+                    self._recent.submit(name, request_id, peer, start, respond, cancellation,
+                                        keep=True, grace=REJOIN_SECONDS)
 
             return handle
 
@@ -596,32 +748,75 @@ class ServiceHandlers:
         """A one-message request, what it decodes to charged to its connection's budget."""
         return wire.decode(request, self._max_message_bytes, self._memory, peer)
 
-    def _run(self, fn: Method, cancellable: bool, body: dict[str, Any],
-             context: grpc.ServicerContext) -> Any:
+    def _request_id(self, name: str, body: dict[str, Any]) -> int | None:
+        """The request's id, if its method runs once per id (`InvalidArgumentError` if bad)."""
+        if name not in self._deduplicated or body.get("request_id") is None:
+            return None
+        request_id = body["request_id"]
+        if not isinstance(request_id, int) or isinstance(request_id, bool) \
+                or not 0 < request_id < 1 << 63:
+            raise errors.InvalidArgumentError(None, None, f"{name}Request: field 'request_id' "
+                                              "must be an integer in [1, 2**63)")
+        return request_id
+
+    def _once(self, name: str, body: dict[str, Any], key: Hashable,
+              outer: Cancellation | None, timeout: float | None, from_lane: bool,
+              run: Callable[[Cancellation | None], bytes]) -> bytes:
+        """``run(cancellation)`` -- the reply's bytes -- once per request id: a repeated id
+        waits (up to `timeout`) for the first call's answer. `outer` is this call's own
+        cancellation; a call from the lane keeps its reply for a retry over gRPC."""
+        request_id = self._request_id(name, body)
+        if request_id is None:
+            return run(outer)
+        answered = threading.Event()
+        result: list[tuple[errors.OpError | None, bytes | None]] = []
+
+        def start(inner: Cancellation, answer: Callable[..., None]) -> None:
+            answer(None, run(inner))
+
+        def answer(error: errors.OpError | None, data: bytes | None) -> None:
+            result.append((error, data))
+            answered.set()
+
+        self._recent.submit(name, request_id, key, start, answer, outer, keep=from_lane,
+                            grace=REJOIN_SECONDS if from_lane else 0.0)
+        if not answered.wait(timeout):
+            raise errors.DeadlineExceededError(None, None, f"{name}: the first call of request "
+                                               f"{request_id} did not finish in time")
+        error, data = result[0]
+        if error is not None:
+            raise error
+        return data
+
+    def _run(self, name: str, fn: Method, cancellable: bool, body: dict[str, Any],
+             context: grpc.ServicerContext) -> bytes:
         if not cancellable:
-            return fn(body)
+            return self._once(name, body, context.peer(), None, context.time_remaining(), False,
+                              lambda _: self._reply(fn(body)))
         cancellation = Cancellation()
         if not context.add_callback(cancellation.cancel):  # (runs when the call ends)
             cancellation.cancel()
         try:
-            return fn(body, cancellation)
+            return self._once(name, body, context.peer(), cancellation,
+                              context.time_remaining(), False,
+                              lambda inner: self._reply(fn(body, inner)))
         finally:
             cancellation.finish()
 
-    def _unary(self, fn: Method, cancellable: bool,
+    def _unary(self, name: str, fn: Method, cancellable: bool,
                ) -> Callable[[bytes, grpc.ServicerContext], bytes]:
         def handle(request: bytes, context: grpc.ServicerContext) -> bytes:
             if not self.authorized(context):
                 self.reject(context)
             try:
                 message = self._decode(request, context.peer())
-                return self._reply(self._run(fn, cancellable, _request_body(message), context))
+                return self._run(name, fn, cancellable, _request_body(message), context)
             except Exception as exc:  # noqa: BLE001 - every failure becomes an error status
                 fail(context, _as_op_error(exc))
 
         return handle
 
-    def _streamed(self, fn: Method, cancellable: bool,
+    def _streamed(self, name: str, fn: Method, cancellable: bool,
                   ) -> Callable[[Iterator[bytes], grpc.ServicerContext], bytes]:
         def handle(chunks: Iterator[bytes], context: grpc.ServicerContext) -> bytes:
             if not self.authorized(context):
@@ -629,7 +824,7 @@ class ServiceHandlers:
             try:
                 message = wire.decode_stream(chunks, self._max_message_bytes, self._memory,
                                              context.peer())
-                return self._reply(self._run(fn, cancellable, _request_body(message), context))
+                return self._run(name, fn, cancellable, _request_body(message), context)
             except Exception as exc:  # noqa: BLE001
                 fail(context, _as_op_error(exc))
 

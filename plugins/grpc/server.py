@@ -7,12 +7,14 @@ It binds exactly ``host:port`` (the host of the task's address unless `options.h
 otherwise); `target` is ``grpc://host:port`` with the port actually bound. A host that is not
 loopback needs a token or mutual TLS unless `options.insecure` (`Security.check_exposure`:
 `ValueError` before anything is bound). With `options.file_root`, the worker's devices confine
-the files their kernels touch to it. Without TLS the bulk
-lane's port also serves the call lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run
-on the same handler pool as gRPC's, and one heartbeat thread tells the lanes' clients, while
-their calls run, that the server is there. A background sweep sends queued step cleanups,
-closes idle sessions, reclaims steps whose master never cleaned them and drops unfetched
-replies. `stop` ends every call, session and channel; `join` returns once stopped.
+the files their kernels touch to it. Without TLS the bulk lane's port also serves the call
+lane (unless ``TENSORWEAVE_CALL_LANE=0``), whose requests run on the same handler pool as
+gRPC's, and one heartbeat thread tells the lanes' clients, while their calls run, that the
+server is there. The requests of the methods that must run once carry ids, which `recent`
+remembers (`recent.RecentRequests`), so a client may send them again after its lane stalled. A
+background sweep sends queued step cleanups, cancels the calls whose lane closed and that no
+retry joined, closes idle sessions, reclaims steps whose master never cleaned them and drops
+unfetched replies. `stop` ends every call, session and channel; `join` returns once stopped.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from tensorweave.engine.runtime.worker import Worker
 from tensorweave.plugins.grpc import lane, wire
 from tensorweave.plugins.grpc.bulk import BulkServer
 from tensorweave.plugins.grpc.outbox import Outbox
+from tensorweave.plugins.grpc.recent import RecentRequests
 from tensorweave.plugins.grpc.rpc import (
     SERVER_OPTIONS,
     Peer,
@@ -97,13 +100,15 @@ class GrpcServer:
         bulk_port = None if self.bulk is None else self.bulk.port
         worker_service = WorkerService(self.worker)
         memory = wire.MemoryCap(options.max_session_bytes)  # shared: one budget a connection
+        self.recent = RecentRequests(memory)
         services = [
             ServiceHandlers(MASTER, self.master.methods(), self.security, self.outbox, ttl,
                             bulk_port, self.master.async_methods(), options.max_message_bytes,
-                            memory, self.master.cancellable),
+                            memory, self.master.cancellable, self.recent),
             ServiceHandlers(WORKER, worker_service.methods(), self.security, self.outbox, ttl,
                             bulk_port, worker_service.async_methods(),
-                            options.max_message_bytes, memory, worker_service.cancellable),
+                            options.max_message_bytes, memory, worker_service.cancellable,
+                            self.recent),
         ]
         self._lane_methods: dict[bytes, lane.Handler] = {}
         self._lane_inline: dict[bytes, lane.InlineHandler] = {}
@@ -178,6 +183,7 @@ class GrpcServer:
                 stubs = list(self._stubs.values())
             for stub in stubs:
                 stub.flush_cleanups()
+            self.recent.sweep()
             if time.monotonic() - last_gc >= self._sweep_interval:
                 last_gc = time.monotonic()
                 self.master.collect_garbage()
@@ -202,6 +208,7 @@ class GrpcServer:
         self._handlers.shutdown(wait=False, cancel_futures=True)
         self.master.close()
         self.worker.close()
+        self.recent.close()
         with self._lock:
             stubs, self._stubs = list(self._stubs.values()), {}
         for stub in stubs:

@@ -41,7 +41,8 @@ against its per-message cap and validates the whole tensor table (known dtype, r
 tensor; it allocates each tensor only when the stream reaches it, charging a per-connection
 `MemoryCap`, so declaring a large message costs nothing until its bytes arrive. Going over a
 cap is a `ResourceExhaustedError` naming it. The header is bounded by those caps (and
-`MAX_HEADER_BYTES`), and so are the objects it decodes to (estimated as they are built;
+`MAX_HEADER_BYTES`), and so are the objects it decodes to (estimated as they are built, a
+string tensor's element objects as soon as its table entry is read;
 `decode` charges them too when given the caps), nesting by `MAX_DEPTH`. Any other violation
 raises `InvalidArgumentError` (a truncated stream `DataLossError`). No pickle: only the types
 listed above can be encoded, anything else is an `InvalidArgumentError` at the sender.
@@ -116,6 +117,12 @@ _DICT_BYTES = 184
 _ENTRY_BYTES = 40 + 2 * _LEAF_BYTES
 _DIM_BYTES = 57
 _TENSOR_BYTES = 512
+# A string tensor's element: its pointer in the object array and, unless it is empty or one
+# byte long (CPython's cached bytes objects), its `bytes` object beyond the content (33 bytes of
+# header, measured with tracemalloc, and pymalloc's rounding to 16)
+_POINTER_BYTES = 8
+_BYTES_OBJECT = 33 + 15
+_STRING_BLOCK = 1 << 16  # elements built at a time (bounds the decoder's own lists)
 _SETTLE_BYTES = 1 << 20  # decoding charges what it built so far about every MiB
 
 
@@ -172,12 +179,14 @@ def _strings_from(raw: Any, shape: tuple[int, ...], out: np.ndarray | None = Non
     if count and int(lengths.max()) > rest or int(lengths.sum()) != rest:
         raise _malformed(f"string tensor lengths do not add up to its {rest} bytes of data")
     data = bytes(raw[lengths.nbytes:])
-    ends = np.cumsum(lengths).tolist()
-    starts = [0, *ends[:-1]]
     out = np.empty(shape, _OBJECT) if out is None else out
     flat = out.reshape(-1)
-    for i, (start, end) in enumerate(zip(starts, ends)):
-        flat[i] = data[start:end]
+    start = 0
+    for first in range(0, count, _STRING_BLOCK):  # (a block at a time: lists of ints are big)
+        base = start
+        for i, end in enumerate(np.cumsum(lengths[first:first + _STRING_BLOCK]).tolist(), first):
+            flat[i] = data[start:base + end]
+            start = base + end
     return out
 
 
@@ -420,6 +429,20 @@ def read_table(header: memoryview, pre: Preamble) -> TensorSpecs:
     return TensorSpecs(tuple(specs), pos)
 
 
+def _string_objects(table: TensorSpecs) -> int:
+    """What the string tensors of `table` build beyond their bytes, at most: a pointer per
+    element, and an object per element that its content leaves room for (two bytes or more)."""
+    total = 0
+    for np_dtype, shape, nbytes in table.specs:
+        if np_dtype is _OBJECT:
+            count = 1
+            for d in shape:
+                count *= d
+            content = nbytes - 8 * count
+            total += count * _POINTER_BYTES + min(count, content // 2) * _BYTES_OBJECT
+    return total
+
+
 class _Decoder:
     """Decodes one body; `cost` estimates the bytes of the objects it builds (the constants
     above), which it reports to `owe` (the running total) about every `_SETTLE_BYTES`, so a
@@ -596,12 +619,14 @@ def decode(frame: bytes, max_message_bytes: int | None = None,
         view = memoryview(frame)
         header = view[start:start + pre.header_len]
         table = read_table(header, pre)
+        owed += _string_objects(table)
+        account.objects(owed)
         tensors = []
         offset = start + pre.header_len
         for np_dtype, shape, nbytes in table.specs:
             raw = np.frombuffer(frame, np.uint8, nbytes, offset)
-            if np_dtype is _OBJECT:  # (charged as `StreamDecoder` charges it)
-                account.charge(nbytes + _OBJECT.itemsize * int(np.prod(shape, dtype=np.int64)))
+            if np_dtype is _OBJECT:  # (its objects charged above, its bytes here)
+                account.charge(nbytes)
                 array = _strings_from(raw, shape)
             else:
                 array = raw.view(np_dtype).reshape(shape)
@@ -731,6 +756,7 @@ class StreamDecoder:
         self._tensors: list[np.ndarray] = []
         self._strings: list[tuple[int, np.ndarray]] = []  # (tensor index, its raw bytes)
         self._scratch = memoryview(bytearray(8))
+        self._owed = 0  # the objects the tensor table stands for
 
     def release(self) -> None:
         """Give back what this message was charged (idempotent)."""
@@ -748,9 +774,11 @@ class StreamDecoder:
         yield header
         account.objects(pre.num_tensors * _TENSOR_BYTES)
         table = self._table = read_table(header, pre)
+        self._owed = pre.num_tensors * _TENSOR_BYTES + _string_objects(table)
+        account.objects(self._owed)  # (before any tensor is allocated)
         for np_dtype, shape, nbytes in table.specs:
             if np_dtype is _OBJECT:  # the raw bytes land aside; `finish` builds the array
-                account.charge(nbytes + _OBJECT.itemsize * int(np.prod(shape, dtype=np.int64)))
+                account.charge(nbytes)  # (and, as it builds it, a copy of the content)
                 raw = _allocate(nbytes)
                 self._strings.append((len(self._tensors), raw))
                 self._tensors.append(raw)
@@ -821,8 +849,7 @@ class StreamDecoder:
                 except MemoryError:
                     raise _exhausted(raw.nbytes) from None
             return Message(self._pre.kind, _body(self._header, self._table, tensors,
-                                                 self._account.after(
-                                                     self._pre.num_tensors * _TENSOR_BYTES)))
+                                                 self._account.after(self._owed)))
         finally:
             self.release()
 

@@ -19,18 +19,27 @@ from typing import Any, Protocol
 MASTER = "tensorweave.Master"
 WORKER = "tensorweave.Worker"
 
-# The methods a transport may send again when it cannot tell whether the server ran the first
-# attempt (its connection broke or stalled after sending): running them twice leaves what
-# running them once does. Reads; cleanups, aborts, deregistrations and CloseSession (a second
-# one finds nothing left to do); ExtendSession (the same nodes again replace themselves);
-# CreateSession (a second session nobody uses is closed by the session sweep). Not RunStep or
-# RunGraph (a step would run twice), RecvTensor (a rendezvous hands its value out once) or
-# RegisterGraph (the first registration would stay behind on the worker).
+# The methods a transport may send again as they are when it cannot tell whether the server ran
+# the first attempt (its connection broke or stalled after sending): running them twice leaves
+# what running them once does. Reads; cleanups, aborts, deregistrations and CloseSession (a
+# second one finds nothing left to do); ExtendSession (the same nodes again replace
+# themselves); CreateSession (a second session nobody uses is closed by the session sweep).
 IDEMPOTENT = frozenset({
     (MASTER, "CreateSession"), (MASTER, "ExtendSession"), (MASTER, "GetStepInfo"),
     (MASTER, "CloseSession"), (MASTER, "ListDevices"),
     (WORKER, "GetStatus"), (WORKER, "DeregisterGraph"), (WORKER, "CleanupStep"),
     (WORKER, "AbortStep"),
+})
+
+# The others: RunStep and RunGraph (a step would run twice), RecvTensor (a rendezvous hands its
+# value out once), RegisterGraph (the first registration would stay behind). A transport sends
+# each of their requests with a ``request_id`` of its own, a random integer in [1, 2**63), and
+# again with the same id when it cannot tell; its server runs the call once per id and answers
+# a repeated id with the first call's answer (as TF's ``request_id`` and
+# ``recent_request_ids.h``, which answer ABORTED), or `AbortedError` once it no longer has it.
+DEDUPLICATED = frozenset({
+    (MASTER, "RunStep"), (WORKER, "RegisterGraph"), (WORKER, "RunGraph"),
+    (WORKER, "RecvTensor"),
 })
 
 Method = Callable[[Any], Any]
