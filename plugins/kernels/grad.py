@@ -250,8 +250,7 @@ def _max_pool_grad(ctx: KernelContext, image: Any, dy: Any, ksize: list[int],
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
     padded = _padded(xp, image, pads, out_hw, window, steps, (1, 1), fill)
     plan = Plan(out_hw, tuple(pads), window, steps, (1, 1))
-    arg = pool2d.first_max(xp, padded, plan, tuple(image.shape[1:3]))
-    return _out(ctx, pool2d.route(xp, arg, dy, plan, tuple(image.shape)))
+    return _out(ctx, pool2d.route(xp, padded, dy, plan, tuple(image.shape)))
 
 
 def max_pool_grad(ctx: KernelContext, image: Any, output: Any, dy: Any) -> Any:

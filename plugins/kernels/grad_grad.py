@@ -1,7 +1,7 @@
 """Kernels of ``MaxPoolGradGrad`` and ``RandomGammaGrad`` (`standard_ops.grad_grad_ops`).
 
 Contract: ``MaxPoolGradGrad`` picks, per window, the same element that ``MaxPoolGrad`` routes
-the window's gradient to (`pool2d.first_max`: TF's first maximum in window order), so the two
+the window's gradient to (`pool2d.max_routes`: TF's first maximum in window order), so the two
 are transposes of each other. ``RandomGammaGrad`` differentiates a unit-rate gamma sample
 ``x`` implicitly through its CDF ``P(alpha, x)``: ``dx/dalpha = -(dP/dalpha) / (dP/dx)``, in
 float64, 0 where ``x <= 0``.
@@ -28,10 +28,9 @@ def max_pool_grad_grad(ctx: KernelContext, image: Any, output: Any, grad: Any) -
                          f"input's shape {list(image.shape)}")
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
     plan = Plan(out_hw, tuple(pads), window, strides, (1, 1))
-    arg = pool2d.first_max(xp, _padded(xp, image, pads, out_hw, window, strides, (1, 1), fill),
-                           plan, tuple(image.shape[1:3]))
+    padded = _padded(xp, image, pads, out_hw, window, strides, (1, 1), fill)
     grads = _padded(xp, grad, pads, out_hw, window, strides, (1, 1), 0)
-    return _out(ctx, pool2d.pick(xp, arg, grads, plan))
+    return _out(ctx, pool2d.pick(xp, padded, grads, plan, tuple(image.shape[1:3])))
 
 
 def random_gamma_grad(ctx: KernelContext, alpha: Any, sample: Any) -> Any:

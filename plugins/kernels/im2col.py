@@ -26,10 +26,15 @@ def windows(xp: Any, image: Any, out_hw: tuple[int, ...], window: tuple[int, ...
 
 def rows(xp: Any, image: Any, out_hw: tuple[int, ...], window: tuple[int, ...],
          strides: tuple[int, ...], dilations: tuple[int, ...]) -> Any:
-    """Each window of a padded `image` as one row: ``(N*OH*OW, KH*KW*C)``, contiguous."""
+    """Each window of a padded `image` as one row: ``(N*OH*OW, KH*KW*C)``, C- or F-ordered."""
     view = windows(xp, image, out_hw, window, strides, dilations)
-    return xp.ascontiguousarray(view).reshape(math.prod(view.shape[:3]),
-                                              math.prod(view.shape[3:]))
+    m, k = math.prod(view.shape[:3]), math.prod(view.shape[3:])
+    # The copy runs fastest along the longest stretch that is contiguous in the image: a
+    # window's row (KW*C values) when it is long, else a row of outputs (OW values), which
+    # the transposed, column-per-window layout makes the innermost one.
+    if window[1] * image.shape[3] >= out_hw[1] or dilations[1] != 1 or strides[1] != 1:
+        return xp.ascontiguousarray(view).reshape(m, k)
+    return xp.ascontiguousarray(view.transpose(3, 4, 5, 0, 1, 2)).reshape(k, m).T
 
 
 def correlate(xp: Any, image: Any, kernel: Any, out_hw: tuple[int, ...],

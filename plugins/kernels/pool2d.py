@@ -8,7 +8,7 @@ images reach the functions padded by it (`windows.padded`). Each function loops 
 reduced through a strided view reads its elements with numpy's generic loop, while a slice per
 offset keeps the channels contiguous and needs no window-sized temporary.
 
-`first_max` follows TF 1.15's CPU MaxPoolGrad (``SpatialMaxPoolWithArgMaxHelper``): a window's
+`max_routes` follows TF 1.15's CPU MaxPoolGrad (``SpatialMaxPoolWithArgMaxHelper``): a window's
 first element inside the image starts as its maximum, and a later element replaces it only when
 strictly greater, so ties go to the first in window order (rows, then columns), a NaN is picked
 only where it comes first, and padding is never picked. All of it runs on ``xp`` (numpy or
@@ -67,34 +67,55 @@ def counts(xp: Any, p: Plan, sizes: tuple[int, ...], dtype: Any) -> Any:
     return xp.asarray(np.multiply.outer(*per_dim).astype(dtype)[None, :, :, None])
 
 
-def first_max(xp: Any, image: Any, p: Plan, sizes: tuple[int, ...]) -> Any:
-    """``(N, OH, OW, C)``: for each window of a padded `image` (unpadded spatial `sizes`), the
-    offset (in window order) of the element MaxPoolGrad routes the window's gradient to."""
+def max_routes(xp: Any, image: Any, p: Plan,
+               sizes: tuple[int, ...]) -> Iterator[tuple[tuple[slice, ...], Any]]:
+    """For each window offset in window order: its slice of a padded `image` (unpadded spatial
+    `sizes`) and the booleans ``(N, OH, OW, C)`` of the windows whose MaxPoolGrad routes their
+    gradient to it; every window is routed to exactly one offset."""
+    # TF's scan keeps the first strictly greatest element that is not NaN, i.e. the first one
+    # equal to the NaN-skipping maximum, unless the window's first element is a NaN. Finding it
+    # by comparison to the maximum vectorizes; a running argmax needs a masked copy per offset.
+    top = fmaxes(xp, image, p)
+    nan = image.dtype.kind == "f" and bool(xp.isnan(image).any())
     rows, cols = _inside(p, sizes, 0), _inside(p, sizes, 1)
-    # The window's first offset inside the image, per output position.
     inside = (rows[:, None, :, None] & cols[None, :, None, :]).reshape(-1, *p.out)
-    first = np.argmax(inside, axis=0)
-    slices = offsets(p)
-    best = image[next(slices)].copy()
-    arg = xp.zeros(best.shape, dtype=np.min_scalar_type(len(inside) - 1))
-    for k, index in enumerate(slices, start=1):
+    first = np.argmax(inside, axis=0)  # per output position, its window's first offset inside
+    found = xp.zeros(top.shape, dtype=bool)
+    for k, index in enumerate(offsets(p)):
         candidate = image[index]
-        take = candidate > best
-        starts = first == k
-        if starts.any():  # windows whose first elements so far were padding start here
-            take |= xp.asarray(starts[None, :, :, None])
-        xp.copyto(best, candidate, where=take)
-        xp.copyto(arg, k, where=take)
-    return arg
+        hit = candidate == top
+        if nan:
+            hit |= xp.isnan(candidate) & xp.asarray(first == k)[None, :, :, None]
+        if (first > k).any():  # padding before a window's first element is never routed to
+            hit &= xp.asarray(first <= k)[None, :, :, None]
+        hit = xp.greater(hit, found)  # only a window's first hit
+        found |= hit
+        yield index, hit
 
 
-def route(xp: Any, arg: Any, dy: Any, p: Plan, shape: tuple[int, ...]) -> Any:
-    """An image of `shape` (NHWC) that holds each window's `dy` at the offset `arg` names,
-    summed where windows overlap."""
+def fmaxes(xp: Any, image: Any, p: Plan) -> Any:
+    """The maximum of each window of a padded `image`, NaNs skipped (``xp.fmax``)."""
+    slices = offsets(p)
+    out = image[next(slices)].copy()
+    for index in slices:
+        xp.fmax(out, image[index], out=out)
+    return out
+
+
+def _select(xp: Any, hit: Any, values: Any, finite: bool) -> Any:
+    """`values` where `hit`, else 0. Multiplying by the booleans vectorizes where ``xp.where``
+    branches per element; it is exact unless a value is inf or NaN (``0 * inf`` is NaN)."""
+    return values * hit if finite else xp.where(hit, values, 0)
+
+
+def route(xp: Any, image: Any, dy: Any, p: Plan, shape: tuple[int, ...]) -> Any:
+    """MaxPoolGrad: an image of `shape` (NHWC) that holds each window's `dy` at the element
+    `max_routes` picks in the padded `image`, summed where windows overlap."""
     size = [max(shape[1 + i] + sum(p.pads[i]), p.reach(i)) for i in (0, 1)]
     out = xp.zeros((shape[0], *size, shape[3]), dtype=dy.dtype)
-    for k, index in enumerate(offsets(p)):
-        out[index] += xp.where(arg == k, dy, 0)
+    finite = bool(xp.isfinite(dy).all())
+    for index, hit in max_routes(xp, image, p, tuple(shape[1:3])):
+        out[index] += _select(xp, hit, dy, finite)
     return _crop(out, p, shape)
 
 
@@ -108,12 +129,14 @@ def spread(xp: Any, share: Any, p: Plan, shape: tuple[int, ...]) -> Any:
     return _crop(out, p, shape)
 
 
-def pick(xp: Any, arg: Any, image: Any, p: Plan) -> Any:
-    """``(N, OH, OW, C)``: each window's element of a padded `image` at the offset `arg`
-    names."""
-    out = xp.zeros(arg.shape, dtype=image.dtype)
-    for k, index in enumerate(offsets(p)):
-        xp.copyto(out, image[index], where=arg == k)
+def pick(xp: Any, image: Any, grads: Any, p: Plan, sizes: tuple[int, ...]) -> Any:
+    """MaxPoolGradGrad: ``(N, OH, OW, C)``, each window's element of the padded `grads` at the
+    element `max_routes` picks in the padded `image` (unpadded spatial `sizes`)."""
+    out = None
+    finite = bool(xp.isfinite(grads).all())
+    for index, hit in max_routes(xp, image, p, sizes):
+        chosen = _select(xp, hit, grads[index], finite)
+        out = chosen if out is None else out + chosen
     return out
 
 
