@@ -29,6 +29,10 @@ The workloads are the ones of issue 16's table (the project's shared ``bench/wor
   backward. Beside each whole run, the time per op type (``op_<Type>_ms``, summed over its
   nodes, median over traced runs) from the step stats of ``RunOptions(trace_level=FULL_TRACE)``.
 
+A ``*_cpu_ms`` figure (the CNN step, the conv group) is the process's CPU time per run, all its
+threads together: on a machine shared with other work, the wall time also counts the time the
+scheduler gives to others, the CPU time much less so.
+
 Under TF a ``dynamic_rnn`` cell needs ``tf_keras`` (``TF_USE_LEGACY_KERAS=1`` is set here).
 Nothing is asserted; ``benchmarks/run.py`` holds the project's own figures.
 """
@@ -70,12 +74,24 @@ def _library(lib: str) -> Any:
 
 def _per_call(fn: Callable[[], object], n: int, warm: int) -> float:
     """Seconds per call of `fn` over `n` calls, after `warm` untimed ones."""
+    return _per_call_and_cpu(fn, n, warm)[0]
+
+
+def _per_call_and_cpu(fn: Callable[[], object], n: int, warm: int) -> tuple[float, float]:
+    """Wall seconds and process CPU seconds per call of `fn` over `n` calls, after `warm`
+    untimed ones."""
     for _ in range(warm):
         fn()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         fn()
-    return (time.perf_counter() - start) / n
+    return (time.perf_counter() - start) / n, (time.process_time() - cpu) / n
+
+
+def _timed(name: str, fn: Callable[[], object], n: int, warm: int) -> dict[str, float]:
+    """``{name_ms, name_cpu_ms}``: wall and CPU milliseconds per call of `fn`."""
+    wall, cpu = _per_call_and_cpu(fn, n, warm)
+    return {f"{name}_ms": wall * 1e3, f"{name}_cpu_ms": cpu * 1e3}
 
 
 # -- models ---------------------------------------------------------------------------------------
@@ -107,8 +123,9 @@ def mlp_step(tf: Any) -> float:
         return _per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
 
 
-def cnn_step(tf: Any) -> float:
-    """Milliseconds per Momentum step of the two-conv CNN on a batch of 32 28x28x1 images."""
+def cnn_step(tf: Any) -> dict[str, float]:
+    """Milliseconds (wall and CPU) per Momentum step of the two-conv CNN on a batch of 32
+    28x28x1 images."""
     rs = np.random.RandomState(0)
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float32, [32, 28, 28, 1])
@@ -125,7 +142,7 @@ def cnn_step(tf: Any) -> float:
         sess = tf.Session(graph=g)
         sess.run(tf.global_variables_initializer())
         feed = {x: rs.rand(32, 28, 28, 1).astype(np.float32), y: rs.randint(0, 10, 32)}
-        return _per_call(lambda: sess.run(train, feed), 10, warm=3) * 1e3
+        return _timed("cnn_step", lambda: sess.run(train, feed), 10, warm=3)
 
 
 def lstm_step(tf: Any) -> float:
@@ -258,9 +275,8 @@ def conv_layers(tf: Any) -> dict[str, float]:
         sess = tf.Session(graph=g)
         sess.run(tf.global_variables_initializer())
         feed = {x: rs.rand(32, 28, 28, 1).astype(np.float32)}
-        figures = {"conv_layers_fwd_ms": _per_call(lambda: sess.run(h, feed), 10, warm=3) * 1e3,
-                   "conv_layers_train_ms":
-                       _per_call(lambda: sess.run(grads, feed), 10, warm=3) * 1e3}
+        figures = (_timed("conv_layers_fwd", lambda: sess.run(h, feed), 10, warm=3)
+                   | _timed("conv_layers_train", lambda: sess.run(grads, feed), 10, warm=3))
         return figures | _op_times(tf, sess, grads, feed, "conv_layers_")
 
 
@@ -279,8 +295,7 @@ def overlapping_pools(tf: Any) -> dict[str, float]:
         feed = {x: rs.rand(32, 28, 28, 32).astype(np.float32),
                 weights: rs.rand(32, 14, 14, 32).astype(np.float32)}
         fetch = [pools, grad]
-        figures = {"pool3x3s2_train_ms":
-                   _per_call(lambda: sess.run(fetch, feed), 10, warm=3) * 1e3}
+        figures = _timed("pool3x3s2_train", lambda: sess.run(fetch, feed), 10, warm=3)
         return figures | _op_times(tf, sess, fetch, feed, "pool3x3s2_")
 
 
@@ -318,13 +333,17 @@ def run_group(lib: str, group: str) -> dict[str, float]:
         return wide_graph(tf, int(group.split(":", 1)[1]))
     if group == "conv":
         return conv_layers(tf) | overlapping_pools(tf)
-    workloads: dict[str, dict[str, Callable[[Any], float]]] = {
-        "models": {"mlp_step_ms": mlp_step, "cnn_step_ms": cnn_step,
+    workloads: dict[str, dict[str, Callable[[Any], float | dict[str, float]]]] = {
+        "models": {"mlp_step_ms": mlp_step, "cnn_step": cnn_step,
                    "lstm_step_ms": lstm_step, "pipeline_kelem_per_s": pipeline_drain},
         "local": {"seed_step_us": seed_step, "chain2000_us_per_op": chain,
                   "while_us_per_iter": while_loop, "graph20k_first_run_ms": first_run_20k},
     }
-    return {name: fn(tf) for name, fn in workloads[group].items()}
+    figures: dict[str, float] = {}
+    for name, fn in workloads[group].items():
+        value = fn(tf)  # a figure, or (a workload of several) a dict of them
+        figures |= value if isinstance(value, dict) else {name: value}
+    return figures
 
 
 # -- driver ---------------------------------------------------------------------------------------

@@ -51,6 +51,11 @@ EDGES = [  # image, filter, strides, padding, dilations
     ((2, 6, 7, 4), (3, 2, 4, 2), (1, 1), "SAME", (2, 2)),        # flipped filter, dilated
     ((1, 4, 5, 2), (2, 2, 2, 2), (1, 1), [[0, 0], [3, 1], [0, 4], [0, 0]], (1, 1)),
     ((1, 3, 3, 2), (2, 2, 2, 1), (1, 1), [[0, 0], [0, 3], [2, 2], [0, 0]], (2, 1)),
+    # window rows of >= 256 values: Conv2D sums one product per filter row
+    ((1, 5, 6, 128), (3, 2, 128, 3), (2, 1), "SAME", (1, 2)),
+    ((2, 5, 4, 40), (3, 4, 40, 64), (1, 1), "SAME", (1, 1)),  # the flipped filter's (4*64)
+    ((0, 4, 4, 128), (2, 2, 128, 2), (1, 1), "VALID", (1, 1)),
+    ((1, 2, 2, 128), (3, 3, 128, 2), (3, 3), "SAME", (1, 1)),  # filter larger than the image
 ]
 
 

@@ -1,12 +1,13 @@
 """Conv2D and its filter gradient as one matrix product over the image's windows (im2col).
 
 Contract: images are NHWC and already padded so that every window lies inside them; filters
-are HWIO. `rows` copies every window once into a contiguous ``(N*OH*OW, KH*KW*C)`` matrix, so
-`correlate` is ``rows @ filter`` and `filter_gradient` is ``rows.T @ dy``: one GEMM each (BLAS
-on numpy, cuBLAS on cupy) instead of a tensordot over a strided view, whose reshape copies the
-same values through numpy's generic strided loop and then runs the product on transposed
-operands. Every size may be 0 (an empty batch gives an empty result of the right shape).
-All of it runs on ``xp`` (numpy or cupy).
+are HWIO. `rows` copies every window once into a ``(N*OH*OW, KH*KW*C)`` matrix, so
+`filter_gradient` is ``rows.T @ dy``, one GEMM (BLAS on numpy, cuBLAS on cupy). `correlate`
+is ``rows @ filter`` where a window's row is short; where it is long (``KW*C >= 256``) it copies
+only each window row once, ``(H, N*OW, KW*C)``, and sums ``KH`` GEMMs over row offsets, whose
+operands are contiguous slices of that copy: a ``KH`` times smaller copy, for products that
+stay large enough to run at BLAS speed. Every size may be 0 (an empty batch gives an empty
+result of the right shape). All of it runs on ``xp`` (numpy or cupy).
 """
 
 from __future__ import annotations
@@ -42,8 +43,40 @@ def correlate(xp: Any, image: Any, kernel: Any, out_hw: tuple[int, ...],
     """Conv2D (TF's cross-correlation) of a padded `image` with an HWIO `kernel`:
     ``(N, OH, OW, O)`` in the operands' common dtype."""
     kh, kw, c, o = kernel.shape
+    if kw * c >= WINDOW_ROW:
+        return _correlate_by_window_rows(xp, image, kernel, out_hw, strides, dilations)
     matrix = rows(xp, image, out_hw, (kh, kw), strides, dilations)
     return (matrix @ kernel.reshape(kh * kw * c, o)).reshape(image.shape[0], *out_hw, o)
+
+
+# The window-row length from which `correlate` sums KH products over window rows: at the
+# benchmark CNN's sizes one product over whole windows wins at 160 values (its second conv),
+# the window rows at 320 (that conv's input gradient, as a correlation of 64 channels).
+WINDOW_ROW = 256
+
+
+def _correlate_by_window_rows(xp: Any, image: Any, kernel: Any, out_hw: tuple[int, ...],
+                              strides: tuple[int, ...], dilations: tuple[int, ...]) -> Any:
+    n, height = image.shape[:2]
+    kh, kw, c, o = kernel.shape
+    oh, ow = out_hw
+    sn, sh, sw, sc = image.strides
+    # Image rows outermost, so that the rows one filter row meets form one contiguous block.
+    view = xp.lib.stride_tricks.as_strided(
+        image, (height, n, ow, kw, c), (sh, sn, sw * strides[1], sw * dilations[1], sc))
+    window_rows = xp.ascontiguousarray(view).reshape(height, n * ow, kw * c)
+    out = xp.empty((oh * n * ow, o), dtype=xp.result_type(image, kernel))
+    for i in range(kh):
+        start = i * dilations[0]
+        # An empty output takes an empty slice (its stop could otherwise count from the end).
+        stop = start + (oh - 1) * strides[0] + 1 if oh else start
+        block = xp.ascontiguousarray(window_rows[start:stop:strides[0]])
+        a, b = block.reshape(oh * n * ow, kw * c), kernel[i].reshape(kw * c, o)
+        if i:
+            out += a @ b
+        else:
+            xp.matmul(a, b, out=out)
+    return xp.ascontiguousarray(out.reshape(oh, n, ow, o).transpose(1, 0, 2, 3))
 
 
 def filter_gradient(xp: Any, image: Any, dy: Any, window: tuple[int, ...],
