@@ -21,7 +21,17 @@ The workloads are the ones of issue 16's table (the project's shared ``bench/wor
   per op); the same update inside a ``while_loop`` of 1000 iterations (per iteration); the
   first run of a 20k-node graph;
 - ``graph``: wide graphs of ~10k and ~100k small elementwise ops on a float32[4] placeholder,
-  reduced by ``add_n`` in chunks of 100: first and second run (each size in its own process).
+  reduced by ``add_n`` in chunks of 100: first and second run (each size in its own process);
+- ``conv``: the convolution and pooling kernels without the rest of the step: the CNN's first
+  two layers (conv 5x5x32, relu, max-pool 2x2, conv 5x5x64, relu, max-pool 2x2 on a batch of 32
+  28x28x1) forward, and forward with the gradients of both filters and biases; max- and
+  average-pooling 3x3 stride 2 SAME (overlapping windows) of a 32x28x28x32 batch, forward and
+  backward. Beside each whole run, the time per op type (``op_<Type>_ms``, summed over its
+  nodes, median over traced runs) from the step stats of ``RunOptions(trace_level=FULL_TRACE)``.
+
+A ``*_cpu_ms`` figure (the CNN step, the conv group) is the process's CPU time per run, all its
+threads together: on a machine shared with other work, the wall time also counts the time the
+scheduler gives to others, the CPU time much less so.
 
 Under TF a ``dynamic_rnn`` cell needs ``tf_keras`` (``TF_USE_LEGACY_KERAS=1`` is set here).
 Nothing is asserted; ``benchmarks/run.py`` holds the project's own figures.
@@ -41,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-GROUPS = ("models", "local", "graph")
+GROUPS = ("models", "local", "graph", "conv")
 GRAPH_SIZES = (10_000, 100_000)
 CHUNK = 100  # add_n fan-in of the wide graphs
 # figures where more is better: their ratio is still tw/TF, so > 1 means tensorweave is faster
@@ -64,12 +74,24 @@ def _library(lib: str) -> Any:
 
 def _per_call(fn: Callable[[], object], n: int, warm: int) -> float:
     """Seconds per call of `fn` over `n` calls, after `warm` untimed ones."""
+    return _per_call_and_cpu(fn, n, warm)[0]
+
+
+def _per_call_and_cpu(fn: Callable[[], object], n: int, warm: int) -> tuple[float, float]:
+    """Wall seconds and process CPU seconds per call of `fn` over `n` calls, after `warm`
+    untimed ones."""
     for _ in range(warm):
         fn()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _ in range(n):
         fn()
-    return (time.perf_counter() - start) / n
+    return (time.perf_counter() - start) / n, (time.process_time() - cpu) / n
+
+
+def _timed(name: str, fn: Callable[[], object], n: int, warm: int) -> dict[str, float]:
+    """``{name_ms, name_cpu_ms}``: wall and CPU milliseconds per call of `fn`."""
+    wall, cpu = _per_call_and_cpu(fn, n, warm)
+    return {f"{name}_ms": wall * 1e3, f"{name}_cpu_ms": cpu * 1e3}
 
 
 # -- models ---------------------------------------------------------------------------------------
@@ -101,8 +123,9 @@ def mlp_step(tf: Any) -> float:
         return _per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
 
 
-def cnn_step(tf: Any) -> float:
-    """Milliseconds per Momentum step of the two-conv CNN on a batch of 32 28x28x1 images."""
+def cnn_step(tf: Any) -> dict[str, float]:
+    """Milliseconds (wall and CPU) per Momentum step of the two-conv CNN on a batch of 32
+    28x28x1 images."""
     rs = np.random.RandomState(0)
     with tf.Graph().as_default() as g:
         x = tf.placeholder(tf.float32, [32, 28, 28, 1])
@@ -119,7 +142,7 @@ def cnn_step(tf: Any) -> float:
         sess = tf.Session(graph=g)
         sess.run(tf.global_variables_initializer())
         feed = {x: rs.rand(32, 28, 28, 1).astype(np.float32), y: rs.randint(0, 10, 32)}
-        return _per_call(lambda: sess.run(train, feed), 10, warm=3) * 1e3
+        return _timed("cnn_step", lambda: sess.run(train, feed), 10, warm=3)
 
 
 def lstm_step(tf: Any) -> float:
@@ -208,6 +231,74 @@ def first_run_20k(tf: Any) -> float:
         return (time.perf_counter() - start) * 1e3
 
 
+# -- conv -----------------------------------------------------------------------------------------
+
+
+def _op_times(tf: Any, sess: Any, fetch: Any, feed: dict[Any, Any], prefix: str,
+              runs: int = 5) -> dict[str, float]:
+    """Milliseconds per op type of one run of `fetch` (summed over the type's nodes, median over
+    `runs` traced runs); node names the graph does not know (a runtime's own) are left out."""
+    per_run: list[dict[str, float]] = []
+    for _ in range(runs):
+        meta = tf.RunMetadata()
+        sess.run(fetch, feed, options=tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE),
+                 run_metadata=meta)
+        totals: dict[str, float] = {}
+        for dev in meta.step_stats.dev_stats:
+            for node in dev.node_stats:
+                try:
+                    op = sess.graph.get_operation_by_name(node.node_name).type
+                except (KeyError, ValueError):
+                    continue
+                totals[op] = totals.get(op, 0.0) + node.all_end_rel_micros / 1e3
+        per_run.append(totals)
+    kinds = ("Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "MaxPool", "MaxPoolGrad",
+             "AvgPool", "AvgPoolGrad")
+    return {f"{prefix}op_{op}_ms": statistics.median(run.get(op, 0.0) for run in per_run)
+            for op in kinds if any(op in run for run in per_run)}
+
+
+def conv_layers(tf: Any) -> dict[str, float]:
+    """The CNN's two conv/pool layers alone: forward, and forward with the gradients of the
+    filters and biases (ms per run), with the second's time per op type."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [32, 28, 28, 1])
+        h, params = x, []
+        for cin, cout in ((1, 32), (32, 64)):
+            w, b = _variable(tf, rs, 5, 5, cin, cout), _variable(tf, rs, cout)
+            params += [w, b]
+            conv = tf.nn.conv2d(h, w, [1, 1, 1, 1], "SAME")
+            h = tf.nn.max_pool(tf.nn.relu(conv + b), [1, 2, 2, 1], [1, 2, 2, 1], "SAME")
+        weights = tf.constant(rs.rand(32, 7, 7, 64).astype(np.float32))
+        grads = tf.gradients(tf.reduce_sum(h * weights), params)
+        sess = tf.Session(graph=g)
+        sess.run(tf.global_variables_initializer())
+        feed = {x: rs.rand(32, 28, 28, 1).astype(np.float32)}
+        figures = (_timed("conv_layers_fwd", lambda: sess.run(h, feed), 10, warm=3)
+                   | _timed("conv_layers_train", lambda: sess.run(grads, feed), 10, warm=3))
+        return figures | _op_times(tf, sess, grads, feed, "conv_layers_")
+
+
+def overlapping_pools(tf: Any) -> dict[str, float]:
+    """Max- and average-pooling 3x3 stride 2 SAME of a 32x28x28x32 batch, forward and backward
+    (ms per run), with the time per op type."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [32, 28, 28, 32])
+        pools = [pool(x, [1, 3, 3, 1], [1, 2, 2, 1], "SAME")
+                 for pool in (tf.nn.max_pool, tf.nn.avg_pool)]
+        # fed, so that no runtime folds AvgPoolGrad (it reads only a shape and this) into a constant
+        weights = tf.placeholder(tf.float32, [32, 14, 14, 32])
+        grad = tf.gradients(tf.add_n([tf.reduce_sum(p * weights) for p in pools]), x)[0]
+        sess = tf.Session(graph=g)
+        feed = {x: rs.rand(32, 28, 28, 32).astype(np.float32),
+                weights: rs.rand(32, 14, 14, 32).astype(np.float32)}
+        fetch = [pools, grad]
+        figures = _timed("pool3x3s2_train", lambda: sess.run(fetch, feed), 10, warm=3)
+        return figures | _op_times(tf, sess, fetch, feed, "pool3x3s2_")
+
+
 # -- graph ----------------------------------------------------------------------------------------
 
 
@@ -240,13 +331,19 @@ def run_group(lib: str, group: str) -> dict[str, float]:
     tf = _library(lib)
     if group.startswith("graph:"):
         return wide_graph(tf, int(group.split(":", 1)[1]))
-    workloads: dict[str, dict[str, Callable[[Any], float]]] = {
-        "models": {"mlp_step_ms": mlp_step, "cnn_step_ms": cnn_step,
+    if group == "conv":
+        return conv_layers(tf) | overlapping_pools(tf)
+    workloads: dict[str, dict[str, Callable[[Any], float | dict[str, float]]]] = {
+        "models": {"mlp_step_ms": mlp_step, "cnn_step": cnn_step,
                    "lstm_step_ms": lstm_step, "pipeline_kelem_per_s": pipeline_drain},
         "local": {"seed_step_us": seed_step, "chain2000_us_per_op": chain,
                   "while_us_per_iter": while_loop, "graph20k_first_run_ms": first_run_20k},
     }
-    return {name: fn(tf) for name, fn in workloads[group].items()}
+    figures: dict[str, float] = {}
+    for name, fn in workloads[group].items():
+        value = fn(tf)  # a figure, or (a workload of several) a dict of them
+        figures |= value if isinstance(value, dict) else {name: value}
+    return figures
 
 
 # -- driver ---------------------------------------------------------------------------------------

@@ -2,9 +2,12 @@
 
 Contract: each kernel returns exactly the node's output dtype and never writes into its inputs.
 Shape inputs (``input_sizes``, ``s0``, ...) are read back to the host, as TF keeps them in host
-memory. The convolution and pooling backprops loop over the window offsets only (``KH * KW``
-iterations of whole-array slicing), never over pixels: each offset adds its share of the
-gradient into a strided view of a padded buffer, which is then cropped.
+memory. No convolution or pooling backprop loops over pixels. Conv2DBackpropFilter is one
+matrix product of the image's windows with the output gradient (`im2col`). Conv2DBackpropInput is,
+at stride 1, the convolution of the padded output gradient with the flipped filter; otherwise
+(or where that convolution would copy many more values than the result holds) the product
+``dy @ filter.T`` added back window offset by window offset (``KH * KW`` whole-array slices).
+The pooling backprops also go one window offset at a time (`pool2d`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import Any
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.plugins.kernels import im2col, pool2d
+from tensorweave.plugins.kernels.windows import Plan
 from tensorweave.plugins.standard_ops.nn import window_geometry
 from tensorweave.plugins.standard_ops.slicing import SliceError, strided_slice_spec
 
@@ -177,10 +182,35 @@ def conv2d_backprop_input(ctx: KernelContext, input_sizes: Any, kernel: Any, dy:
     window = (kernel.shape[0], kernel.shape[1])
     out_hw, pads = _geometry(ctx, shape[1:3], window, strides, dilations)
     _check_out(ctx, dy, shape[0], out_hw, kernel.shape[3])
+    # The flipped filter's windows hold O values per offset where the scatter's hold C; past
+    # O = 2C the scatter's strided adds cost less than the larger copy (measured at the
+    # benchmark CNN's sizes).
+    if strides == (1, 1) and kernel.shape[3] <= 2 * kernel.shape[2]:
+        return _out(ctx, _flipped_correlation(ctx.xp, dy, kernel, shape, pads, dilations))
     # (N, OH, OW, O) x (KH, KW, C, O) -> (N, OH, OW, KH, KW, C)
     contributions = ctx.xp.tensordot(dy, kernel, axes=([3], [3]))
     return _out(ctx, _scatter_windows(ctx.xp, contributions, shape, pads, out_hw, strides,
                                       dilations))
+
+
+def _flipped_correlation(xp: Any, dy: Any, kernel: Any, shape: tuple[int, ...],
+                         pads: list[tuple[int, int]], dilations: tuple[int, int]) -> Any:
+    """Conv2DBackpropInput of a stride-1 Conv2D: ``dx[h] = sum_k dy[h + before - k*d] f[k]``
+    per spatial dimension, i.e. the VALID correlation of `dy`, shifted by ``(K-1)*d - before``
+    (padded, or cropped where negative), with the filter flipped in space and transposed to
+    ``(KH, KW, O, C)``."""
+    widths, keep = [(0, 0)], [slice(None)]
+    for i in (0, 1):
+        reach = (kernel.shape[i] - 1) * dilations[i]
+        before = reach - pads[i][0]
+        after = shape[1 + i] + reach - dy.shape[1 + i] - before
+        widths.append((max(before, 0), max(after, 0)))
+        keep.append(slice(max(-before, 0), dy.shape[1 + i] - max(-after, 0)))
+    widths.append((0, 0))
+    keep.append(slice(None))
+    shifted = xp.pad(dy[tuple(keep)], widths)
+    flipped = kernel[::-1, ::-1].transpose(0, 1, 3, 2)
+    return im2col.correlate(xp, shifted, flipped, shape[1:3], (1, 1), dilations)
 
 
 def conv2d_backprop_filter(ctx: KernelContext, image: Any, filter_sizes: Any, dy: Any) -> Any:
@@ -193,8 +223,7 @@ def conv2d_backprop_filter(ctx: KernelContext, image: Any, filter_sizes: Any, dy
     out_hw, pads = _geometry(ctx, image.shape[1:3], window, strides, dilations)
     _check_out(ctx, dy, image.shape[0], out_hw, fshape[3])
     padded = _padded(ctx.xp, image, pads, out_hw, window, strides, dilations, 0)
-    patches = _windows(ctx.xp, padded, out_hw, window, strides, dilations)
-    return _out(ctx, ctx.xp.tensordot(patches, dy, axes=([0, 1, 2], [0, 1, 2])))
+    return _out(ctx, im2col.filter_gradient(ctx.xp, padded, dy, window, strides, dilations))
 
 
 def _pool_params(ctx: KernelContext, shape: tuple[int, ...], ksize: Any = None,
@@ -220,14 +249,8 @@ def _max_pool_grad(ctx: KernelContext, image: Any, dy: Any, ksize: list[int],
     _check_out(ctx, dy, image.shape[0], out_hw, image.shape[3])
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
     padded = _padded(xp, image, pads, out_hw, window, steps, (1, 1), fill)
-    patches = _windows(xp, padded, out_hw, window, steps, (1, 1))
-    n, oh, ow, kh, kw, c = patches.shape
-    flat = patches.reshape(n, oh, ow, kh * kw, c)
-    first = xp.argmax(flat, axis=3)[:, :, :, None, :]
-    chosen = xp.arange(kh * kw).reshape(1, 1, 1, -1, 1) == first
-    contributions = (chosen * dy[:, :, :, None, :]).reshape(n, oh, ow, kh, kw, c)
-    return _out(ctx, _scatter_windows(xp, contributions.astype(dy.dtype, copy=False),
-                                      tuple(image.shape), pads, out_hw, steps, (1, 1)))
+    plan = Plan(out_hw, tuple(pads), window, steps, (1, 1))
+    return _out(ctx, pool2d.route(xp, padded, dy, plan, tuple(image.shape)))
 
 
 def max_pool_grad(ctx: KernelContext, image: Any, output: Any, dy: Any) -> Any:
@@ -245,13 +268,9 @@ def avg_pool_grad(ctx: KernelContext, input_shape: Any, dy: Any) -> Any:
     shape = tuple(_ints(ctx, input_shape))
     window, strides, out_hw, pads = _pool_params(ctx, shape)
     _check_out(ctx, dy, shape[0], out_hw, shape[3])
-    inside = _padded(xp, xp.ones((1, *shape[1:3], 1), dtype=dy.dtype), pads, out_hw, window,
-                     strides, (1, 1), 0)
-    counts = _windows(xp, inside, out_hw, window, strides, (1, 1)).sum(axis=(3, 4))
-    share = dy / counts
-    contributions = xp.broadcast_to(share[:, :, :, None, None, :],
-                                    (*share.shape[:3], *window, share.shape[3]))
-    return _out(ctx, _scatter_windows(xp, contributions, shape, pads, out_hw, strides, (1, 1)))
+    plan = Plan(out_hw, tuple(pads), window, strides, (1, 1))
+    share = dy / pool2d.counts(xp, plan, shape[1:3], dy.dtype)
+    return _out(ctx, pool2d.spread(xp, share, plan, shape))
 
 
 def mirror_pad_grad(ctx: KernelContext, grad: Any, paddings: Any) -> Any:

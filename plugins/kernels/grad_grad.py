@@ -1,9 +1,10 @@
 """Kernels of ``MaxPoolGradGrad`` and ``RandomGammaGrad`` (`standard_ops.grad_grad_ops`).
 
 Contract: ``MaxPoolGradGrad`` picks, per window, the same element that ``MaxPoolGrad`` routes
-the window's gradient to (the first maximum in window order), so the two are transposes of each
-other. ``RandomGammaGrad`` differentiates a unit-rate gamma sample ``x`` implicitly through its
-CDF ``P(alpha, x)``: ``dx/dalpha = -(dP/dalpha) / (dP/dx)``, in float64, 0 where ``x <= 0``.
+the window's gradient to (`pool2d.max_routes`: TF's first maximum in window order), so the two
+are transposes of each other. ``RandomGammaGrad`` differentiates a unit-rate gamma sample
+``x`` implicitly through its CDF ``P(alpha, x)``: ``dx/dalpha = -(dP/dalpha) / (dP/dx)``, in
+float64, 0 where ``x <= 0``.
 """
 
 from __future__ import annotations
@@ -11,16 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.plugins.kernels import pool2d
 from tensorweave.plugins.kernels import special_functions as sf
-from tensorweave.plugins.kernels.grad import (
-    _check_out,
-    _fail,
-    _out,
-    _padded,
-    _pool_params,
-    _windows,
-)
+from tensorweave.plugins.kernels.grad import _check_out, _fail, _out, _padded, _pool_params
 from tensorweave.plugins.kernels.math import elementwise
+from tensorweave.plugins.kernels.windows import Plan
 
 
 def max_pool_grad_grad(ctx: KernelContext, image: Any, output: Any, grad: Any) -> Any:
@@ -31,14 +27,10 @@ def max_pool_grad_grad(ctx: KernelContext, image: Any, output: Any, grad: Any) -
         raise _fail(ctx, f"MaxPoolGradGrad: grad has shape {list(grad.shape)}, expected the "
                          f"input's shape {list(image.shape)}")
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
-    patches = _windows(xp, _padded(xp, image, pads, out_hw, window, strides, (1, 1), fill),
-                       out_hw, window, strides, (1, 1))
-    grads = _windows(xp, _padded(xp, grad, pads, out_hw, window, strides, (1, 1), 0),
-                     out_hw, window, strides, (1, 1))
-    n, oh, ow, kh, kw, c = patches.shape
-    first = xp.argmax(patches.reshape(n, oh, ow, kh * kw, c), axis=3)[:, :, :, None, :]
-    picked = xp.take_along_axis(grads.reshape(n, oh, ow, kh * kw, c), first, axis=3)
-    return _out(ctx, picked[:, :, :, 0, :])
+    plan = Plan(out_hw, tuple(pads), window, strides, (1, 1))
+    padded = _padded(xp, image, pads, out_hw, window, strides, (1, 1), fill)
+    grads = _padded(xp, grad, pads, out_hw, window, strides, (1, 1), 0)
+    return _out(ctx, pool2d.pick(xp, padded, grads, plan, tuple(image.shape[1:3])))
 
 
 def random_gamma_grad(ctx: KernelContext, alpha: Any, sample: Any) -> Any:

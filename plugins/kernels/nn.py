@@ -2,8 +2,8 @@
 
 Contract: each kernel returns exactly the node's output dtypes. float16 inputs are computed in
 float32 and cast back (as TF accumulates halves in float), so softmax, cross-entropies and
-convolutions keep their precision. Convolution and pooling view the padded image as windows with
-stride tricks (no copy), then reduce them with one tensordot (Conv2D) or one reduction (pools):
+convolutions keep their precision. Conv2D copies the padded image's windows into one matrix and
+multiplies it by the filter's (`im2col`); pooling reduces one window offset at a time (`pool2d`):
 no Python loop runs per pixel. Bad runtime values (a label out of range, k larger than a row)
 raise `InvalidArgumentError`.
 """
@@ -16,6 +16,8 @@ import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
+from tensorweave.plugins.kernels import im2col, pool2d
+from tensorweave.plugins.kernels.windows import Plan
 from tensorweave.plugins.standard_ops.nn import window_geometry
 
 SELU_ALPHA = 1.6732632423543772848170429916717
@@ -198,14 +200,14 @@ def conv2d(ctx: KernelContext, image: Any, kernel: Any) -> Any:
     window = (kernel.shape[0], kernel.shape[1])
     out_hw, pads = _geometry(ctx, image, window, strides, dilations)
     padded = _pad(ctx, _wide(ctx, image), pads, 0)
-    patches = _windows(ctx, padded, out_hw, window, strides, dilations)
-    return _out(ctx, ctx.xp.tensordot(patches, _wide(ctx, kernel), axes=3))
+    return _out(ctx, im2col.correlate(ctx.xp, padded, _wide(ctx, kernel), out_hw, strides,
+                                      dilations))
 
 
 def _pool_args(ctx: KernelContext, image: Any, ksize: Any = None,
-               strides: Any = None) -> tuple[Any, ...]:
-    """(window, strides, output rows/cols, paddings) of a pooling over rows and columns;
-    `ksize`/`strides` default to the op's attrs."""
+               strides: Any = None) -> tuple[Plan, list[tuple[int, int]]]:
+    """The `Plan` of a pooling over rows and columns and its NHWC paddings; `ksize`/`strides`
+    default to the op's attrs."""
     if image.ndim != 4:
         raise _invalid(ctx, f"input must be 4-dimensional, got shape {list(image.shape)}")
     ksize = ctx.attrs["ksize"] if ksize is None else ksize
@@ -213,18 +215,17 @@ def _pool_args(ctx: KernelContext, image: Any, ksize: Any = None,
     window = tuple(int(v) for v in ksize[1:3])
     steps = tuple(int(v) for v in strides[1:3])
     out_hw, pads = _geometry(ctx, image, window, steps, (1, 1))
-    return window, steps, out_hw, pads
+    return Plan(out_hw, tuple(pads[1:3]), window, steps, (1, 1)), pads
 
 
 def _max_pool(ctx: KernelContext, image: Any, ksize: list[int], strides: list[int]) -> Any:
     xp = ctx.xp
     if ksize[3] != 1 or strides[3] != 1:
         return _max_pool_depth(ctx, image, ksize, strides)
-    window, steps, out_hw, pads = _pool_args(ctx, image, ksize, strides)
+    plan, pads = _pool_args(ctx, image, ksize, strides)
     # Padding never wins a max: fill with the dtype's lowest value.
     fill = -xp.inf if image.dtype.kind == "f" else xp.iinfo(image.dtype).min
-    padded = _pad(ctx, image, pads, fill)
-    return _windows(ctx, padded, out_hw, window, steps, (1, 1)).max(axis=(3, 4))
+    return pool2d.max_values(xp, _pad(ctx, image, pads, fill), plan)
 
 
 def _max_pool_depth(ctx: KernelContext, image: Any, ksize: list[int],
@@ -257,13 +258,11 @@ def max_pool_v2(ctx: KernelContext, image: Any, ksize: Any, strides: Any) -> Any
 
 def avg_pool(ctx: KernelContext, image: Any) -> Any:
     xp = ctx.xp
-    window, strides, out_hw, pads = _pool_args(ctx, image)
-    padded = _pad(ctx, _wide(ctx, image), pads, 0)
-    sums = _windows(ctx, padded, out_hw, window, strides, (1, 1)).sum(axis=(3, 4))
+    plan, pads = _pool_args(ctx, image)
+    sums = pool2d.sums(xp, _pad(ctx, _wide(ctx, image), pads, 0), plan)
     # TF averages over the window's elements inside the image only, so count them.
-    inside = _pad(ctx, xp.ones((1, *image.shape[1:3], 1), dtype=sums.dtype), pads, 0)
-    counts = _windows(ctx, inside, out_hw, window, strides, (1, 1)).sum(axis=(3, 4))
-    return _out(ctx, sums / counts)
+    sums /= pool2d.counts(xp, plan, image.shape[1:3], sums.dtype)
+    return _out(ctx, sums)
 
 
 # -- top-k ---------------------------------------------------------------------------------------
