@@ -1,9 +1,10 @@
 """Every registered op as a function: ``tw.raw_ops.AddV2(x=..., y=..., name=None)``.
 
 Contract: arguments are keywords, as in TF: the op's inputs by name (a list for list inputs;
-TF's Python name where its ApiDef renames one, as ``Sum``'s ``axis``), then its attrs. The result is the op's only output, the list of its outputs, or the `Operation`
-itself when it has none. An unknown op raises `AttributeError`. Functions are made once per
-registries (`plugin_manager.reset` makes new ones, and so new functions).
+TF's Python name where its ApiDef renames one, as ``Sum``'s ``axis``), then its attrs. The
+result is the op's only output, the list of its outputs, or the `Operation` itself when it has
+none. An unknown op raises `AttributeError`. Functions are made once per registries
+(`plugin_manager.reset` makes new ones, and so new functions).
 """
 
 from __future__ import annotations
