@@ -83,4 +83,5 @@ for case in cases():
             values = sess.run(grads, feed)
         out.append({"case": case, "ops": used(graph, before, grads),
                     "values": [np.asarray(v).tolist() for v in values]})
-(HERE / "gradient_graphs.json").write_text(json.dumps(out, indent=0) + "\n")
+(HERE / "gradient_graphs.json").write_text(  # one case a line
+    "[\n" + ",\n".join(json.dumps(entry) for entry in out) + "\n]\n")
