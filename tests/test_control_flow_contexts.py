@@ -95,7 +95,7 @@ def test_a_tf_made_meta_graph_with_cond_contexts_imports() -> None:
         tf.train.import_meta_graph(str(DATA / "tf_cond.meta"))
         contexts = tf.get_collection(tf.GraphKeys.COND_CONTEXT)
         got = [{"name": c.name, "pred": c.pred.name, "pivot": c.pivot.name, "branch": c.branch,
-                "values": sorted(c.values.values),
+                "values": sorted(c.values),
                 "external_values": {k: v.name for k, v in sorted(c.external_values.items())}}
                for c in contexts]
         assert got == reference["contexts"]

@@ -58,29 +58,24 @@ def _in_scope(name: str, scope: str | None) -> bool:
     return scope is None or name.startswith(scope)
 
 
-@attrs.frozen(eq=False)
-class _Values:
-    """A context's values (names) and external values (name -> its element inside)."""
+def _outside(tensors: list[Tensor]) -> dict[str, Any]:
+    """The values and external values of a functional op's context: the outside tensors it
+    takes as inputs, each standing for itself."""
+    return {"values": frozenset(t.name for t in tensors),
+            "external_values": {t.name: t for t in tensors}}
 
-    values: frozenset[str] = frozenset()
-    external: Mapping[str, Element] = attrs.field(factory=dict)
 
-    @classmethod
-    def outside(cls, tensors: list[Tensor]) -> _Values:
-        """Outside tensors a functional op takes as inputs, each standing for itself."""
-        return cls(frozenset(t.name for t in tensors), {t.name: t for t in tensors})
+def _values_to_proto(context: Any, scope: str | None) -> ValuesDef:
+    out = ValuesDef(values=sorted(_strip(v, scope) for v in context.values))
+    for key, element in context.external_values.items():
+        out.external_values[_strip(key, scope)] = _strip(element.name, scope)
+    return out
 
-    def to_proto(self, scope: str | None) -> ValuesDef:
-        out = ValuesDef(values=sorted(_strip(v, scope) for v in self.values))
-        for key, element in self.external.items():
-            out.external_values[_strip(key, scope)] = _strip(element.name, scope)
-        return out
 
-    @classmethod
-    def from_proto(cls, proto: ValuesDef, graph: Graph, scope: str | None) -> _Values:
-        return cls(frozenset(_prepend(v, scope) for v in proto.values),
-                   {_prepend(k, scope): _element(graph, v, scope)
-                    for k, v in proto.external_values.items()})
+def _values_from_proto(proto: ValuesDef, graph: Graph, scope: str | None) -> dict[str, Any]:
+    return {"values": frozenset(_prepend(v, scope) for v in proto.values),
+            "external_values": {_prepend(k, scope): _element(graph, v, scope)
+                                for k, v in proto.external_values.items()}}
 
 
 def _nested_to_proto(nested: tuple[Any, ...], out: Any, scope: str | None) -> None:
@@ -117,12 +112,9 @@ class CondContext:
     branch: int
     name: str
     pivot: Element
-    values: _Values = attrs.field(factory=_Values)
+    values: frozenset[str] = frozenset()
+    external_values: Mapping[str, Element] = attrs.field(factory=dict)
     nested: tuple[Any, ...] = ()
-
-    @property
-    def external_values(self) -> Mapping[str, Element]:
-        return self.values.external
 
     @property
     def graph(self) -> Graph:
@@ -137,7 +129,7 @@ class CondContext:
         out = CondContextDef(context_name=_strip(self.name, export_scope),
                              pred_name=_strip(self.pred.name, export_scope),
                              pivot_name=_strip(self.pivot.name, export_scope),
-                             branch=self.branch, values_def=self.values.to_proto(export_scope))
+                             branch=self.branch, values_def=_values_to_proto(self, export_scope))
         _nested_to_proto(self.nested, out.nested_contexts, export_scope)
         return out
 
@@ -150,8 +142,8 @@ class CondContext:
             _element(graph, context_def.pred_name, import_scope), context_def.branch,
             _prepend(context_def.context_name, import_scope),
             _element(graph, context_def.pivot_name, import_scope),
-            _Values.from_proto(context_def.values_def, graph, import_scope),
-            _nested_from_proto(context_def.nested_contexts, import_scope))
+            nested=_nested_from_proto(context_def.nested_contexts, import_scope),
+            **_values_from_proto(context_def.values_def, graph, import_scope))
 
 
 @attrs.frozen(eq=False)
@@ -172,12 +164,9 @@ class WhileContext:
     pivot_for_body: Element
     loop_enters: tuple[Element, ...] = ()
     loop_exits: tuple[Element, ...] = ()
-    values: _Values = attrs.field(factory=_Values)
+    values: frozenset[str] = frozenset()
+    external_values: Mapping[str, Element] = attrs.field(factory=dict)
     nested: tuple[Any, ...] = ()
-
-    @property
-    def external_values(self) -> Mapping[str, Element]:
-        return self.values.external
 
     @property
     def graph(self) -> Graph:
@@ -201,7 +190,7 @@ class WhileContext:
             pivot_for_body_name=strip(self.pivot_for_body),
             loop_exit_names=[strip(t) for t in self.loop_exits],
             loop_enter_names=[strip(t) for t in self.loop_enters],
-            values_def=self.values.to_proto(export_scope))
+            values_def=_values_to_proto(self, export_scope))
         if self.maximum_iterations is not None:
             out.maximum_iterations_name = strip(self.maximum_iterations)
         _nested_to_proto(self.nested, out.nested_contexts, export_scope)
@@ -225,18 +214,18 @@ class WhileContext:
             element(context_def.pivot_for_body_name),
             tuple(map(element, context_def.loop_enter_names)),
             tuple(map(element, context_def.loop_exit_names)),
-            _Values.from_proto(context_def.values_def, graph, import_scope),
-            _nested_from_proto(context_def.nested_contexts, import_scope))
+            nested=_nested_from_proto(context_def.nested_contexts, import_scope),
+            **_values_from_proto(context_def.values_def, graph, import_scope))
 
 
 def cond_contexts(graph: Graph, pred: Tensor, op: Operation, branch_names: tuple[str, str],
                   inputs: list[Tensor]) -> None:
     """Add the two contexts (true branch, then false) of the functional conditional `op`
     (predicate `pred`, outer inputs `inputs`) to `graph`'s ``cond_context`` collection."""
-    values = _Values.outside([pred, *inputs])
+    values = _outside([pred, *inputs])
     for branch, name in zip((1, 0), branch_names):
         graph.add_to_collection(GraphKeys.COND_CONTEXT,
-                                CondContext(pred, branch, name, op, values))
+                                CondContext(pred, branch, name, op, **values))
 
 
 def while_context(graph: Graph, name: str, op: Operation, n: int, parallel_iterations: int,
@@ -247,7 +236,7 @@ def while_context(graph: Graph, name: str, op: Operation, n: int, parallel_itera
     collection."""
     graph.add_to_collection(GraphKeys.WHILE_CONTEXT, WhileContext(
         name, parallel_iterations, back_prop, swap_memory, maximum_iterations, op, op, op,
-        tuple(op.inputs[:n]), tuple(op.outputs[:n]), _Values.outside(list(op.inputs[n:]))))
+        tuple(op.inputs[:n]), tuple(op.outputs[:n]), **_outside(list(op.inputs[n:]))))
 
 
 register_proto_function(GraphKeys.COND_CONTEXT, proto_type=CondContextDef,
