@@ -3,7 +3,8 @@
 with TF 2.21's ``compat.v1``), the ops the gradients use have TF's names and types, in TF's
 order (Mean's gradient through ``Tile``, the binary ops' through
 ``Shape``/``BroadcastGradientArgs``/``Sum``/``Reshape`` where shapes need it, cross-entropy's
-through the ``Reshape``s of its flattening), and the gradients have TF's values."""
+through the ``Reshape``s of its flattening, Max/Min's and Square's as TF builds them), and the
+gradients have TF's values."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def build(case: dict) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "square":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return tf.square(x), [x]
     if case["kind"] == "reduce":
         x = tf.placeholder(dtype, case["x"], name="x")
         return getattr(tf, case["op"])(x, axis=case["axis"], keepdims=case["keepdims"]), [x]

@@ -118,7 +118,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 UNARY: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "Neg": lambda x, y, g: -g,
     "Abs": lambda x, y, g: g * math_ops.sign(x),
-    "Square": lambda x, y, g: g * (2 * x),
+    "Square": lambda x, y, g: _square_grad(x, g),
     "Exp": lambda x, y, g: g * y,
     "Expm1": lambda x, y, g: g * math_ops.exp(x),
     "Log": lambda x, y, g: g * math_ops.reciprocal(x),
@@ -138,6 +138,12 @@ UNARY: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "Erfc": lambda x, y, g: g * -_TWO_OVER_SQRT_PI * math_ops.exp(-x * x),
     "Sign": lambda x, y, g: array_ops.zeros_like(x),
 }
+
+
+def _square_grad(x: Tensor, grad: Tensor) -> Tensor:
+    # TF's _SquareGrad: grad * (x * 2), its Mul ops named so, after the incoming gradient
+    with x.graph.control_dependencies([grad]):
+        return apply("Mul", [grad, apply("Mul", [x, constant(2.0, x.dtype)])])
 
 
 def _unary(local: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Any:
@@ -229,14 +235,33 @@ def _mean_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _min_max_grad(op: Operation, grad: Tensor) -> Grads:
-    """Shared equally by the elements that attain the extremum, as TF."""
+    """Shared equally by the elements that attain the extremum, as TF's ``_MinOrMaxGrad``:
+    each ``Reshape`` to the reduced shape (kept dims) takes its own constant when the shapes
+    are static."""
     x, axes = op.inputs
-    kept = reduced_shape(x, axes)
-    y = array_ops.reshape(op.outputs[0], kept)
-    grad = array_ops.reshape(grad, kept)
+    input_shape = shape(x)
+    y = op.outputs[0]
+    if not op.get_attr("keep_dims"):
+        kept = _kept_dims(x, input_shape, axes)
+        y, grad = array_ops.reshape(y, kept), array_ops.reshape(grad, kept)
+    else:
+        kept = shape(y)
     indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
     selected = array_ops.reshape(math_ops.reduce_sum(indicators, axes), kept)
     return [indicators / selected * grad, None]
+
+
+def _kept_dims(x: Tensor, input_shape: Tensor, axes: Tensor) -> Any:
+    """The shape of a reduction of `x` (shaped `input_shape`) over `axes` with kept dims (TF's
+    ``math_ops.reduced_shape``): a list when `x`'s shape and `axes` are static, else a
+    tensor."""
+    value = constant_value(axes)
+    if x.shape.is_fully_defined() and value is not None:
+        kept = x.shape.as_list()
+        for axis in np.reshape(value, -1):
+            kept[int(axis)] = 1
+        return kept
+    return _reduced_shape(input_shape, axes)
 
 
 def _prod_grad(op: Operation, grad: Tensor) -> Grads:

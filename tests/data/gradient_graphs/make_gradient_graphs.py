@@ -32,6 +32,13 @@ def cases():
                                       ([None, 3], None, False), ([2, 3, 4], [0, 2], False)):
             yield {"kind": "reduce", "op": op, "x": shape, "axis": axis, "keepdims": keepdims,
                    "dtype": "float32"}
+    for op in ("reduce_max", "reduce_min"):
+        for shape, axis, keepdims in (([2, 3], 1, False), ([2, 3], 0, True),
+                                      ([None, 3], 1, False)):
+            yield {"kind": "reduce", "op": op, "x": shape, "axis": axis, "keepdims": keepdims,
+                   "dtype": "float32"}
+    for shape in ([2, 3], None):
+        yield {"kind": "square", "x": shape, "dtype": "float32"}
     for logits in ([2, 3], [None, 3], [2, 2, 3]):
         yield {"kind": "xent", "x": logits, "dtype": "float32"}
 
@@ -42,6 +49,9 @@ def build(case):
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "square":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return tf.square(x), [x]
     if case["kind"] == "reduce":
         x = tf.placeholder(dtype, case["x"], name="x")
         return getattr(tf, case["op"])(x, axis=case["axis"], keepdims=case["keepdims"]), [x]
