@@ -19,7 +19,7 @@ import tensorweave as tf
 DATA = pathlib.Path(__file__).parent / "data" / "gradient_graphs"
 ENTRIES = json.loads((DATA / "gradient_graphs.json").read_text())
 BINARY = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x, y: x - y,
-          "truediv": lambda x, y: x / y}
+          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum}
 
 
 def label(entry: dict) -> str:

@@ -72,9 +72,10 @@ def _not_zero(x: Tensor) -> Tensor:
 
 def _max_min(select_x: Callable[[Tensor, Tensor], Tensor]) -> Any:
     def local(x: Tensor, y: Tensor, grad: Tensor, op: Operation) -> tuple[Any, Any]:
-        mask = select_x(x, y)
+        # TF's _MaximumMinimumGrad, its ops in its order (SelectV2s)
         zeros = array_ops.zeros_like(grad)
-        return array_ops.where(mask, grad, zeros), array_ops.where(mask, zeros, grad)
+        mask = select_x(x, y)
+        return array_ops.where_v2(mask, grad, zeros), array_ops.where_v2(mask, zeros, grad)
 
     return local
 

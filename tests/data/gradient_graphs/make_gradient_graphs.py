@@ -16,7 +16,7 @@ tf.disable_v2_behavior()
 HERE = pathlib.Path(__file__).parent
 
 BINARY = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x, y: x - y,
-          "truediv": lambda x, y: x / y}
+          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum}
 SHAPES = {"same": ([2, 3], [2, 3]), "bcast": ([2, 3], [3]), "bcast_left": ([3], [2, 3]),
           "scalar": ([2, 3], []), "partial": ([None, 3], [3]), "unknown": (None, None)}
 
