@@ -3,8 +3,8 @@
 with TF 2.21's ``compat.v1``), the ops the gradients use have TF's names and types, in TF's
 order (Mean's gradient through ``Tile``, the binary ops' through
 ``Shape``/``BroadcastGradientArgs``/``Sum``/``Reshape`` where shapes need it, cross-entropy's
-through the ``Reshape``s of its flattening, Max/Min's and Square's as TF builds them), and the
-gradients have TF's values."""
+through the ``Reshape``s of its flattening, Max/Min's, Square's and Transpose's as TF builds
+them), and the gradients have TF's values."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ BINARY = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x,
 
 def label(entry: dict) -> str:
     case = entry["case"]
-    return "-".join(str(case[k]) for k in ("kind", "op", "x", "y", "axis", "keepdims", "dtype")
-                    if k in case)
+    return "-".join(str(case[k]) for k in ("kind", "op", "x", "y", "axis", "keepdims", "perm",
+                                            "dtype") if k in case)
 
 
 def build(case: dict) -> tuple[tf.Tensor, list[tf.Tensor]]:
@@ -34,6 +34,9 @@ def build(case: dict) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "transpose":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return tf.transpose(x, case["perm"]), [x]
     if case["kind"] == "square":
         x = tf.placeholder(dtype, case["x"], name="x")
         return tf.square(x), [x]

@@ -55,11 +55,9 @@ def _squeeze_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
-    perm = op.inputs[1]
-    value = constant_value(perm)
-    inverse = constant(np.argsort(value).astype(perm.dtype.np_type)) if value is not None \
-        else array_ops.invert_permutation(perm)
-    return [array_ops.transpose(grad, inverse), None]
+    # TF's: an InvertPermutation op even of a constant perm (shape inference and constant
+    # folding see through it)
+    return [array_ops.transpose(grad, array_ops.invert_permutation(op.inputs[1])), None]
 
 
 def _static_axis(axis: Tensor, like: Tensor) -> int | None:

@@ -39,6 +39,8 @@ def cases():
                    "dtype": "float32"}
     for shape in ([2, 3], None):
         yield {"kind": "square", "x": shape, "dtype": "float32"}
+    for shape, perm in (([2, 3], None), ([2, 3, 4], [2, 0, 1]), ([None, 3, 4], [1, 2, 0])):
+        yield {"kind": "transpose", "x": shape, "perm": perm, "dtype": "float32"}
     for logits in ([2, 3], [None, 3], [2, 2, 3]):
         yield {"kind": "xent", "x": logits, "dtype": "float32"}
 
@@ -49,6 +51,9 @@ def build(case):
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "transpose":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return tf.transpose(x, case["perm"]), [x]
     if case["kind"] == "square":
         x = tf.placeholder(dtype, case["x"], name="x")
         return tf.square(x), [x]
