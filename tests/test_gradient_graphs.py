@@ -4,7 +4,7 @@ with TF 2.21's ``compat.v1``), the ops the gradients use have TF's names and typ
 order (Mean's gradient through ``Tile``, the binary ops' through
 ``Shape``/``BroadcastGradientArgs``/``Sum``/``Reshape`` where shapes need it, cross-entropy's
 through the ``Reshape``s of its flattening, Max/Min's, Square's and Transpose's as TF builds
-them), and the gradients have TF's values."""
+them; MatMul, BiasAdd and common unary ops too), and the gradients have TF's values."""
 
 from __future__ import annotations
 
@@ -19,7 +19,13 @@ import tensorweave as tf
 DATA = pathlib.Path(__file__).parent / "data" / "gradient_graphs"
 ENTRIES = json.loads((DATA / "gradient_graphs.json").read_text())
 BINARY = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x, y: x - y,
-          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum}
+          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum,
+          "matmul": tf.matmul, "bias_add": tf.nn.bias_add}
+UNARY = {"relu": tf.nn.relu, "sigmoid": tf.sigmoid, "tanh": tf.tanh, "exp": tf.exp,
+         "log": tf.log, "softmax": tf.nn.softmax, "l2_loss": tf.nn.l2_loss,
+         "reshape": lambda x: tf.reshape(x, [-1]),
+         "sparse_xent": lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+             labels=tf.constant([0, 1]), logits=x)}
 
 
 def label(entry: dict) -> str:
@@ -34,6 +40,9 @@ def build(case: dict) -> tuple[tf.Tensor, list[tf.Tensor]]:
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "unary":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return UNARY[case["op"]](x), [x]
     if case["kind"] == "transpose":
         x = tf.placeholder(dtype, case["x"], name="x")
         return tf.transpose(x, case["perm"]), [x]

@@ -16,16 +16,26 @@ tf.disable_v2_behavior()
 HERE = pathlib.Path(__file__).parent
 
 BINARY = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x, y: x - y,
-          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum}
+          "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum,
+          "matmul": tf.matmul, "bias_add": tf.nn.bias_add}
+UNARY = {"relu": tf.nn.relu, "sigmoid": tf.sigmoid, "tanh": tf.tanh, "exp": tf.exp,
+         "log": tf.log, "softmax": tf.nn.softmax, "l2_loss": tf.nn.l2_loss,
+         "reshape": lambda x: tf.reshape(x, [-1]),
+         "sparse_xent": lambda x: tf.nn.sparse_softmax_cross_entropy_with_logits(
+             labels=tf.constant([0, 1]), logits=x)}
 SHAPES = {"same": ([2, 3], [2, 3]), "bcast": ([2, 3], [3]), "bcast_left": ([3], [2, 3]),
           "scalar": ([2, 3], []), "partial": ([None, 3], [3]), "unknown": (None, None)}
 
 
 def cases():
-    for op in BINARY:
+    for op in [op for op in BINARY if op not in ("matmul", "bias_add")]:
         for sx, sy in SHAPES.values():
             yield {"kind": "binary", "op": op, "x": sx, "y": sy, "dtype": "float32"}
     yield {"kind": "binary", "op": "mul", "x": [2, 3], "y": [2, 3], "dtype": "float64"}
+    yield {"kind": "binary", "op": "matmul", "x": [2, 3], "y": [3, 4], "dtype": "float32"}
+    yield {"kind": "binary", "op": "bias_add", "x": [2, 3], "y": [3], "dtype": "float32"}
+    for op in UNARY:
+        yield {"kind": "unary", "op": op, "x": [2, 3], "dtype": "float32"}
     for op in ("reduce_sum", "reduce_mean"):
         for shape, axis, keepdims in (([2, 3], None, False), ([2, 3], 1, False),
                                       ([2, 3], -1, True), ([None, 3], 0, False),
@@ -51,6 +61,9 @@ def build(case):
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return BINARY[case["op"]](x, y), [x, y]
+    if case["kind"] == "unary":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        return UNARY[case["op"]](x), [x]
     if case["kind"] == "transpose":
         x = tf.placeholder(dtype, case["x"], name="x")
         return tf.transpose(x, case["perm"]), [x]
