@@ -397,6 +397,23 @@ def test_slice_helper_with_tensor_indices() -> None:
     assert slice_helper(x43, (slice(None), 1)).shape.as_list() == [4]
 
 
+def test_slice_helper_names_its_indices_as_tf() -> None:
+    # TF's stack(): strided_slice/stack, stack_1, stack_2, constants or Packs, one each
+    x = tf.placeholder(tf.float32, [4, 3])
+    i = tf.placeholder(tf.int32, [])
+    graph = tf.get_default_graph()
+    before = len(graph.get_operations())
+    x[1:], x[i], x[...]
+    assert [(op.name, op.type) for op in graph.get_operations()[before:]] == [
+        ("strided_slice/stack", "Const"), ("strided_slice/stack_1", "Const"),
+        ("strided_slice/stack_2", "Const"), ("strided_slice", "StridedSlice"),
+        ("add/y", "Const"), ("add", "AddV2"),
+        ("strided_slice_1/stack", "Pack"), ("strided_slice_1/stack_1", "Pack"),
+        ("strided_slice_1/stack_2", "Const"), ("strided_slice_1", "StridedSlice"),
+        ("strided_slice_2/stack", "Const"), ("strided_slice_2/stack_1", "Const"),
+        ("strided_slice_2/stack_2", "Const"), ("strided_slice_2", "StridedSlice")]
+
+
 def test_slice_helper_boolean_mask_and_errors() -> None:
     mask = np.array([True, False])
     check(slice_helper(tf.constant(Y), tf.constant(mask)), Y[mask])

@@ -208,8 +208,8 @@ def test_colocated_gradients_are_placed_as_tf_places_them() -> None:
     placed = {op.name: (op.type, op.device, op.get_attr("_class")) for op in built}
     worker = "/job:worker/task:0"
     assert placed["gradients/Shape"] == ("Const", worker, ["loc:@z"])
-    assert placed["gradients/grad_ys_0"] == ("Const", worker, ["loc:@z"])
-    assert placed["gradients/Fill"] == ("Fill", worker, ["loc:@z"])
+    assert placed["gradients/grad_ys_0/Const"] == ("Const", worker, ["loc:@z"])
+    assert placed["gradients/grad_ys_0"] == ("Fill", worker, ["loc:@z"])
     assert placed["gradients/AddN"] == ("AddN", worker, ["loc:@z"])
     assert all(v[1:] == (worker, ["loc:@y"]) for k, v in placed.items() if "y_grad" in k)
     with tf.Session(config=tf.ConfigProto(allow_soft_placement=True)) as sess:

@@ -142,3 +142,27 @@ def test_a_partial_run_on_a_server_runs_each_op_once():
             assert sess.partial_run(h, first, {x: 3.0}) == 3.0
             assert sess.partial_run(h, total) == 7.0
             assert sess.run(count) == 1
+
+
+def test_a_loops_gradient_in_a_later_call_does_not_run_the_loop_again():
+    # the gradient of a loop reading a resource variable of unknown shape needs the handle
+    # the loop carries; it takes it from the loop's input, so the second call does not rerun
+    # the forward loop (a handle cannot be fed back): 3 forward iterations + 3 recorded ones
+    # for the gradient (while_grad replays the body), not 3 more
+    v = tf.Variable(tf.constant(2.0), use_resource=True, validate_shape=False, name="v")
+    count = tf.Variable(0, use_resource=True, name="count")
+    x = tf.placeholder(tf.float32, [])
+
+    def body(i, a):
+        with tf.control_dependencies([count.assign_add(1)]):
+            return i + 1, tf.reshape(a * v.read_value(), [])
+
+    out = tf.while_loop(lambda i, a: i < 3, body, [0, x])[1]
+    (grad,) = tf.gradients(out, [v])
+    with tf.Session() as sess:
+        sess.run([v.initializer, count.initializer])
+        h = sess.partial_run_setup([out, grad], [x])
+        assert sess.partial_run(h, out, {x: 1.0}) == 8.0
+        assert sess.run(count) == 3
+        assert sess.partial_run(h, grad) == 12.0
+        assert sess.run(count) == 6

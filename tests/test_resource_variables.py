@@ -415,3 +415,24 @@ def test_partitioned_resource_variables(tmp_path: object) -> None:
     np.testing.assert_array_equal(value[[1, 2, 4]], 1.0)
     assert np.all(value[[0, 3, 5]] < 1.0)
     assert ("table", [6, 2]) in tf.train.list_variables(path)
+
+
+def test_an_update_read_inside_a_loop_body_or_branch_runs() -> None:
+    # assign_add's read waits for the update in the body's graph, so the update runs (TF: 3)
+    count = tf.Variable(0, use_resource=True, name="count")
+
+    def body(i: tf.Tensor) -> tf.Tensor:
+        with tf.control_dependencies([count.assign_add(1)]):
+            return i + 1
+
+    loop = tf.while_loop(lambda i: i < 3, body, [0])
+
+    def branch() -> tf.Tensor:
+        with tf.control_dependencies([count.assign_add(10)]):
+            return tf.constant(1)
+
+    taken = tf.cond(tf.constant(True), branch, lambda: tf.constant(2))
+    with tf.Session() as sess:
+        sess.run(count.initializer)
+        assert sess.run(loop) == 3 and sess.run(count) == 3
+        assert sess.run(taken) == 1 and sess.run(count) == 13

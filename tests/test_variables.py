@@ -231,3 +231,53 @@ def test_assign_shape_mismatch_words_tf():
     with tf.Session() as sess:
         sess.run(v.initializer)
         np.testing.assert_array_equal(sess.run(grown), [[2.0, 3.0, 4.0]])
+
+
+def test_validate_shape_false_leaves_shapes_to_the_values():
+    # TF's variable_ops_test: an assign without shape validation has the value's static
+    # shape (unknown for a shapeless value), whatever the variable's
+    v = tf.Variable(tf.zeros([1, 2]))
+    assert tf.assign(v, tf.placeholder(tf.float32), validate_shape=False).shape.ndims is None
+    assert tf.assign(v, np.array([[42.0, 43.0]], np.float32),
+                     validate_shape=False).shape.as_list() == [1, 2]
+    x = tf.placeholder(tf.float32, [None])
+    loose = tf.Variable(x, validate_shape=False)
+    assert loose.shape.ndims is None and loose.value().shape.ndims is None
+    with tf.Session() as sess:
+        sess.run(loose.initializer, {x: [1.0, 2.0, 3.0]})
+        assert sess.run(loose).tolist() == [1.0, 2.0, 3.0]
+        # a validated assign checks the run-time shape too
+        checked = tf.assign(tf.Variable(tf.zeros([2]), name="fixed"), x)
+        sess.run(tf.variables_initializer([v for v in tf.global_variables()
+                                           if v.op.name == "fixed"]))
+        with pytest.raises(errors.InvalidArgumentError, match="shapes of both tensors"):
+            sess.run(checked, {x: [1.0, 2.0, 3.0]})
+
+
+def test_a_variable_grows_by_assign_with_set_shape():
+    # the pattern of a variable that grows: its static shape set to what stays fixed
+    v = tf.Variable(tf.zeros([1, 4]), validate_shape=False)
+    v.set_shape([None, 4])
+    doubled = v * 2.0
+    row = tf.placeholder(tf.float32, [1, 4])
+    extend = tf.assign(v, tf.concat([v, row], 0), validate_shape=False)
+    assert v.shape.as_list() == doubled.shape.as_list() == extend.shape.as_list() == [None, 4]
+    with pytest.raises(ValueError):
+        v.set_shape([None, 5])
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        sess.run(extend, {row: np.ones([1, 4])})
+        sess.run(extend, {row: np.ones([1, 4])})
+        assert sess.run(doubled).shape == (3, 4)
+
+
+def test_initialized_value_initializes_another_variable_in_any_order():
+    v = tf.Variable(tf.fill([2], 3.0), validate_shape=False, name="first")
+    w = tf.Variable(v.initialized_value() * 2.0, name="second")
+    assert v.initialized_value().shape.ndims is None  # read (unknown) or initial value ([2])
+    with tf.Session() as sess:
+        sess.run(w.initializer)  # before v's: from v's initial value
+        assert sess.run(w).tolist() == [6.0, 6.0]
+        sess.run(v.initializer)
+        sess.run(tf.assign(v, [1.0, 1.0, 1.0], validate_shape=False))
+        assert sess.run(v.initialized_value()).tolist() == [1.0, 1.0, 1.0]

@@ -447,11 +447,8 @@ def slice_helper(tensor: Any, slice_spec: Any, var: Any = None) -> Tensor:
             masks["shrink_axis_mask"] |= bit
     tensor = convert_to_tensor(tensor)
     with name_scope(None, "strided_slice", [tensor]) as scope:
-        if begin:
-            index_dtype = _index_dtype(begin + end + strides)
-            packed = [_pack_indices(v, index_dtype) for v in (begin, end, strides)]
-        else:
-            packed = [constant([], dtypes.int32)] * 3
+        index_dtype = _index_dtype(begin + end + strides) if begin else dtypes.int32
+        packed = [_pack_indices(v, index_dtype) for v in (begin, end, strides)]
         return strided_slice(tensor, *packed, var=var, name=scope, **masks)
 
 
@@ -465,10 +462,11 @@ def _index_dtype(values: list[Any]) -> dtypes.DType:
 
 
 def _pack_indices(values: list[Any], dtype: dtypes.DType) -> Tensor:
+    # named as TF's stack() names them: strided_slice/stack, stack_1, stack_2
     if not _has_tensor(values):
-        return constant([int(v) for v in values], dtype)
+        return constant([int(v) for v in values], dtype, name="stack")
     return stack([math_ops.cast(v, dtype) if is_tensor_like(v) and v.dtype != dtype else v
-                  for v in values])
+                  for v in values], name="stack")
 
 
 def reverse(tensor: Any, axis: Any, name: str | None = None) -> Tensor:

@@ -9,8 +9,8 @@ outside become the op's extra inputs; only the branch taken runs, with its state
 ``switch_case`` is one ``Case`` op over a list of branch functions, as TF builds it.
 Signatures, defaults and construction errors follow ``tf.compat.v1``. As TF1, each `cond`
 adds a `CondContext` per branch to the ``cond_context`` collection and each `while_loop` a
-`WhileContext` to ``while_context``: records of the construct (predicate, branch, loop
-settings, name), for scripts that look them up; the ops themselves are the functional ones.
+`WhileContext` to ``while_context``, which a meta graph carries as TF's context defs (see
+`tensorweave.api.control_flow_contexts`); the ops themselves are the functional ones.
 """
 
 from __future__ import annotations
@@ -19,9 +19,13 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from tensorweave.api import math_ops
+from tensorweave.api.control_flow_contexts import (
+    CondContext,
+    WhileContext,
+    cond_contexts,
+    while_context,
+)
 from tensorweave.api.logging_ops import Assert
 from tensorweave.api.scopes import name_scope
 from tensorweave.engine import dtypes
@@ -33,7 +37,7 @@ from tensorweave.engine.graph.func_graph import (
     to_function_def,
     unique_function_name,
 )
-from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.tensor_shape import TensorShape, as_shape
@@ -42,27 +46,6 @@ __all__ = ["CondContext", "WhileContext", "case", "cond", "group", "identity", "
            "switch_case", "tuple", "while_loop"]
 
 _tuple = tuple
-
-
-@attrs.frozen
-class CondContext:
-    """One branch of a `cond`, as TF1's ``cond_context`` collection holds it: the predicate,
-    the branch (1 for true, 0 for false) and its unique name (``cond/cond_text``)."""
-
-    pred: Tensor
-    branch: int
-    name: str
-
-
-@attrs.frozen
-class WhileContext:
-    """One `while_loop`, as TF1's ``while_context`` collection holds it."""
-
-    name: str
-    parallel_iterations: int
-    back_prop: bool
-    swap_memory: bool
-    maximum_iterations: Tensor | None
 
 
 def no_op(name: str | None = None) -> Operation:
@@ -319,9 +302,8 @@ def cond(pred: Any, true_fn: Callable[[], Any] | None = None,
         then_fn, else_fn = _functions_of([(g_t, flat_t), (g_f, flat_f)], 0, inputs)
         shapes = [most_specific_compatible_shape(x.shape, y.shape) for x, y in zip(flat_t, flat_f)]
         outputs = make_if(pred, inputs, then_fn, else_fn, shapes, [g_t, g_f])
-        for branch in (1, 0):
-            graph.add_to_collection(GraphKeys.COND_CONTEXT, CondContext(
-                pred, branch, graph.unique_name("cond_text")))
+        cond_contexts(graph, pred, outputs[0].op,
+                      (graph.unique_name("cond_text"), graph.unique_name("cond_text")), inputs)
         return _pack_as(r_t, outputs)
 
 
@@ -564,9 +546,8 @@ def while_loop(cond: Callable[..., Any], body: Callable[..., Any], loop_vars: An
             "output_shapes": invariants + [t.shape for t in captured],
             "parallel_iterations": parallel_iterations,
         }, [g_c, g_b], "While")
-        graph.add_to_collection(GraphKeys.WHILE_CONTEXT, WhileContext(
-            graph.unique_name("while_context"), parallel_iterations, back_prop, swap_memory,
-            maximum_iterations))
+        while_context(graph, graph.unique_name("while_context"), op, n, parallel_iterations,
+                      back_prop, swap_memory, maximum_iterations)
         exits = op.outputs[:n]
         if not back_prop:  # TF1: no gradient flows back through the loop
             exits = [apply("StopGradient", [t]) for t in exits]

@@ -29,13 +29,11 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from tensorweave.api import array_ops, custom_gradient, math_ops
 from tensorweave.api.control_flow_ops import tuple as _tuple
 from tensorweave.api.indexed_slices import IndexedSlices, to_dense
 from tensorweave.engine import dtypes
-from tensorweave.engine.graph.constant_op import constant, convert_to_tensor
+from tensorweave.engine.graph.constant_op import convert_to_tensor
 from tensorweave.engine.graph.graph import Graph, Operation, Tensor
 from tensorweave.engine.graph.op_builder import apply
 
@@ -237,14 +235,13 @@ class _Backprop:
         return self.graph.colocate_with(op, ignore_existing=True)
 
     def _default_grad_y(self, y: Tensor, i: int) -> Tensor:
-        # TF's: fill(shape(y), constant(1, name="grad_ys_i"))
+        # TF 2.x compat.v1's: ones(shape(y), name="grad_ys_i"), a Fill named grad_ys_i of
+        # grad_ys_i/Const (TF 1.15 named the constant grad_ys_i and the Fill "Fill")
         if y.dtype.is_complex:
             raise TypeError(f"Gradients of complex tensors must set grad_ys (y.dtype = "
                             f"{y.dtype!r})")
         with self._colocated(y.op):
-            dims = array_ops.shape(y)
-            one = constant(np.ones((), y.dtype.np_type), name=f"grad_ys_{i}")
-            return array_ops.fill(dims, one)
+            return array_ops.ones(array_ops.shape(y), y.dtype, name=f"grad_ys_{i}")
 
     def _add(self, t: Tensor, grad: Gradient) -> None:
         slots = self.grads.setdefault(t.op, [[] for _ in t.op.outputs])

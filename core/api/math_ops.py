@@ -322,10 +322,14 @@ def _reduction_args(axis: Any, reduction_indices: Any, keepdims: Any,
 
 
 def _all_axes(x: Tensor) -> Any:
-    if x.shape.ndims is not None:
-        return np.arange(x.shape.ndims, dtype=np.int32)
+    """TF's ``_ReductionDims`` for ``axis=None``: a constant (``Const``, ahead of the op) when
+    the rank is known and not 0 (TF 2.x's test is the rank's truth), else ``range(rank(x))``."""
+    if x.shape.ndims:
+        return constant(np.arange(x.shape.ndims, dtype=np.int32))
     with x.graph.as_default():
-        return apply("Range", [0, apply("Rank", [x]), 1], name="range")
+        rank = apply("Rank", [x]) if x.shape.ndims is None else constant(
+            np.int32(0), name="Rank")
+        return apply("Range", [0, rank, 1], name="range")
 
 
 def _index_value(axis: Any) -> Any:

@@ -188,9 +188,8 @@ def _shape_prefix(x: Tensor, count: int) -> Any:
 
 
 def _flatten_outer_dims(x: Tensor, rank: int) -> Tensor:
-    """`x` reshaped to 2-D, all leading dims folded into the first (TF's helper)."""
-    if rank == 2:
-        return x
+    """`x` reshaped to 2-D, all leading dims folded into the first (TF's helper, which
+    reshapes a 2-D `x` too)."""
     last = x.shape[-1]
     if last is None:
         last = apply("Slice", [apply("Shape", [x]), np.array([rank - 1], np.int32),
@@ -224,8 +223,7 @@ def softmax_cross_entropy_with_logits_v2(labels: Any, logits: Any, axis: int | N
         cost = make_op("SoftmaxCrossEntropyWithLogits",
                        [_flatten_outer_dims(logits, rank), _flatten_outer_dims(labels, rank)],
                        name=scope).outputs[0]
-        if rank == 2:
-            return cost
+        # as TF, the cost is reshaped back even from 2-D, so its gradient has TF's Reshapes
         cost = apply("Reshape", [cost, outer])
         cost.set_shape(TensorShape([d for i, d in enumerate(static.dims) if i != axis]))
         return cost

@@ -1,9 +1,10 @@
 """Every registered op as a function: ``tw.raw_ops.AddV2(x=..., y=..., name=None)``.
 
-Contract: arguments are keywords, as in TF: the op's inputs by name (a list for list inputs),
-then its attrs. The result is the op's only output, the list of its outputs, or the `Operation`
-itself when it has none. An unknown op raises `AttributeError`. Functions are made once per
-registries (`plugin_manager.reset` makes new ones, and so new functions).
+Contract: arguments are keywords, as in TF: the op's inputs by name (a list for list inputs;
+TF's Python name where its ApiDef renames one, as ``Sum``'s ``axis``), then its attrs. The
+result is the op's only output, the list of its outputs, or the `Operation` itself when it has
+none. An unknown op raises `AttributeError`. Functions are made once per registries
+(`plugin_manager.reset` makes new ones, and so new functions).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def _make(op_name: str) -> Callable[..., Any]:
     op_def = get_registries().ops.get(op_name)
     if op_def is None:
         raise AttributeError(f"module 'tensorweave.api.raw_ops' has no op '{op_name}'")
-    input_names = op_def.input_names
+    input_names = op_def.api_input_names
 
     def op_function(*, name: str | None = None, **kwargs: Any) -> Any:
         missing = [n for n in input_names if n not in kwargs]

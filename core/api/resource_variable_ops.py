@@ -174,7 +174,9 @@ class ResourceVariable(Variable):
         return self._read_after(op) if read_value else op
 
     def _read_after(self, op: Operation) -> Tensor:
-        with self._graph.control_dependencies([op]):
+        # the update's graph, not the variable's: inside a cond branch or loop body the read
+        # must wait for the update there, or the update is not run at all
+        with op.graph.control_dependencies([op]):
             return self.value()
 
     def _scatter(self, op_type: str, indices: Any, updates: Any,

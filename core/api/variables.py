@@ -269,6 +269,24 @@ class Variable:
         with self._graph.colocate_with(self._variable.op):
             return apply("Identity", [self._variable], name="read")
 
+    def initialized_value(self) -> Tensor:
+        """TF1's: this variable's value once it is initialized, else its initial value (a
+        `cond` on `is_variable_initialized`, built outside any control-flow construct), so
+        another variable can be initialized from this one in any order."""
+        from tensorweave.api.control_flow_ops import cond
+        from tensorweave.api.misc_ops import init_scope
+
+        with init_scope():
+            return cond(state_ops.is_variable_initialized(self), self.read_value,
+                        lambda: self.initial_value)
+
+    def set_shape(self, shape: Any) -> None:
+        """TF1's ``RefVariable.set_shape``: give the variable (its ref and its snapshot) the
+        static `shape`, merged with what is known (`ValueError` if incompatible), as for a
+        variable made with ``validate_shape=False`` whose shape varies."""
+        self._variable.set_shape(shape)
+        self._snapshot.set_shape(shape)
+
     def _ref(self) -> Tensor:
         return self._variable
 

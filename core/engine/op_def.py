@@ -61,10 +61,18 @@ class OpDef:
     list_output: bool = False  # outputs form one list whose length depends on attrs (Split)
     grad: Callable[..., Any] | None = None
     doc: str = ""
+    # TF's ApiDef renames: input name -> the keyword ``raw_ops`` takes for it (``Sum``'s
+    # ``reduction_indices`` is ``axis`` there), where they differ
+    api_names: Mapping[str, str] = field(factory=dict)
 
     @property
     def args(self) -> tuple[ArgSpec, ...]:
         return _parse_args(self.inputs)
+
+    @property
+    def api_input_names(self) -> tuple[str, ...]:
+        """The inputs' keywords in ``raw_ops``, in order."""
+        return tuple(self.api_names.get(name, name) for name in self.input_names)
 
     @property
     def input_names(self) -> tuple[str, ...]:

@@ -12,9 +12,12 @@ tensors and operations as ``node_list`` of their names, ints, floats and
 strings as ``int64_list``/``float_list``/``bytes_list``, ``google.protobuf.Any`` messages (the
 ``saved_model_assets`` of TF's v1 SavedModel builder) as ``any_list``, `QueueRunner`s as
 ``bytes_list`` of ``QueueRunnerDef`` (rebuilt on import, so `start_queue_runners` works on an
-imported graph); a collection holding anything else (a mix of kinds) is skipped with a warning,
-as TF does. ``meta_info_def.stripped_op_list`` lists the ops the graph uses with their attr
-defaults, as TF's does.
+imported graph), a collection with registered proto functions
+(`tensorweave.engine.graph.proto_functions`: the ``cond_context``/``while_context`` contexts as
+``CondContextDef``/``WhileContextDef``) as ``bytes_list`` of its messages, rebuilt on import
+with its ``from_proto`` (a bad item is a `ValueError`); a collection holding anything else (a
+mix of kinds) is skipped with a warning, as TF does. ``meta_info_def.stripped_op_list`` lists
+the ops the graph uses with their attr defaults, as TF's does.
 
 `import_meta_graph` imports the graph (`import_graph_def` with ``name=import_scope``, so names
 are kept without a scope), restores every collection (one `Variable` object per variable, shared
@@ -50,6 +53,11 @@ from tensorweave.engine.graph import graph_def_proto
 from tensorweave.engine.graph.graph import Graph, GraphKeys, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def import GraphDef, NodeDef
 from tensorweave.engine.graph.importer import import_graph_def
+from tensorweave.engine.graph.proto_functions import (
+    get_collection_proto_type,
+    get_from_proto_function,
+    get_to_proto_function,
+)
 from tensorweave.engine.op_def import REQUIRED
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.proto import framework, schema
@@ -126,13 +134,21 @@ def _is_any(item: Any) -> bool:
     return isinstance(item, Message) and item.DESCRIPTOR.full_name == "google.protobuf.Any"
 
 
+def _in_graph(item: Any, graph: Graph) -> bool:
+    """Whether `item` (a registered proto function's item) belongs to `graph`: a control-flow
+    context built inside a function body does not."""
+    return getattr(item, "graph", graph) is graph
+
+
 def _collection_def(name: str, items: list[Any], graph: Graph) -> CollectionDef | None:
-    if not items or name in (GraphKeys.COND_CONTEXT, GraphKeys.WHILE_CONTEXT):
-        # tensorweave's control flow is functional: there is no CondContextDef/WhileContextDef
-        # to rebuild from, so these records are not exported
+    if not items:
         return None
     out = CollectionDef()
-    if name in VARIABLE_COLLECTIONS and all(isinstance(i, Variable) for i in items):
+    to_proto = get_to_proto_function(name)
+    if to_proto is not None and name not in VARIABLE_COLLECTIONS:
+        protos = [to_proto(i) for i in items if _in_graph(i, graph)]
+        out.bytes_list.value.extend(p.SerializeToString() for p in protos if p is not None)
+    elif name in VARIABLE_COLLECTIONS and all(isinstance(i, Variable) for i in items):
         out.bytes_list.value.extend(variable_def(v).SerializeToString()
                                     for v in items if v.graph is graph)
     # elsewhere (TF: no proto function registered for the key) a variable is its tensor's name
@@ -356,6 +372,15 @@ def _collection_items(key: str, collection: CollectionDef, graph: Graph, prefix:
                 variables[value] = Variable._from_def(
                     graph, _parse_variable_def(value, value in trainable), prefix)
         return [variables[value] for value in values]
+    from_proto = get_from_proto_function(key)
+    proto_type = get_collection_proto_type(key)
+    if kind == "bytes_list" and from_proto is not None and proto_type is not None:
+        try:
+            protos = [proto_type.FromString(value) for value in values]
+        except DecodeError as exc:
+            raise ValueError(f"Error parsing MetaGraphDef: collection {key!r} holds an item "
+                             f"that is not a {proto_type.DESCRIPTOR.name}: {exc}") from None
+        return [from_proto(proto, import_scope=import_scope) for proto in protos]
     if kind == "bytes_list" and key == GraphKeys.QUEUE_RUNNERS:
         return [QueueRunner.from_proto(QueueRunnerDef.FromString(value), import_scope)
                 for value in values]

@@ -42,6 +42,11 @@ def _identity_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _reshape_grad(op: Operation, grad: Tensor) -> Grads:
+    # TF's: back to the input's shape, a constant with a -1 when one dim is unknown (and none
+    # is 0, which would leave the -1 undecided), so no Shape op is needed
+    dims = op.inputs[0].shape.as_list() if op.inputs[0].shape.ndims is not None else None
+    if dims is not None and dims.count(None) == 1 and 0 not in dims:
+        return [array_ops.reshape(grad, [-1 if d is None else d for d in dims]), None]
     return [array_ops.reshape(grad, shape(op.inputs[0])), None]
 
 
@@ -50,11 +55,9 @@ def _squeeze_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
-    perm = op.inputs[1]
-    value = constant_value(perm)
-    inverse = constant(np.argsort(value).astype(perm.dtype.np_type)) if value is not None \
-        else array_ops.invert_permutation(perm)
-    return [array_ops.transpose(grad, inverse), None]
+    # TF's: an InvertPermutation op even of a constant perm (shape inference and constant
+    # folding see through it)
+    return [array_ops.transpose(grad, array_ops.invert_permutation(op.inputs[1])), None]
 
 
 def _static_axis(axis: Tensor, like: Tensor) -> int | None:

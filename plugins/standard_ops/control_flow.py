@@ -2,11 +2,11 @@
 ``Case``/``StatelessCase`` and ``While``/``StatelessWhile``, whose branches, condition and body
 are `FunctionDef` attrs, and ``_FunctionRetval``, the result of a function.
 
-Contract: ``If(cond, input)`` runs ``then_branch`` or ``else_branch`` (attr functions taking
-``Tin`` and returning ``Tout``) on ``input``; its outputs are typed ``Tout`` with
-``output_shapes``. ``Case(branch_index, input)`` (an int32 scalar index) runs
-``branches[branch_index]`` of its list of such functions (at least one), and the last branch
-when the index is out of range, as TF's (a non-scalar index fails at run time, as there).
+Contract: ``If(cond, input)`` (`cond` of any type ``Tcond``, as TF's) runs ``then_branch`` or
+``else_branch`` (attr functions taking ``Tin`` and returning ``Tout``) on ``input``; its outputs
+are typed ``Tout`` with ``output_shapes``. ``Case(branch_index, input)`` (an int32 scalar index)
+runs ``branches[branch_index]`` of its list of such functions (at least one), and the last
+branch when the index is out of range, as TF's (a non-scalar index fails at run time, as there).
 ``While(input)`` (types ``T``) runs ``body`` (``T`` -> ``T``) while ``cond`` (``T`` -> one
 scalar) is true; outputs as inputs, shaped ``output_shapes``. The ``Stateless`` variants promise
 their functions hold no stateful op, so they may be merged like any pure op; the plain ones are
@@ -88,9 +88,10 @@ def _while(ctx: InferContext) -> list[TensorSpec]:
 
 def register(registry: Any) -> None:
     for name, stateful in (("If", True), ("StatelessIf", False)):
-        registry.op(name, ["cond", "input:*"], _if, stateful=stateful, list_output=True,
-                    attrs={"Tin": REQUIRED, "Tout": REQUIRED, "then_branch": REQUIRED,
-                           "else_branch": REQUIRED, "output_shapes": []})
+        registry.op(name, ["cond:Tcond", "input:*"], _if, stateful=stateful, list_output=True,
+                    attrs={"Tcond": REQUIRED, "Tin": REQUIRED, "Tout": REQUIRED,
+                           "then_branch": REQUIRED, "else_branch": REQUIRED,
+                           "output_shapes": []})
     for name, stateful in (("Case", True), ("StatelessCase", False)):
         registry.op(name, ["branch_index:int32", "input:*"], _case, stateful=stateful,
                     list_output=True, attrs={"Tin": REQUIRED, "Tout": REQUIRED,

@@ -1,12 +1,15 @@
 """Graph-building helpers shared by the gradient functions.
 
-Contract: shapes are int32 vectors. When the static shapes involved are fully known the helpers
-compute axes and shapes in Python and emit constants; otherwise they build the same computation
-from ``Shape``/``BroadcastGradientArgs`` ops, so gradients also work for tensors whose shapes are
-only known at run time (a ``[None, 10]`` placeholder).
+Contract: shapes are int32 vectors. When the static shapes decide them the helpers compute
+axes and shapes in Python and emit constants; otherwise they build the same computation from
+``Shape``/``BroadcastGradientArgs`` ops, so gradients also work for tensors whose shapes are
+only known at run time (a ``[None, 10]`` placeholder). `unbroadcast` builds the ops TF's
+``math_grad._ReduceGradientArgs`` builds, so a gradient graph has TF's nodes.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -15,41 +18,60 @@ from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import constant
 from tensorweave.engine.graph.graph import Tensor, constant_value
 from tensorweave.engine.graph.op_builder import make_op
+from tensorweave.engine.tensor_shape import TensorShape
 
 
 def shape(t: Tensor) -> Tensor:
     return array_ops.shape(t, out_type=dtypes.int32)
 
 
-def _broadcast_axes(sx: list[int], sy: list[int]) -> tuple[list[int], list[int]]:
-    n = max(len(sx), len(sy))
-    px, py = [1] * (n - len(sx)) + sx, [1] * (n - len(sy)) + sy
-    rx = [i for i, (a, b) in enumerate(zip(px, py)) if a == 1 and b != 1 or i < n - len(sx)]
-    ry = [i for i, (a, b) in enumerate(zip(px, py)) if b == 1 and a != 1 or i < n - len(sy)]
+def _inferred_axes(x: TensorShape, y: TensorShape) -> tuple[list[int], list[int]] | None:
+    """The axes a broadcasting binary op of operands shaped `x` and `y` may have broadcast each
+    over, when the static shapes decide it (TF's ``_InferGradientReductionAxes``): a dim that
+    is 1 against one that is not; ``None`` when a rank, or a dim against an unknown one that
+    is not 1, is unknown."""
+    if x.ndims is None or y.ndims is None:
+        return None
+    n = max(x.ndims, y.ndims)
+    px = [1] * (n - x.ndims) + x.as_list()
+    py = [1] * (n - y.ndims) + y.as_list()
+    rx: list[int] = []
+    ry: list[int] = []
+    for axis, (a, b) in enumerate(zip(px, py)):
+        if a == 1 and b != 1:
+            rx.append(axis)
+        elif b == 1 and a != 1:
+            ry.append(axis)
+        elif a is None or b is None:
+            return None
     return rx, ry
 
 
-def sum_to(grad: Tensor, axes: Tensor | list[int], target: Tensor) -> Tensor:
-    """`grad` summed over `axes`, reshaped to `target`'s shape."""
-    if not isinstance(axes, list) or axes:
-        grad = math_ops.reduce_sum(grad, axes)
-    if grad.shape.is_fully_defined() and target.shape.is_fully_defined() \
-            and grad.shape.as_list() == target.shape.as_list():
+def _reduce_to(grad: Tensor | None, target: Tensor, axes: Any, must_reduce: bool) -> Any:
+    """`grad` summed over `axes` (kept) and reshaped to `target` (TF's
+    ``_ReduceGradientArg``), or as it is when nothing was broadcast."""
+    if grad is None or not must_reduce:
         return grad
-    return array_ops.reshape(grad, shape(target))
+    return array_ops.reshape(math_ops.reduce_sum(grad, axes, keepdims=True), target)
 
 
 def unbroadcast(x: Tensor, y: Tensor, gx: Tensor | None,
                 gy: Tensor | None) -> tuple[Tensor | None, Tensor | None]:
-    """Gradients of a broadcasting binary op, each summed back to its operand's shape."""
-    sx, sy = x.shape, y.shape
-    if sx.is_fully_defined() and sy.is_fully_defined():
-        rx, ry = _broadcast_axes(sx.as_list(), sy.as_list())
-    else:
-        op = make_op("BroadcastGradientArgs", [shape(x), shape(y)])
-        rx, ry = op.outputs
-    return (None if gx is None else sum_to(gx, rx, x),
-            None if gy is None else sum_to(gy, ry, y))
+    """Gradients of a broadcasting binary op, each summed back to its operand's shape, with
+    TF's ops (``_ReduceGradientArgs``): ``Shape`` of each operand (constants when static),
+    the reduction axes in Python when the static shapes decide them, else from
+    ``BroadcastGradientArgs``, then ``Sum`` and ``Reshape`` for an operand that was
+    broadcast."""
+    if gx is None and gy is None:
+        return None, None
+    sx, sy = shape(x), shape(y)
+    axes = _inferred_axes(x.shape, y.shape)
+    if axes is None:
+        rx, ry = make_op("BroadcastGradientArgs", [sx, sy]).outputs
+        return _reduce_to(gx, sx, rx, True), _reduce_to(gy, sy, ry, True)
+    (rx, ry), (nx, ny) = axes, (x.shape.ndims, y.shape.ndims)
+    return (_reduce_to(gx, sx, rx, bool(rx) or nx < ny),
+            _reduce_to(gy, sy, ry, bool(ry) or ny < nx))
 
 
 def normalized_axes(x: Tensor, axes: Tensor) -> Tensor | list[int]:

@@ -60,6 +60,9 @@ UNARY: dict[str, frozenset[dtypes.DType]] = {
 PREDICATES = ("IsNan", "IsInf", "IsFinite")
 COMPARISONS = ("Less", "LessEqual", "Greater", "GreaterEqual")
 REDUCTIONS = ("Sum", "Mean", "Prod", "Max", "Min", "EuclideanNorm")
+# TF's op defs name the axes input reduction_indices (so a constant one is
+# ``Sum/reduction_indices``); its Python API and raw_ops call it axis
+REDUCTION_API = {"reduction_indices": "axis"}
 COMPLEX_REDUCTIONS = frozenset({"Sum", "Mean", "Prod", "EuclideanNorm"})
 SCANS = ("Cumsum", "Cumprod")
 
@@ -212,13 +215,14 @@ def register(registry: Any) -> None:
                 type_constraints={"SrcT": ALL, "DstT": ALL})
 
     for name in REDUCTIONS:
-        registry.op(name, ["input:T", "axis:Tidx"], _reduction,
-                    attrs={**T, **REDUCTION_ATTRS},
+        registry.op(name, ["input:T", "reduction_indices:Tidx"], _reduction,
+                    attrs={**T, **REDUCTION_ATTRS}, api_names=REDUCTION_API,
                     type_constraints={"T": NUMBERS if name in COMPLEX_REDUCTIONS else NUMERIC,
                                       "Tidx": INDEX})
     for name in ("All", "Any"):
-        registry.op(name, ["input:bool", "axis:Tidx"], _reduction,
-                    attrs=REDUCTION_ATTRS, type_constraints={"Tidx": INDEX})
+        registry.op(name, ["input:bool", "reduction_indices:Tidx"], _reduction,
+                    attrs=REDUCTION_ATTRS, type_constraints={"Tidx": INDEX},
+                    api_names=REDUCTION_API)
     for name in ("ArgMax", "ArgMin"):
         registry.op(name, ["input:T", "dimension:Tidx"], _arg_reduction,
                     attrs={**T, "Tidx": REQUIRED, "output_type": dtypes.int64},

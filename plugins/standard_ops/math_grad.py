@@ -14,10 +14,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from tensorweave.api import array_ops, math_ops
+import numpy as np
+
+from tensorweave.api import array_ops, array_ops_extra, math_ops
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import constant
-from tensorweave.engine.graph.graph import Operation, Tensor
+from tensorweave.engine.graph.graph import Operation, Tensor, constant_value
 from tensorweave.engine.graph.op_builder import apply
 from tensorweave.plugins.standard_ops.grad_util import (
     broadcast_back,
@@ -58,15 +60,22 @@ def _pow_y(x: Tensor, y: Tensor, grad: Tensor, op: Operation) -> Tensor:
     return grad * op.outputs[0] * log_x
 
 
+def _real_div_grad(x: Tensor, y: Tensor, grad: Tensor) -> tuple[Tensor, Tensor]:
+    # TF's _RealDivGrad, with RealDiv ops (named so); `_holomorphic` conjugates complex ones
+    return (apply("RealDiv", [grad, y]),
+            grad * apply("RealDiv", [apply("RealDiv", [-x, y]), y]))
+
+
 def _not_zero(x: Tensor) -> Tensor:
     return math_ops.cast(math_ops.not_equal(x, 0), x.dtype)
 
 
 def _max_min(select_x: Callable[[Tensor, Tensor], Tensor]) -> Any:
     def local(x: Tensor, y: Tensor, grad: Tensor, op: Operation) -> tuple[Any, Any]:
-        mask = select_x(x, y)
+        # TF's _MaximumMinimumGrad, its ops in its order (SelectV2s)
         zeros = array_ops.zeros_like(grad)
-        return array_ops.where(mask, grad, zeros), array_ops.where(mask, zeros, grad)
+        mask = select_x(x, y)
+        return array_ops.where_v2(mask, grad, zeros), array_ops.where_v2(mask, zeros, grad)
 
     return local
 
@@ -76,7 +85,7 @@ BINARY: dict[str, Callable[..., tuple[Any, Any]]] = {
     "Add": lambda x, y, g, op: (g, g),
     "Sub": lambda x, y, g, op: (g, -g),
     "Mul": lambda x, y, g, op: (apply("Mul", [g, y]), apply("Mul", [x, g])),  # named as TF
-    "RealDiv": lambda x, y, g, op: (g / y, g * (-x / y / y)),
+    "RealDiv": lambda x, y, g, op: _real_div_grad(x, y, g),
     "Div": lambda x, y, g, op: (g / y, g * (-x / y / y)),
     "DivNoNan": lambda x, y, g, op: (math_ops.div_no_nan(g, y),
                                      g * math_ops.div_no_nan(math_ops.div_no_nan(-x, y), y)),
@@ -110,7 +119,7 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 UNARY: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "Neg": lambda x, y, g: -g,
     "Abs": lambda x, y, g: g * math_ops.sign(x),
-    "Square": lambda x, y, g: g * (2 * x),
+    "Square": lambda x, y, g: _square_grad(x, g),
     "Exp": lambda x, y, g: g * y,
     "Expm1": lambda x, y, g: g * math_ops.exp(x),
     "Log": lambda x, y, g: g * math_ops.reciprocal(x),
@@ -130,6 +139,12 @@ UNARY: dict[str, Callable[[Tensor, Tensor, Tensor], Tensor]] = {
     "Erfc": lambda x, y, g: g * -_TWO_OVER_SQRT_PI * math_ops.exp(-x * x),
     "Sign": lambda x, y, g: array_ops.zeros_like(x),
 }
+
+
+def _square_grad(x: Tensor, grad: Tensor) -> Tensor:
+    # TF's _SquareGrad: grad * (x * 2), its Mul ops named so, after the incoming gradient
+    with x.graph.control_dependencies([grad]):
+        return apply("Mul", [grad, apply("Mul", [x, constant(2.0, x.dtype)])])
 
 
 def _unary(local: Callable[[Tensor, Tensor, Tensor], Tensor]) -> Any:
@@ -169,33 +184,85 @@ def _holomorphic(grad_fn: Any, complex_local: Any = None) -> Any:
 
 
 def _sum_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's ``_SumGrad``: with static axes and rank, ``Reshape`` then ``Tile`` (over the input's
+    shape when reducing all axes in order; over constant multiples when the input's shape is
+    fully known); otherwise ``Reshape`` to the reduced shape (kept dims) from ``Shape`` and
+    ``DynamicStitch``, then ``BroadcastTo``."""
     x, axes = op.inputs
-    return [broadcast_back(grad, x, axes), None]
+    value = constant_value(axes)
+    if x.shape.ndims is not None and value is not None:
+        dims = x.shape.as_list()
+        if np.array_equal(value, np.arange(len(dims))):
+            grad = array_ops.reshape(grad, [1] * len(dims))
+            multiples = shape(x) if None in dims else constant(dims, dtypes.int32)
+            return [array_ops.tile(grad, multiples), None]
+        if None not in dims:
+            kept = list(dims)
+            for axis in np.reshape(value, -1):
+                kept[int(axis)] = 1
+            grad = array_ops.reshape(grad, kept)
+            return [array_ops.tile(grad, [d // max(k, 1) for d, k in zip(dims, kept)]), None]
+    input_shape = shape(x)
+    if not op.get_attr("keep_dims"):
+        grad = array_ops.reshape(grad, _reduced_shape(input_shape, axes))
+    return [array_ops.broadcast_to(grad, input_shape), None]
 
 
-def _reduced_count(x: Tensor, y: Tensor) -> Tensor:
-    """How many elements of `x` each element of `y` (a reduction of it) summarizes."""
-    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
-        count = x.shape.num_elements() // max(y.shape.num_elements(), 1)
-        return math_ops.cast(count, x.dtype)
-    sizes = [math_ops.reduce_prod(shape(t)) for t in (x, y)]
-    return math_ops.cast(math_ops.floor_div(sizes[0], math_ops.maximum(sizes[1], 1)), x.dtype)
+def _reduced_shape(input_shape: Tensor, axes: Tensor) -> Tensor:
+    """`input_shape` with the reduced `axes` set to 1, as TF's ``math_ops.reduced_shape``
+    computes it at run time."""
+    rank = array_ops.size(input_shape)
+    axes = (math_ops.cast(axes, dtypes.int32) + rank) % rank
+    axes_shape = array_ops.shape(axes)
+    return array_ops_extra.dynamic_stitch(
+        [array_ops.range(rank), axes], [input_shape, array_ops.ones(axes_shape, dtypes.int32)])
 
 
 def _mean_grad(op: Operation, grad: Tensor) -> Grads:
+    """TF's ``_MeanGrad``: `_sum_grad` divided by the count of elements each output element
+    averages, a constant when the shapes are static."""
     x, axes = op.inputs
-    return [broadcast_back(grad, x, axes) / _reduced_count(x, op.outputs[0]), None]
+    sum_grad = _sum_grad(op, grad)[0]
+    y = op.outputs[0]
+    if x.shape.is_fully_defined() and y.shape.is_fully_defined():
+        count = x.shape.num_elements() // max(y.shape.num_elements(), 1)
+        factor = constant(count, sum_grad.dtype)
+    else:
+        input_shape = shape(x)
+        rank = array_ops.size(input_shape)
+        axes = (math_ops.cast(axes, rank.dtype) + rank) % rank
+        factor = math_ops.reduce_prod(array_ops.gather(input_shape, axes))
+    return [sum_grad / math_ops.cast(factor, sum_grad.dtype), None]
 
 
 def _min_max_grad(op: Operation, grad: Tensor) -> Grads:
-    """Shared equally by the elements that attain the extremum, as TF."""
+    """Shared equally by the elements that attain the extremum, as TF's ``_MinOrMaxGrad``:
+    each ``Reshape`` to the reduced shape (kept dims) takes its own constant when the shapes
+    are static."""
     x, axes = op.inputs
-    kept = reduced_shape(x, axes)
-    y = array_ops.reshape(op.outputs[0], kept)
-    grad = array_ops.reshape(grad, kept)
+    input_shape = shape(x)
+    y = op.outputs[0]
+    if not op.get_attr("keep_dims"):
+        kept = _kept_dims(x, input_shape, axes)
+        y, grad = array_ops.reshape(y, kept), array_ops.reshape(grad, kept)
+    else:
+        kept = shape(y)
     indicators = math_ops.cast(math_ops.equal(y, x), grad.dtype)
     selected = array_ops.reshape(math_ops.reduce_sum(indicators, axes), kept)
     return [indicators / selected * grad, None]
+
+
+def _kept_dims(x: Tensor, input_shape: Tensor, axes: Tensor) -> Any:
+    """The shape of a reduction of `x` (shaped `input_shape`) over `axes` with kept dims (TF's
+    ``math_ops.reduced_shape``): a list when `x`'s shape and `axes` are static, else a
+    tensor."""
+    value = constant_value(axes)
+    if x.shape.is_fully_defined() and value is not None:
+        kept = x.shape.as_list()
+        for axis in np.reshape(value, -1):
+            kept[int(axis)] = 1
+        return kept
+    return _reduced_shape(input_shape, axes)
 
 
 def _prod_grad(op: Operation, grad: Tensor) -> Grads:

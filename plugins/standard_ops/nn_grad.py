@@ -61,8 +61,10 @@ def _xent_logits_grad(op: Operation, grad_loss: Tensor, grad_grad: Tensor | None
 
 def _softmax_xent_grad(op: Operation, grad_loss: Tensor, grad_grad: Tensor | None) -> Grads:
     logits, labels = op.inputs
-    labels_grad = array_ops.expand_dims(grad_loss, -1) * -nn_ops.log_softmax(logits)
     logits_grad = _xent_logits_grad(op, grad_loss, grad_grad)
+    # TF's _BroadcastMul(grad_loss, -log_softmax(logits)), its ops in TF's order
+    minus_log_softmax = -nn_ops.log_softmax(logits)
+    labels_grad = array_ops.expand_dims(grad_loss, -1) * minus_log_softmax
     if _shape_list(logits) != _shape_list(labels):
         # The op broadcast one operand (labels of one row for all rows): sum back to it.
         return list(unbroadcast(logits, labels, logits_grad, labels_grad))

@@ -275,8 +275,12 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
         copy_ops(step.backward, mapping)
         return [k - 1, *(mapping[t] for t in step.outgoing)]
 
+    # a resource handle's zeros read its variable through the loop's input, the handle it
+    # passes through unchanged, not its output: nothing then waits on the forward loop (a
+    # later partial_run call would run it again)
     start = [_shaped(grads[i], grad_specs[i][1]) if grads[i] is not None
-             else _zeros(op.outputs[i], grad_specs[i]) for i in wrt]
+             else _zeros(inputs[i] if inputs[i].dtype == dtypes.resource else op.outputs[i],
+                         grad_specs[i]) for i in wrt]
     result = while_loop(lambda k, *g: k >= 0, back, [count - 1, *start],
                         shape_invariants=[TensorShape([]), *(grad_specs[i][1] for i in wrt)],
                         return_same_structure=True, name="while_grad")
@@ -287,7 +291,8 @@ def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
 
 
 def _zeros(output: Tensor, spec: tuple[dtypes.DType, TensorShape]) -> Tensor:
-    """The starting gradient of a loop output that got none."""
+    """The starting gradient of a loop output that got none (`output`: the output, or for a
+    resource handle the handle itself)."""
     if output.dtype != dtypes.resource:
         return array_ops.zeros_like(output)
     dtype, shape = spec

@@ -16,6 +16,12 @@ from tensorweave.engine.graph.graph import (
     get_default_graph,
     reset_default_graph,
 )
+from tensorweave.engine.graph.proto_functions import (
+    get_collection_proto_type,
+    get_from_proto_function,
+    get_to_proto_function,
+    register_proto_function,
+)
 from tensorweave.engine.graph.tensor_conversion_registry import (
     register_tensor_conversion_function,
 )
