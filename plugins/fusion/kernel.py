@@ -1,0 +1,108 @@
+"""The kernel of ``_FusedElementwise``: one compiled ufunc call for a whole region.
+
+Contract: the node's ``expression`` attr is the region's scalar function (see
+`program.scalar_source`), ``Tin`` its inputs' dtypes, ``T`` its result's and ``program`` the
+user's nodes it computes. The kernel returns what those nodes return op by op, within float
+tolerance, for inputs of any shapes that broadcast, empty and 0-d ones included (a 0-d result
+is an array, not a numpy scalar).
+
+A node's first `compile_after()` calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``, default
+`COMPILE_AFTER`) run the region op by op through the registered kernels of the user's ops, and
+only a later call compiles it, since compiling costs a few hundred milliseconds (and numba's
+import seconds) that a graph run once or twice never wins back. Any failure of the compiled
+call is re-run op by op, so an error is the one the unfused graph raises: it names the user's
+node, its op and the device.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.runtime.executor import node_error
+from tensorweave.engine.tensor_shape import TensorShape
+from tensorweave.plugins.fusion import backend
+from tensorweave.plugins.fusion.program import Program, decode
+
+OP = "_FusedElementwise"
+COMPILE_AFTER = 2
+COMPILE_AFTER_VAR = "TENSORWEAVE_FUSION_COMPILE_AFTER"
+
+
+def compile_after() -> int:
+    """How many calls of a fused node run op by op before it is compiled."""
+    try:
+        return max(0, int(os.environ.get(COMPILE_AFTER_VAR, COMPILE_AFTER)))
+    except ValueError:
+        return COMPILE_AFTER
+
+
+@attrs.define
+class _Unfused:
+    """One user node of the region, ready to run through its own kernel."""
+
+    fn: Callable[..., Any]
+    ctx: KernelContext
+    operands: tuple[int, ...]
+
+
+@attrs.define
+class _State:
+    program: Program
+    steps: list[_Unfused]
+    calls_left: int
+    ufunc: np.ufunc | None = None
+
+
+def _state(ctx: KernelContext, kernels: Any) -> _State:
+    state = ctx.state.get("fused")
+    if state is not None:
+        return state
+    program = decode(ctx.attr("program"), len(ctx.attr("Tin")))
+    steps = []
+    for step in program.steps:
+        attrs_ = {"T": step.dtype}
+        if step.op == "Cast":
+            attrs_ = {"DstT": step.dtype, "Truncate": False}
+        kernel = kernels.lookup(step.op, ctx.device.device_type, step.dtype)
+        unfused_ctx = KernelContext(step.name, step.op, attrs_, ctx.device, ctx.xp,
+                                    [step.dtype], [TensorShape(None)])
+        steps.append(_Unfused(kernel.fn, unfused_ctx, step.operands))
+    state = ctx.state["fused"] = _State(program, steps, compile_after())
+    return state
+
+
+def _op_by_op(ctx: KernelContext, state: _State, inputs: tuple[Any, ...]) -> Any:
+    values = list(inputs)
+    for step, unfused in zip(state.program.steps, state.steps):
+        try:
+            values.append(unfused.fn(unfused.ctx, *(values[i] for i in unfused.operands)))
+        except BaseException as exc:  # noqa: BLE001 - the user's node failed: name it
+            raise node_error(exc, step.name, step.op, ctx.device.name) from None
+    return values[-1]
+
+
+def make_kernel(kernels: Any) -> Callable[..., Any]:
+    """The fused kernel, running regions op by op through `kernels` (the kernel registry)."""
+
+    def fused_elementwise(ctx: KernelContext, *inputs: Any) -> Any:
+        state = _state(ctx, kernels)
+        fn = state.ufunc
+        if fn is None:
+            if state.calls_left > 0:
+                state.calls_left -= 1
+                return _op_by_op(ctx, state, inputs)
+            fn = state.ufunc = backend.ufunc(ctx.attr("expression"), ctx.attr("Tin"),
+                                             ctx.attr("T"))
+        try:
+            result = fn(*inputs)
+        except Exception:  # noqa: BLE001 - op by op, the failing user node raises its error
+            return _op_by_op(ctx, state, inputs)
+        return result if isinstance(result, np.ndarray) else np.asarray(result)
+
+    return fused_elementwise
