@@ -27,10 +27,10 @@ CHAINS: dict[str, tuple[Callable[..., Any], str, str, tuple[str, ...]]] = {
         lambda x, w, b, h, o: np.tanh(x * w + b) * h + o,
         "tanh(x*w+b)*h+o", "math.tanh(x*w+b)*h+o", ("x", "w", "b", "h", "o")),
     "10-op chain": (
-        lambda x, w, b, h, o: np.maximum(np.sqrt(np.abs(np.exp(-(x * w + b)) - h) * o) / w
+        lambda x, w, b, h, o: np.maximum(np.sqrt(np.abs(np.exp(-(x * w + b)) + h) * o) / w
                                          + b, h),
-        "where(sqrt(abs(exp(-(x*w+b))-h)*o)/w+b>h, sqrt(abs(exp(-(x*w+b))-h)*o)/w+b, h)",
-        "max(math.sqrt(abs(math.exp(-(x*w+b))-h)*o)/w+b, h)", ("x", "w", "b", "h", "o")),
+        "where(sqrt(abs(exp(-(x*w+b))+h)*o)/w+b>h, sqrt(abs(exp(-(x*w+b))+h)*o)/w+b, h)",
+        "max(math.sqrt(abs(math.exp(-(x*w+b))+h)*o)/w+b, h)", ("x", "w", "b", "h", "o")),
     "Adam's update": (
         lambda w, g, m, v, lr, b1, b2, eps, o: w - lr * (m + (g - m) * (o - b1))
         / (np.sqrt(v + (g * g - v) * (o - b2)) + eps),

@@ -1,8 +1,9 @@
 """The ``fusion`` plugin: compiles regions of elementwise ops into one numba kernel each.
 
 Contract: with numba importable, the plugin declares the ``_FusedElementwise`` op and its CPU
-kernel (`kernel`) and adds the ``fusion`` pass (`regions`) after partitioning, where each
-device's regions are final; ``TENSORWEAVE_FUSION=0`` turns the pass off for the process. Without
+kernel (`kernel`), adds the ``fusion`` pass (`regions`) after partitioning, where each device's
+regions are final, and one-pass kernels for the dense float updates of GradientDescent, Momentum
+and Adam (`optimizers`); ``TENSORWEAVE_FUSION=0`` turns both off (`switches`). Without
 numba it registers nothing and ``tensorweave plugins`` says why. Results equal the unfused
 graph's within float tolerance; the choice of backend and the figures are in
 ``benchmarks/fusion_backends.py`` and ``benchmarks/fusion.py``.
@@ -15,9 +16,10 @@ from typing import Any
 from tensorweave.engine.op_def import REQUIRED, InferContext, TensorSpec
 from tensorweave.engine.plugin_manager import hookimpl
 from tensorweave.engine.runtime.passes import Pass
-from tensorweave.plugins.fusion import backend
+from tensorweave.plugins.fusion import backend, optimizers
 from tensorweave.plugins.fusion.kernel import OP, make_kernel
-from tensorweave.plugins.fusion.regions import SWITCH, enabled, fuse_elementwise
+from tensorweave.plugins.fusion.regions import fuse_elementwise
+from tensorweave.plugins.fusion.switches import SWITCH, enabled
 from tensorweave.plugins.standard_ops.shape_fns import broadcast_shape
 
 ORDER = 50
@@ -41,6 +43,7 @@ def tensorweave_register_ops(registry: Any) -> None:
 def tensorweave_register_kernels(registry: Any) -> None:
     if backend.unavailable() is None:
         registry.add(OP, "CPU", make_kernel(registry.registry))
+        optimizers.register(registry)
 
 
 @hookimpl

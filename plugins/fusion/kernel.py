@@ -6,17 +6,14 @@ user's nodes it computes. The kernel returns what those nodes return op by op, w
 tolerance, for inputs of any shapes that broadcast, empty and 0-d ones included (a 0-d result
 is an array, not a numpy scalar).
 
-A node's first `compile_after()` calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``, default
-`COMPILE_AFTER`) run the region op by op through the registered kernels of the user's ops, and
-only a later call compiles it, since compiling costs a few hundred milliseconds (and numba's
-import seconds) that a graph run once or twice never wins back. Any failure of the compiled
-call is re-run op by op, so an error is the one the unfused graph raises: it names the user's
-node, its op and the device.
+A node's first `switches.compile_after()` calls run the region op by op through the registered
+kernels of the user's ops, and only a later call compiles it (see `switches`). Any failure of
+the compiled call is re-run op by op, so an error is the one the unfused graph raises: it names
+the user's node, its op and the device.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,18 +25,9 @@ from tensorweave.engine.runtime.executor import node_error
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.fusion import backend
 from tensorweave.plugins.fusion.program import Program, decode
+from tensorweave.plugins.fusion.switches import compile_after
 
 OP = "_FusedElementwise"
-COMPILE_AFTER = 2
-COMPILE_AFTER_VAR = "TENSORWEAVE_FUSION_COMPILE_AFTER"
-
-
-def compile_after() -> int:
-    """How many calls of a fused node run op by op before it is compiled."""
-    try:
-        return max(0, int(os.environ.get(COMPILE_AFTER_VAR, COMPILE_AFTER)))
-    except ValueError:
-        return COMPILE_AFTER
 
 
 @attrs.define

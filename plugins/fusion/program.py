@@ -7,8 +7,7 @@ attr (``name;op;dtype;operands``), so the node carries the names and ops of the 
 stands for. `scalar_source` is the body of one scalar function over ``a0 .. an`` whose value is
 what the steps compute for one element: each step's result is converted to its own dtype (an
 int32 product wraps at 32 bits, a float32 sum rounds to float32), so the fused result equals
-the op-by-op one within float tolerance. `locate_broadcast_error` finds the first step whose
-operands do not broadcast, for an error that names that node and its op.
+the op-by-op one within float tolerance.
 """
 
 from __future__ import annotations

@@ -13,13 +13,12 @@ intermediate value is needed outside it and the region is convex. A region of fe
 `MIN_STEPS` ops, or one that would read more than `MAX_INPUTS` tensors, is not fused. The fused
 node takes the sink's name, device and output attrs (consumers, step stats and errors keep the
 user's name), reads the region's outside tensors in first-use order and every outside control
-input of its members. ``TENSORWEAVE_FUSION=0`` turns the pass off. A graph with a cycle or
-without two adjacent fusable nodes comes back unchanged.
+input of its members. ``TENSORWEAVE_FUSION=0`` turns the pass off (`switches`). A graph with a
+cycle or without two adjacent fusable nodes comes back unchanged.
 """
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
 from typing import Any
 
@@ -38,6 +37,7 @@ from tensorweave.plugins.fusion.program import (
     encode,
     scalar_source,
 )
+from tensorweave.plugins.fusion.switches import enabled
 
 MIN_STEPS = 2  # one op gains nothing from a compiled loop; two save a dispatch and a pass
 MAX_INPUTS = 32  # numpy's ufuncs take at most 64 operands; numba compiles fewer faster
@@ -45,11 +45,6 @@ MAX_INPUTS = 32  # numpy's ufuncs take at most 64 operands; numba compiles fewer
 # dispatch a fused node saves (benchmarks/fusion_backends.py: ~25 ns more per element against
 # the 3-7 us a node costs the executor).
 TRANSCENDENTAL_MAX_ELEMENTS = 128
-SWITCH = "TENSORWEAVE_FUSION"
-
-
-def enabled() -> bool:
-    return os.environ.get(SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
 def _input_dtype(text: str, by_name: dict[str, NodeDef]) -> Any:
