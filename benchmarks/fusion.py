@@ -1,0 +1,170 @@
+"""The fusion plugin's figures: the same workloads with it off and on, alternated in one run.
+
+Run ``python benchmarks/fusion.py [--tf PYTHON] [--rounds 3] [--groups ...]``. Each round runs
+every group in a fresh process under TF (when ``--tf`` names a Python with TensorFlow), under
+tensorweave with ``TENSORWEAVE_FUSION=0`` (``off``) and with the plugin on (``on``), in that
+order; the table gives each figure's median over the rounds, ``on/off`` and, with TF, each over
+TF's. Groups:
+
+- ``models``, ``local``: the workloads of ``benchmarks/vs_tf.py`` (issue 16's table: the MLP,
+  CNN and LSTM training steps, the pipeline; the seed step, the 2000-op chain, the while loop,
+  a 20k-node first run);
+- ``elementwise``: a 10-op arithmetic chain ``((x*w+b)*x-w)*0.5 ...`` on float32 of 1e3, 1e5
+  and 1e6 elements (reduced by ``reduce_sum``); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
+  (small enough for its tanh to fuse) and on [1e5] (the tanh stays numpy's);
+- ``updates``: one Adam and one Momentum update of a float32 variable of 670k elements (the
+  MLP's parameter count) from a fed gradient, alone in the step.
+
+The plugin's nodes compile after their first calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``), which
+the workloads' warm-up steps absorb. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_tf  # noqa: E402  (the sibling script's workloads)
+
+GROUPS = ("models", "local", "elementwise", "updates")
+MODES = {"off": {"TENSORWEAVE_FUSION": "0"}, "on": {"TENSORWEAVE_FUSION": "1"}}
+PARAMETERS = 669_706  # the MLP 784-512-512-10's
+
+
+def _session(tf: Any, graph: Any) -> Any:
+    sess = tf.Session(graph=graph)
+    with graph.as_default():
+        sess.run(tf.global_variables_initializer())
+    return sess
+
+
+def chain10(tf: Any, n: int) -> float:
+    """Microseconds per run of a 10-op elementwise chain on float32[n], summed."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [n])
+        w = tf.Variable(rs.rand(n).astype(np.float32) + 0.5)
+        b = tf.Variable(rs.rand(n).astype(np.float32))
+        y = ((x * w + b) * x - w) * 0.5
+        y = tf.maximum(y / (w + 1.0), -1.0) - b * 2.0
+        out = tf.reduce_sum(y)
+        sess = _session(tf, g)
+        feed = {x: rs.rand(n).astype(np.float32)}
+        return vs_tf._per_call(lambda: sess.run(out, feed), max(5, min(500, 10**7 // n)),
+                               warm=5) * 1e6
+
+
+def tanh_chain(tf: Any, shape: list[int]) -> float:
+    """Microseconds per run of ``tanh(x*w+b)*0.5+1`` on float32 of `shape`, summed."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, shape)
+        w = tf.Variable(rs.rand(*shape).astype(np.float32))
+        b = tf.Variable(rs.rand(*shape).astype(np.float32))
+        out = tf.reduce_sum(tf.tanh(x * w + b) * 0.5 + 1.0)
+        sess = _session(tf, g)
+        feed = {x: rs.rand(*shape).astype(np.float32)}
+        size = int(np.prod(shape))
+        return vs_tf._per_call(lambda: sess.run(out, feed), max(5, min(500, 10**7 // size)),
+                               warm=5) * 1e6
+
+
+def update(tf: Any, make: Callable[[Any], Any]) -> float:
+    """Milliseconds per step of one optimizer update of a float32[PARAMETERS] variable."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        w = tf.Variable(rs.randn(PARAMETERS).astype(np.float32))
+        grad = tf.placeholder(tf.float32, [PARAMETERS])
+        train = make(tf).apply_gradients([(grad, w)])
+        sess = _session(tf, g)
+        feed = {grad: rs.randn(PARAMETERS).astype(np.float32) * 1e-3}
+        return vs_tf._per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
+
+
+def run_group(lib: str, group: str) -> dict[str, float]:
+    if group in ("models", "local"):
+        return vs_tf.run_group(lib, group)
+    tf = vs_tf._library(lib)
+    if group == "elementwise":
+        figures = {f"chain10_{n:.0e}_us": chain10(tf, n) for n in (1000, 100_000, 1_000_000)}
+        figures["tanh_chain_8x16_us"] = tanh_chain(tf, [8, 16])
+        figures["tanh_chain_1e5_us"] = tanh_chain(tf, [100_000])
+        return figures
+    return {"adam_update_670k_ms": update(tf, lambda t: t.train.AdamOptimizer(1e-3)),
+            "momentum_update_670k_ms": update(tf, lambda t: t.train.MomentumOptimizer(0.01, 0.9))}
+
+
+def _worker(python: str, lib: str, group: str, env: dict[str, str]) -> dict[str, float]:
+    """One group in a fresh process; {} (with a note on stderr) if it fails."""
+    proc = subprocess.run([python, os.path.abspath(__file__), "--worker", lib, group],
+                          capture_output=True, text=True, timeout=3600,
+                          env={**os.environ, **env})
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        print(f"{lib} {group} failed: {proc.stderr.strip().splitlines()[-3:]}", file=sys.stderr)
+        return {}
+    return json.loads(lines[-1])
+
+
+def table(runs: dict[str, list[dict[str, float]]]) -> str:
+    """One row per figure: the medians, on/off, and each tensorweave mode over TF."""
+    keys = list(dict.fromkeys(k for lib in runs for run in runs[lib] for k in run))
+    ratios = ["on/off"] + (["off/tf", "on/tf"] if "tf" in runs else [])
+    rows = [f"{'figure':28} " + " ".join(f"{name:>9}" for name in [*runs, *ratios])]
+    for key in keys:
+        med = {lib: vs_tf._median(runs[lib], key) for lib in runs}
+        cells = [vs_tf._fmt(med[lib]) for lib in runs]
+        pairs = [("on", "off")] + ([("off", "tf"), ("on", "tf")] if "tf" in runs else [])
+        cells += [f"{med[a] / med[b]:.2f}" if med[a] is not None and med[b] else "-"
+                  for a, b in pairs]
+        rows.append(f"{key:28} " + " ".join(f"{cell:>9}" for cell in cells))
+    rows.append("ratios < 1: less time, except for kelem_per_s (a rate: > 1 is faster)")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--tf", metavar="PYTHON", help="a Python with TensorFlow to compare with")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--groups", default=",".join(GROUPS),
+                        help=f"comma-separated, of {', '.join(GROUPS)}")
+    parser.add_argument("--json", metavar="PATH", help="write every round's raw figures here")
+    parser.add_argument("--worker", nargs=2, metavar=("LIB", "GROUP"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(run_group(*args.worker)))
+        return 0
+    groups = args.groups.split(",")
+    for group in groups:
+        if group not in GROUPS:
+            parser.error(f"unknown group {group!r}")
+    libs: dict[str, tuple[str, str, dict[str, str]]] = {}  # name: (python, library, env)
+    if args.tf:
+        libs["tf"] = (args.tf, "tf", {})
+    for mode, env in MODES.items():
+        libs[mode] = (sys.executable, "tw", env)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in libs}
+    for r in range(args.rounds):
+        for name, (python, lib, env) in libs.items():
+            merged: dict[str, float] = {}
+            for group in groups:
+                merged |= _worker(python, lib, group, env)
+            runs[name].append(merged)
+            print(f"round {r} {name}: {json.dumps(merged)}", file=sys.stderr, flush=True)
+            if args.json:
+                with open(args.json, "w") as f:
+                    json.dump(runs, f, indent=1)
+    print(table(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
