@@ -14,17 +14,18 @@ the user's node, its op and the device.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
 import attrs
 import numpy as np
 
-from tensorweave.engine.kernel import KernelContext
+from tensorweave.engine.kernel import KernelContext, bound
 from tensorweave.engine.runtime.executor import node_error
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.fusion import backend
-from tensorweave.plugins.fusion.program import Program, decode
+from tensorweave.plugins.fusion.program import decode
 from tensorweave.plugins.fusion.switches import compile_after
 
 OP = "_FusedElementwise"
@@ -32,16 +33,17 @@ OP = "_FusedElementwise"
 
 @attrs.define
 class _Unfused:
-    """One user node of the region, ready to run through its own kernel."""
+    """One user node of the region, ready to run through its own kernel: `direct` is the
+    kernel's bound form (`engine.kernel.bound`) or the kernel on its context."""
 
     fn: Callable[..., Any]
     ctx: KernelContext
+    direct: Callable[..., Any]
     operands: tuple[int, ...]
 
 
 @attrs.define
 class _State:
-    program: Program
     steps: list[_Unfused]
     calls_left: int
     ufunc: np.ufunc | None = None
@@ -52,26 +54,35 @@ def _state(ctx: KernelContext, kernels: Any) -> _State:
     if state is not None:
         return state
     program = decode(ctx.attr("program"), len(ctx.attr("Tin")))
+    types = list(ctx.attr("Tin")) + [step.dtype for step in program.steps]
     steps = []
     for step in program.steps:
         attrs_ = {"T": step.dtype}
         if step.op == "Cast":
-            attrs_ = {"DstT": step.dtype, "Truncate": False}
-        kernel = kernels.lookup(step.op, ctx.device.device_type, step.dtype)
+            attrs_ = {"SrcT": types[step.operands[0]], "DstT": step.dtype, "Truncate": False}
+        fn = kernels.lookup(step.op, ctx.device.device_type, step.dtype).fn
         unfused_ctx = KernelContext(step.name, step.op, attrs_, ctx.device, ctx.xp,
                                     [step.dtype], [TensorShape(None)])
-        steps.append(_Unfused(kernel.fn, unfused_ctx, step.operands))
-    state = ctx.state["fused"] = _State(program, steps, compile_after())
+        direct = bound(fn, unfused_ctx, [types[i] for i in step.operands]) \
+            or functools.partial(fn, unfused_ctx)
+        steps.append(_Unfused(fn, unfused_ctx, direct, step.operands))
+    state = ctx.state["fused"] = _State(steps, compile_after())
     return state
 
 
 def _op_by_op(ctx: KernelContext, state: _State, inputs: tuple[Any, ...]) -> Any:
     values = list(inputs)
-    for step, unfused in zip(state.program.steps, state.steps):
+    for step in state.steps:
+        args = [values[i] for i in step.operands]
         try:
-            values.append(unfused.fn(unfused.ctx, *(values[i] for i in unfused.operands)))
-        except BaseException as exc:  # noqa: BLE001 - the user's node failed: name it
-            raise node_error(exc, step.name, step.op, ctx.device.name) from None
+            value = step.direct(*args)
+        except Exception:  # noqa: BLE001 - the kernel itself raises the user's node's error
+            try:
+                value = step.fn(step.ctx, *args)
+            except BaseException as exc:  # noqa: BLE001 - the user's node failed: name it
+                raise node_error(exc, step.ctx.node_name, step.ctx.op,
+                                 ctx.device.name) from None
+        values.append(value)
     return values[-1]
 
 

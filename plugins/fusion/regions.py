@@ -3,18 +3,18 @@
 Contract: runs after partitioning, on each device's partition, so a region never spans devices
 or tasks (a tensor another device needs leaves through a ``_Send``, which is a consumer outside
 the region). A node may join a region when its op is one of `program.OPS` on a CPU device, its
-dtypes are known and supported (float32/float64/int32/int64; the ops of float only for floats;
-a ``Cast`` only between those, never float to int, never with ``Truncate``), it is not in
-`PassContext.protected` (fed, fetched, targeted, runtime ops), and, for a transcendental op,
-its output is statically known to hold at most `TRANSCENDENTAL_MAX_ELEMENTS` elements. Regions
-grow from a sink (their one result) toward the inputs: a node joins the region of its
-consumers when every consumer, by data or control edge, is in that one region, so no
-intermediate value is needed outside it and the region is convex. A region of fewer than
-`MIN_STEPS` ops, or one that would read more than `MAX_INPUTS` tensors, is not fused. The fused
-node takes the sink's name, device and output attrs (consumers, step stats and errors keep the
-user's name), reads the region's outside tensors in first-use order and every outside control
-input of its members. ``TENSORWEAVE_FUSION=0`` turns the pass off (`switches`). A graph with a
-cycle or without two adjacent fusable nodes comes back unchanged.
+dtypes are known and supported (float32/float64/int32/int64; the ops of float only for floats; a
+``Cast`` only between those, never float to int, never with ``Truncate``), it is not in
+`PassContext.protected` (fed, fetched, targeted, runtime ops), and, for a transcendental op, its
+output is statically known to hold at most `TRANSCENDENTAL_MAX_ELEMENTS` elements. Regions grow
+from a sink (their one result) toward the inputs: a node joins the region of its consumers when
+every consumer, by data or control edge, is in that one region, so no intermediate value is
+needed outside it and the region is convex. A region of fewer than `MIN_STEPS` ops is not fused;
+one stops growing at `MAX_STEPS` ops or `MAX_INPUTS` tensors read. The fused node takes the
+sink's name, device and output attrs (consumers, step stats and errors keep the user's name),
+reads the region's outside tensors in first-use order and every outside control input of its
+members. ``TENSORWEAVE_FUSION=0`` turns the pass off (`switches`). A graph with a cycle or
+without two adjacent fusable nodes comes back unchanged.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ from tensorweave.plugins.fusion.switches import enabled
 
 MIN_STEPS = 2  # one op gains nothing from a compiled loop; two save a dispatch and a pass
 MAX_INPUTS = 32  # numpy's ufuncs take at most 64 operands; numba compiles fewer faster
+# numba's compile time grows faster than the region past this (about 1.5 s at 64 ops, 6 s at
+# 256, 50 s at 2000 on the measuring machine); a longer chain becomes several regions, which
+# share one compiled ufunc where their programs are the same.
+MAX_STEPS = 64
 # Past this many elements numpy's vectorized exp/log/tanh beat a scalar loop by more than the
 # dispatch a fused node saves (benchmarks/fusion_backends.py: ~25 ns more per element against
 # the 3-7 us a node costs the executor).
@@ -124,7 +128,7 @@ def _regions(order: list[NodeDef], by_name: dict[str, NodeDef],
         owners = {id(region_of.get(c)): region_of.get(c) for c in consumers[node.name]}
         region = next(iter(owners.values())) if len(owners) == 1 else None
         if region is not None and region.sink.device == node.device \
-                and region.inputs_with(node) <= MAX_INPUTS:
+                and len(region.members) < MAX_STEPS and region.inputs_with(node) <= MAX_INPUTS:
             region.add(node)
         else:
             region = _Region(node)
@@ -133,8 +137,9 @@ def _regions(order: list[NodeDef], by_name: dict[str, NodeDef],
     return [r for r in regions if len(r.members) >= MIN_STEPS and len(r.inputs) <= MAX_INPUTS]
 
 
-def _fused_node(region: _Region, order: list[NodeDef], by_name: dict[str, NodeDef]) -> NodeDef:
-    members = [n for n in order if n.name in region.members]
+def _fused_node(region: _Region, position: dict[str, int], order: list[NodeDef],
+                by_name: dict[str, NodeDef]) -> NodeDef:
+    members = [order[i] for i in sorted(position[name] for name in region.members)]
     inputs: list[str] = []
     index: dict[tuple[str, int], int] = {}
     controls: list[str] = []
@@ -149,10 +154,10 @@ def _fused_node(region: _Region, order: list[NodeDef], by_name: dict[str, NodeDe
                 index[(src, i)] = len(inputs)
                 inputs.append(text)
                 in_types.append(_input_dtype(text, by_name))
-    position = {n.name: len(inputs) + j for j, n in enumerate(members)}
+    slot = {n.name: len(inputs) + j for j, n in enumerate(members)}
     steps = []
     for node in members:
-        operands = tuple(position[src] if src in region.members else index[(src, i)]
+        operands = tuple(slot[src] if src in region.members else index[(src, i)]
                          for src, i in map(parse_input, node.input) if i >= 0)
         steps.append(Step(node.name, node.op, node.output_types[0], operands))
     program = Program(len(inputs), tuple(steps))
@@ -191,7 +196,8 @@ def fuse_elementwise(graph_def: GraphDef, ctx: PassContext) -> GraphDef:
     regions = _regions(order, by_name, protected)
     if not regions:
         return graph_def
-    fused = {r.sink.name: _fused_node(r, order, by_name) for r in regions}
+    position = {n.name: i for i, n in enumerate(order)}
+    fused = {r.sink.name: _fused_node(r, position, order, by_name) for r in regions}
     removed = set().union(*(r.members for r in regions)) - set(fused)
     return GraphDef(node=[fused.get(n.name, n) for n in graph_def.node
                           if n.name not in removed])
