@@ -14,6 +14,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine import errors
+from tensorweave.plugins.fusion.regions import MAX_STEPS
 
 pytest.importorskip("numba")
 
@@ -224,6 +225,21 @@ def test_gradients_are_built_before_the_pass_and_fuse(compile_mode: str,
             assert len(_fused_nodes(metadata.partition_graphs)) >= 2
     for a, b_ in zip(results[False], results[True]):
         np.testing.assert_allclose(b_, a, rtol=1e-6)
+
+
+def test_a_long_chain_becomes_regions_of_at_most_max_steps(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "100")  # op by op: no 64-op compile
+    p = tf.placeholder(tf.float32, [None])
+    q = tf.placeholder(tf.float32, [None])
+    y = p
+    for _ in range(75):  # 150 ops: regions of 64, 64 and 22
+        y = y * q + p
+    feeds = {p: np.full(3, 0.5, np.float32), q: np.full(3, 0.9, np.float32)}
+    partitions = _same([y], feeds, monkeypatch)
+    fused = _fused_nodes(partitions)
+    assert sorted(len(n.attr["program"].list.s) for n in fused) == [22, MAX_STEPS, MAX_STEPS]
+    assert not _ops(partitions).keys() & {"Mul", "AddV2"}
 
 
 def test_the_switch_turns_the_pass_off(monkeypatch: pytest.MonkeyPatch) -> None:
