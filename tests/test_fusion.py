@@ -14,6 +14,7 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine import errors
+from tensorweave.plugins.fusion import kernel as fusion_kernel
 from tensorweave.plugins.fusion.regions import MAX_STEPS
 
 pytest.importorskip("numba")
@@ -119,6 +120,26 @@ def test_nan_and_inf_propagate_as_unfused(compile_mode: str,
     np.testing.assert_array_equal(np.isnan(got), np.isnan(plain))
     np.testing.assert_allclose(got[~np.isnan(got)], plain[~np.isnan(plain)])
     assert len(_fused_nodes(partitions)) == 1
+
+
+def test_compiled_regions_compute_without_falling_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled ufunc itself gives inf/NaN, wraps integers, casts and broadcasts: the
+    op-by-op path that errors take is never needed."""
+
+    def no_fallback(*args: Any) -> Any:
+        raise AssertionError("the compiled region fell back to op by op")
+
+    monkeypatch.setattr(fusion_kernel, "_op_by_op", no_fallback)
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    x = tf.placeholder(tf.float32, None)
+    y = tf.placeholder(tf.float32, None)
+    i = tf.placeholder(tf.int32, None)
+    floats = tf.maximum(x, y) + tf.math.rsqrt(y) / x - tf.nn.relu(x) * 0.5
+    ints = tf.cast(tf.minimum(i * i, 7) - i, tf.float32) * 2.0
+    feeds = {x: np.array([[np.nan], [0], [2]], np.float32), y: np.array([1, 0, -1], np.float32),
+             i: np.array(2**20, np.int32)}
+    partitions = _same([floats, ints], feeds, monkeypatch)
+    assert len(_fused_nodes(partitions)) == 2
 
 
 def test_trivial_casts_fuse_and_float_to_int_stays(compile_mode: str,
