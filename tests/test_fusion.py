@@ -263,6 +263,26 @@ def test_a_long_chain_becomes_regions_of_at_most_max_steps(
     assert not _ops(partitions).keys() & {"Mul", "AddV2"}
 
 
+def test_activation_gradients_fuse_on_static_shapes(compile_mode: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    x = tf.placeholder(tf.float32, [4, 8])
+    w = tf.Variable(np.linspace(-1, 1, 8, dtype=np.float32))
+    y = tf.tanh(x * w) * tf.sigmoid(x - w) + tf.nn.relu(x * 2.0 - w)
+    grads = tf.gradients(tf.reduce_sum(y), [x, w])
+    feeds = {x: np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)}
+    results, ops = {}, Counter()
+    for fused in (False, True):
+        monkeypatch.setenv("TENSORWEAVE_FUSION", "1" if fused else "0")
+        options, metadata = tf.RunOptions(output_partition_graphs=True), tf.RunMetadata()
+        with tf.Session() as sess:
+            sess.run(w.initializer)
+            results[fused] = sess.run(grads, feeds, options=options, run_metadata=metadata)
+        ops = _ops(metadata.partition_graphs)
+    assert not ops.keys() & {"TanhGrad", "SigmoidGrad", "ReluGrad"}
+    for a, b in zip(results[False], results[True]):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
 def test_the_switch_turns_the_pass_off(monkeypatch: pytest.MonkeyPatch) -> None:
     x = tf.placeholder(tf.float32, [None])
     out = x * 2.0 + 1.0

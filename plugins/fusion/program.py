@@ -46,7 +46,13 @@ OPS: dict[str, tuple[int, str, frozenset[DType]]] = {
     "Minimum": (2, "{a} if ({a} < {b} or {a} != {a}) else {b}", SUPPORTED),
     "Abs": (1, "abs({a})", SUPPORTED),
     "Cast": (1, "{a}", SUPPORTED),
+    # the gradient kernels' formulas (plugins/kernels/grad.py), in their order
+    "SigmoidGrad": (2, "{b} * {a} * ({c}(1) - {a})", FLOATS),
+    "TanhGrad": (2, "{b} * ({c}(1) - {a} * {a})", FLOATS),
+    "ReluGrad": (2, "{a} if {b} > 0 else {c}(0)", FLOATS),
 }
+# Ops whose kernels require operands of one shape, where the others broadcast.
+SAME_SHAPE = frozenset({"SigmoidGrad", "TanhGrad", "ReluGrad"})
 # Ops whose scalar loop is several times slower than numpy's vectorized one (see
 # benchmarks/fusion_backends.py): fused only where the saved dispatch outweighs that.
 TRANSCENDENTAL = frozenset({"Exp", "Log", "Tanh", "Sigmoid"})

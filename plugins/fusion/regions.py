@@ -4,17 +4,18 @@ Contract: runs after partitioning, on each device's partition, so a region never
 or tasks (a tensor another device needs leaves through a ``_Send``, which is a consumer outside
 the region). A node may join a region when its op is one of `program.OPS` on a CPU device, its
 dtypes are known and supported (float32/float64/int32/int64; the ops of float only for floats; a
-``Cast`` only between those, never float to int, never with ``Truncate``), it is not in
-`PassContext.protected` (fed, fetched, targeted, runtime ops), and, for a transcendental op, its
-output is statically known to hold at most `TRANSCENDENTAL_MAX_ELEMENTS` elements. Regions grow
-from a sink (their one result) toward the inputs: a node joins the region of its consumers when
-every consumer, by data or control edge, is in that one region, so no intermediate value is
-needed outside it and the region is convex. A region of fewer than `MIN_STEPS` ops is not fused;
-one stops growing at `MAX_STEPS` ops or `MAX_INPUTS` tensors read. The fused node takes the
-sink's name, device and output attrs (consumers, step stats and errors keep the user's name),
-reads the region's outside tensors in first-use order and every outside control input of its
-members. ``TENSORWEAVE_FUSION=0`` turns the pass off (`switches`). A graph with a cycle or
-without two adjacent fusable nodes comes back unchanged.
+``Cast`` only between those, never float to int, never with ``Truncate``; a gradient op only on
+operands statically of one shape), it is not in `PassContext.protected` (fed, fetched, targeted,
+runtime ops), and, for a transcendental op, its output is statically known to hold at most
+`TRANSCENDENTAL_MAX_ELEMENTS` elements. Regions grow from a sink (their one result) toward the
+inputs: a node joins the region of its consumers when every consumer, by data or control edge,
+is in that one region, so no intermediate value is needed outside it and the region is convex. A
+region of fewer than `MIN_STEPS` ops is not fused; one stops growing at `MAX_STEPS` ops or
+`MAX_INPUTS` tensors read. The fused node takes the sink's name, device and output attrs
+(consumers, step stats and errors keep the user's name), reads the region's outside tensors in
+first-use order and every outside control input of its members. ``TENSORWEAVE_FUSION=0`` turns
+the pass off (`switches`). A graph with a cycle or without two adjacent fusable nodes comes back
+unchanged.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tensorweave.plugins.fusion.kernel import OP
 from tensorweave.plugins.fusion.program import (
     FLOATS,
     OPS,
+    SAME_SHAPE,
     SUPPORTED,
     TRANSCENDENTAL,
     Program,
@@ -58,6 +60,21 @@ def _input_dtype(text: str, by_name: dict[str, NodeDef]) -> Any:
     return types[index] if 0 <= index < len(types) else None
 
 
+def _input_shape(text: str, by_name: dict[str, NodeDef]) -> TensorShape:
+    src, index = parse_input(text)
+    producer = by_name.get(src)
+    shapes = producer.output_shapes if producer is not None else []
+    return TensorShape(shapes[index] if 0 <= index < len(shapes) else None)
+
+
+def _static_same_shape(data: list[str], by_name: dict[str, NodeDef]) -> bool:
+    """Whether the inputs are statically known to have one shape (a gradient kernel rejects
+    others, where the fused ufunc would broadcast them)."""
+    shapes = [_input_shape(t, by_name) for t in data]
+    return all(s.is_fully_defined() for s in shapes) and len({tuple(s.as_list())
+                                                              for s in shapes}) == 1
+
+
 def _on_cpu(node: NodeDef) -> bool:
     try:
         return DeviceSpec.from_string(node.device).device_type == "CPU"
@@ -81,6 +98,8 @@ def _fusable(node: NodeDef, by_name: dict[str, NodeDef], protected: frozenset[st
                                                                   FLOATS):
             return False
     elif any(t != out for t in in_types):
+        return False
+    if node.op in SAME_SHAPE and not _static_same_shape(data, by_name):
         return False
     if node.op in TRANSCENDENTAL:
         shape = TensorShape(node.output_shapes[0]) if node.output_shapes else TensorShape(None)
