@@ -1,10 +1,12 @@
 """The fusion plugin's figures: the same workloads with it off and on, alternated in one run.
 
-Run ``python benchmarks/fusion.py [--tf PYTHON] [--rounds 3] [--groups ...]``. Each round runs
-every group in a fresh process under TF (when ``--tf`` names a Python with TensorFlow), under
-tensorweave with ``TENSORWEAVE_FUSION=0`` (``off``) and with the plugin on (``on``), in that
-order; the table gives each figure's median over the rounds, ``on/off`` and, with TF, each over
-TF's. Groups:
+Run ``python benchmarks/fusion.py [--tf PYTHON] [--rounds 3] [--groups ...]``. Each group runs
+in one fresh tensorweave process that alternates each workload ``--rounds`` times between
+``TENSORWEAVE_FUSION=0`` (``off``) and the plugin on (``on``), since the switch is read when a
+graph is compiled and its nodes first run (on a shared machine the load drifts more between
+processes than between alternated calls); with ``--tf`` (a Python with TensorFlow) each round
+also runs the group in a fresh TF process. The table gives each figure's median over the
+rounds, ``on/off`` and, with TF, each over TF's. Groups:
 
 - ``models``, ``local``: the workloads of ``benchmarks/vs_tf.py`` (issue 16's table: the MLP,
   CNN and LSTM training steps, the pipeline; the seed step, the 2000-op chain, the while loop,
@@ -89,29 +91,57 @@ def update(tf: Any, make: Callable[[Any], Any]) -> float:
         return vs_tf._per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
 
 
-def run_group(lib: str, group: str) -> dict[str, float]:
-    if group in ("models", "local"):
-        return vs_tf.run_group(lib, group)
-    tf = vs_tf._library(lib)
+def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
+    """Each figure of `group` (the models' and local's from vs_tf.py) by name."""
+    if group == "models":
+        return {"mlp_step_ms": vs_tf.mlp_step, "cnn_step_ms": vs_tf.cnn_step,
+                "lstm_step_ms": vs_tf.lstm_step, "pipeline_kelem_per_s": vs_tf.pipeline_drain}
+    if group == "local":
+        return {"seed_step_us": vs_tf.seed_step, "chain2000_us_per_op": vs_tf.chain,
+                "while_us_per_iter": vs_tf.while_loop,
+                "graph20k_first_run_ms": vs_tf.first_run_20k}
     if group == "elementwise":
-        figures = {f"chain10_{n:.0e}_us": chain10(tf, n) for n in (1000, 100_000, 1_000_000)}
-        figures["tanh_chain_8x16_us"] = tanh_chain(tf, [8, 16])
-        figures["tanh_chain_1e5_us"] = tanh_chain(tf, [100_000])
+        figures: dict[str, Callable[[Any], Any]] = {
+            f"chain10_{n:.0e}_us": (lambda tf, n=n: chain10(tf, n))
+            for n in (1000, 100_000, 1_000_000)}
+        figures["tanh_chain_8x16_us"] = lambda tf: tanh_chain(tf, [8, 16])
+        figures["tanh_chain_1e5_us"] = lambda tf: tanh_chain(tf, [100_000])
         return figures
-    return {"adam_update_670k_ms": update(tf, lambda t: t.train.AdamOptimizer(1e-3)),
-            "momentum_update_670k_ms": update(tf, lambda t: t.train.MomentumOptimizer(0.01, 0.9))}
+    return {"adam_update_670k_ms": lambda tf: update(tf, lambda t: t.train.AdamOptimizer(1e-3)),
+            "momentum_update_670k_ms":
+                lambda tf: update(tf, lambda t: t.train.MomentumOptimizer(0.01, 0.9))}
 
 
-def _worker(python: str, lib: str, group: str, env: dict[str, str]) -> dict[str, float]:
+def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, float]]]:
+    """Every figure of `group`: one run under TF, or `rounds` alternated runs of each
+    tensorweave mode; by mode, a list of runs."""
+    tf = vs_tf._library(lib)
+    workloads = _workloads(group)
+    if lib == "tf":
+        return {"tf": [{name: fn(tf) for name, fn in workloads.items()}]}
+    runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+    for _ in range(rounds):
+        for mode, env in MODES.items():
+            os.environ.update(env)
+            runs[mode].append({name: fn(tf) for name, fn in workloads.items()})
+    return runs
+
+
+def _worker(python: str, lib: str, group: str, rounds: int) -> dict[str, list[dict[str, float]]]:
     """One group in a fresh process; {} (with a note on stderr) if it fails."""
-    proc = subprocess.run([python, os.path.abspath(__file__), "--worker", lib, group],
-                          capture_output=True, text=True, timeout=3600,
-                          env={**os.environ, **env})
+    proc = subprocess.run([python, os.path.abspath(__file__), "--worker", lib, group,
+                           str(rounds)], capture_output=True, text=True, timeout=3600)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         print(f"{lib} {group} failed: {proc.stderr.strip().splitlines()[-3:]}", file=sys.stderr)
         return {}
     return json.loads(lines[-1])
+
+
+def _merge(runs: list[dict[str, float]], r: int, figures: dict[str, float]) -> None:
+    while len(runs) <= r:
+        runs.append({})
+    runs[r] |= figures
 
 
 def table(runs: dict[str, list[dict[str, float]]]) -> str:
@@ -137,31 +167,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", default=",".join(GROUPS),
                         help=f"comma-separated, of {', '.join(GROUPS)}")
     parser.add_argument("--json", metavar="PATH", help="write every round's raw figures here")
-    parser.add_argument("--worker", nargs=2, metavar=("LIB", "GROUP"), help=argparse.SUPPRESS)
+    parser.add_argument("--worker", nargs=3, metavar=("LIB", "GROUP", "ROUNDS"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        print(json.dumps(run_group(*args.worker)))
+        lib, group, rounds = args.worker
+        print(json.dumps(run_group(lib, group, int(rounds))))
         return 0
     groups = args.groups.split(",")
     for group in groups:
         if group not in GROUPS:
             parser.error(f"unknown group {group!r}")
-    libs: dict[str, tuple[str, str, dict[str, str]]] = {}  # name: (python, library, env)
-    if args.tf:
-        libs["tf"] = (args.tf, "tf", {})
-    for mode, env in MODES.items():
-        libs[mode] = (sys.executable, "tw", env)
-    runs: dict[str, list[dict[str, float]]] = {name: [] for name in libs}
-    for r in range(args.rounds):
-        for name, (python, lib, env) in libs.items():
-            merged: dict[str, float] = {}
-            for group in groups:
-                merged |= _worker(python, lib, group, env)
-            runs[name].append(merged)
-            print(f"round {r} {name}: {json.dumps(merged)}", file=sys.stderr, flush=True)
-            if args.json:
-                with open(args.json, "w") as f:
-                    json.dump(runs, f, indent=1)
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in
+                                               (["tf"] if args.tf else []) + list(MODES)}
+    for group in groups:
+        got = {mode: [{} for _ in range(args.rounds)] for mode in MODES}
+        for mode, values in _worker(sys.executable, "tw", group, args.rounds).items():
+            got[mode] = values
+        for r in range(args.rounds):
+            if args.tf:
+                tf_run = _worker(args.tf, "tf", group, 1).get("tf", [{}])[0]
+                _merge(runs["tf"], r, tf_run)
+            for mode in MODES:
+                _merge(runs[mode], r, got[mode][r] if r < len(got[mode]) else {})
+        print(f"{group}: {json.dumps({m: runs[m] for m in runs})}", file=sys.stderr, flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(runs, f, indent=1)
     print(table(runs))
     return 0
 

@@ -59,5 +59,5 @@ def tensorweave_plugin_status() -> str | None:
     if reason is not None:
         return f"off: {reason}"
     if not enabled():
-        return f"pass off: {SWITCH}=0"
+        return f"switched off: {SWITCH}=0"
     return None
