@@ -37,7 +37,9 @@ def _loops() -> dict[str, Callable[..., None]]:
     """The compiled loops, built on first use (numba's import and compile take seconds)."""
     import numba
 
-    jit = numba.njit(nogil=True, cache=False)
+    # numpy's error model: a float divided by zero is inf/NaN as in the twins, and without
+    # Python's zero check per element the loops vectorize (2-4x faster, measured)
+    jit = numba.njit(nogil=True, error_model="numpy")
 
     @jit
     def gradient_descent(w: Any, delta: Any, alpha: Any) -> None:
@@ -46,25 +48,30 @@ def _loops() -> dict[str, Callable[..., None]]:
 
     @jit
     def momentum(w: Any, a: Any, g: Any, lr: Any, mu: Any, nesterov: bool) -> None:
-        for i in range(w.size):
-            a[i] = a[i] * mu + g[i]
-            if nesterov:
+        if nesterov:
+            for i in range(w.size):
+                a[i] = a[i] * mu + g[i]
                 w[i] -= g[i] * lr + a[i] * mu * lr
-            else:
+        else:
+            for i in range(w.size):
+                a[i] = a[i] * mu + g[i]
                 w[i] -= a[i] * lr
 
     @jit
     def adam(w: Any, m: Any, v: Any, g: Any, lr_t: Any, beta1: Any, one_minus_beta1: Any,
              one_minus_beta2: Any, epsilon: Any, nesterov: bool) -> None:
-        for i in range(w.size):
-            gi = g[i]
-            m[i] += (gi - m[i]) * one_minus_beta1
-            v[i] += (gi * gi - v[i]) * one_minus_beta2
-            if nesterov:
-                step = (m[i] * beta1 + gi * one_minus_beta1) * lr_t
-            else:
-                step = m[i] * lr_t
-            w[i] -= step / (np.sqrt(v[i]) + epsilon)
+        if nesterov:
+            for i in range(w.size):
+                gi = g[i]
+                m[i] += (gi - m[i]) * one_minus_beta1
+                v[i] += (gi * gi - v[i]) * one_minus_beta2
+                w[i] -= (m[i] * beta1 + gi * one_minus_beta1) * lr_t / (np.sqrt(v[i]) + epsilon)
+        else:
+            for i in range(w.size):
+                gi = g[i]
+                m[i] += (gi - m[i]) * one_minus_beta1
+                v[i] += (gi * gi - v[i]) * one_minus_beta2
+                w[i] -= m[i] * lr_t / (np.sqrt(v[i]) + epsilon)
 
     return {"gradient_descent": gradient_descent, "momentum": momentum, "adam": adam}
 
