@@ -18,8 +18,9 @@ def fresh_graph() -> Iterator[None]:
 
 @pytest.fixture
 def passes_blocked(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The optimization plugins blocked (TENSORWEAVE_DISABLE_PLUGINS=cse,constant_folding)."""
-    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "cse,constant_folding")
+    """The optimization plugins blocked
+    (``TENSORWEAVE_DISABLE_PLUGINS=cse,constant_folding,fusion``)."""
+    monkeypatch.setenv("TENSORWEAVE_DISABLE_PLUGINS", "cse,constant_folding,fusion")
     plugin_manager.reset()
     yield
     monkeypatch.undo()

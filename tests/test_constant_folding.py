@@ -46,7 +46,8 @@ def partition_ops(build_and_run: Callable[[tf.RunOptions, tf.RunMetadata], np.nd
 
 
 def test_x_times_c_twice_keeps_one_mul_and_blocking_changes_nothing(
-        request: pytest.FixtureRequest) -> None:
+        request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "0")  # the Muls stay Muls after partitioning
     x = tf.placeholder(tf.float32, [3], name="x")
     c = tf.constant(2.0) * tf.constant(3.0)
     y = x * c + x * c
@@ -59,8 +60,8 @@ def test_x_times_c_twice_keeps_one_mul_and_blocking_changes_nothing(
     on, on_ops, records = partition_ops(run)
     assert on_ops["Mul"] == 1
     assert on_ops["Const"] == 1  # c, folded
-    assert [(r.name, r.nodes_before, r.nodes_after) for r in records] == [
-        ("cse", 8, 7), ("constant_folding", 7, 5)]
+    assert [(r.name, r.nodes_before, r.nodes_after) for r in records
+            if r.phase == "pre_placement"] == [("cse", 8, 7), ("constant_folding", 7, 5)]
 
     request.getfixturevalue("passes_blocked")
     off, off_ops, records = partition_ops(run)
