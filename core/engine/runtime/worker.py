@@ -85,6 +85,12 @@ class _Registered:
     args: dict[int, str]  # _Arg index -> device name
     straight_line: bool  # every partition runs to its end on the calling thread
     calls_functions: bool  # runs function bodies (loops, conditionals): it may run for long
+    runs: list[tuple[str, Executor, list[int]]] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        # (device name, executor, the _Arg indices it reads) per partition, found once
+        self.runs = [(device, executor, [i for i, d in self.args.items() if d == device])
+                     for device, executor in self.executors.items()]
 
 
 RunResult = tuple[dict[int, Any], dict[str, list[NodeStats]]]
@@ -251,21 +257,46 @@ class Worker:
     def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
                   collect_stats: bool = False, timeout: float | None = None) -> RunResult:
         registered = self._registered(handle)
-        finished = None if registered.straight_line else threading.Event()
+        if registered.straight_line:
+            return self._run_here(registered, step_id, args, collect_stats, timeout)
+        finished = threading.Event()
         outcome: list[tuple[BaseException | None, RunResult | None]] = []
 
         def done(error: BaseException | None, result: RunResult | None) -> None:
             outcome.append((error, result))
-            if finished is not None:
-                finished.set()
+            finished.set()
 
         self._start(registered, step_id, args, collect_stats, timeout, done)
-        if finished is not None:  # (straight-line partitions are done when `_start` returns)
-            finished.wait()
+        finished.wait()
         error, result = outcome[0]
         if error is not None:
             raise error
         return result
+
+    def _run_here(self, registered: _Registered, step_id: int, args: dict[int, Any],
+                  collect_stats: bool, timeout: float | None) -> RunResult:
+        """`run_graph` of straight-line partitions: each runs to its end on this thread, one
+        after the other (none can wait on another), with no callback, event or watchdog;
+        the first error (which aborted the step's rendezvous) is raised once all have run."""
+        rendezvous = self._begin(step_id, self.config.timeout_seconds if timeout is None
+                                 else timeout)
+        retvals: dict[int, Any] = {}
+        stats: dict[str, list[NodeStats]] = {}
+        error = None
+        self.budget.apply()
+        for device_name, executor, arg_indices in registered.runs:
+            from_host = executor.plan.device.from_host
+            step = StepContext(step_id, rendezvous, {i: from_host(args[i]) for i in arg_indices
+                                                     if i in args},
+                               retvals, [] if collect_stats else None, self.copy_tensor)
+            stats[device_name] = step.stats if step.stats is not None else []
+            failed = executor.run_straight_line(step)
+            if error is None:
+                error = failed
+        if error is not None:
+            raise error
+        _read_fetched(retvals)
+        return retvals, stats
 
     def run_graph_async(self, handle: str, step_id: int, args: dict[int, Any],
                         collect_stats: bool, timeout: float | None,
