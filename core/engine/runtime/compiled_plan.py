@@ -5,7 +5,7 @@ nothing to overlap) into one generated Python function ``run(step)`` that calls 
 kernel in order, keeps tensors in local variables and deletes each one after its last use;
 Consts whose values the plan has already computed (`ExecutorPlan.seed_slots`) are read from the
 function's globals instead of being run; a node whose kernel has a bound form
-(`NodeItem.direct`) calls that; an input that is a variable's ref where the kernel wants its
+(`kernel.bound`) calls that; an input that is a variable's ref where the kernel wants its
 value is read in the line itself. The results are exactly those of the interpreted loop; only the
 bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the traceback
 back to the node and `slot_values` gives the tensors that were alive.
@@ -87,7 +87,7 @@ def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
             continue
         if item.kernel_direct is not None:
             namespace[f"f{i}"] = item.kernel_direct
-            args = []
+            args = ["step"] if item.mode == STEP else []
         else:
             namespace[f"f{i}"] = item.kernel
             namespace[f"c{i}"] = item.ctx

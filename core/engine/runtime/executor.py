@@ -81,7 +81,7 @@ class NodeItem:
     successors: list[int]  # one entry per edge (data or control) leaving this node
     frees: list[int] = attrs.field(factory=list)  # slots dead once this node ran (in order)
     label: str = ""  # TF's timeline label: "name = Op(input, ...)"
-    direct: Callable[..., Any] | None = None  # the kernel's bound form (`kernel.bound`)
+    direct: Callable[..., Any] | None = None  # a SYNC kernel's bound form (`kernel.bound`)
     # the inputs (by position) that get a variable's value, not its ref: `fn` and `direct`
     # dereference them; `kernel` and `kernel_direct` are the same forms without doing so
     derefs: list[int] = attrs.field(factory=list)
@@ -184,8 +184,9 @@ class ExecutorPlan:
                 pending[i] += 1
             item = nodes[i]
             item.kernel, item.derefs = item.fn, derefs
-            if item.mode == SYNC:
+            if item.mode != ASYNC:
                 item.kernel_direct = bound(item.fn, item.ctx, input_types)
+            if item.mode == SYNC:
                 item.direct = item.kernel_direct if item.kernel_direct is None or not derefs \
                     else _dereferencing(item.kernel_direct, 0, derefs)
             if derefs:

@@ -67,6 +67,7 @@ class CompiledStep:
     id: int = 0
     fetches: tuple[str, ...] = ()
     version: int = 0  # the graph version it was compiled for
+    self_contained: bool = False  # one task's piece, self-contained (`Registration`)
     # (task, handle, the feed indices its piece reads) per task, and the tasks: what each step
     # of it starts with
     calls: list[tuple[str, str, list[int]]] = attrs.field(init=False)
@@ -245,12 +246,14 @@ class MasterSession:
         pieces = reg.partitioner(graph_def, incarnations, location=task_of)
         handles: dict[str, str] = {}
         partitions: list[GraphDef] = []
+        contained = len(pieces) == 1
         try:
             for task, piece in pieces.items():
                 registration = self.workers[task].register_graph(piece, protected)
                 handles[task] = registration.handle
                 partitions.extend(registration.partitions.values())
                 records += registration.records
+                contained = contained and registration.self_contained
         except BaseException:
             self._deregister(CompiledStep(handles, {}, [], []))
             raise
@@ -259,7 +262,7 @@ class MasterSession:
             for task, piece in pieces.items()
         }
         return CompiledStep(handles, args_by_task, partitions, records, next(self._compiled_ids),
-                            tuple(fetches), self._version)
+                            tuple(fetches), self._version, contained)
 
     def _whole_graph_placement(self) -> dict[str, str]:
         """Every placeable node's device, chosen once per graph version over the whole graph
@@ -346,7 +349,18 @@ class MasterSession:
                      collect_stats: bool = False, timeout: float | None = None,
                      cancellation: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
         """`run` of a step compiled already (`compile`; it must be `current`), fed `values`
-        in its signature's order: the fetched host arrays and per-device stats."""
+        in its signature's order: the fetched host arrays and per-device stats. A
+        self-contained step is run by its worker alone: nothing of it is left to abort or to
+        clean up."""
+        if compiled.self_contained:
+            if self.closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            task, handle, indices = compiled.calls[0]
+            step_id = next(self._step_ids)
+            retvals, stats = self.workers[task].run_graph(
+                handle, step_id, {i: values[i] for i in indices}, collect_stats,
+                self.config.timeout_seconds if timeout is None else timeout)
+            return self._fetched(compiled.fetches, retvals, step_id), stats
         step_id, timeout, calls = self._prepare(compiled, values, timeout, cancellation)
         try:
             if len(calls) == 1:

@@ -77,6 +77,10 @@ class Registration:
     handle: str
     partitions: dict[str, GraphDef]  # device name -> partition
     records: list[PassRecord]
+    # Its steps run to their end inside `run_graph`, and nothing of them outlives it: the caller
+    # may skip `cleanup_step` and aborts (only an in-process worker says so; a transport does
+    # not carry it).
+    self_contained: bool = False
 
 
 @attrs.define
@@ -85,6 +89,9 @@ class _Registered:
     args: dict[int, str]  # _Arg index -> device name
     straight_line: bool  # every partition runs to its end on the calling thread
     calls_functions: bool  # runs function bodies (loops, conditionals): it may run for long
+    # straight-line, calling no function and sending nothing: no other party can reach a step
+    # of it (nothing to receive, nothing that waits for an abort), so it needs no shared state
+    self_contained: bool = False
     runs: list[tuple[str, Executor, list[int]]] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -212,9 +219,13 @@ class Worker:
         calls = any(isinstance(fn, FunctionDef) for part in partitions.values()
                     for node in part.node for value in node.attr.values()
                     for fn in (value if isinstance(value, list) else (value,)))
+        sends = any(node.op == "_Send" for part in partitions.values() for node in part.node)
+        contained = straight and not calls and not sends
         with self._lock:
-            self._graphs[handle] = _Registered(executors, args, straight, calls)
-        return Registration(handle, partitions, records)
+            self._graphs[handle] = _Registered(executors, args, straight, calls, contained)
+        # (remembering cleaned steps, to refuse late calls, needs every cleanup)
+        return Registration(handle, partitions, records,
+                            contained and not self._remembered_steps)
 
     def deregister_graph(self, handle: str) -> None:
         with self._lock:
@@ -247,12 +258,15 @@ class Worker:
         """The step's rendezvous, after checking the step was not cleaned up already."""
         with self._lock:
             if step_id in self._cleaned:
-                raise errors.AbortedError(
-                    None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
+                raise self._cleaned_error(step_id)
             until = time.monotonic() + timeout
             if self._deadlines.get(step_id, 0.0) < until:
                 self._deadlines[step_id] = until
         return self.rendezvous_mgr.find_or_create(step_id)
+
+    def _cleaned_error(self, step_id: int) -> errors.AbortedError:
+        return errors.AbortedError(
+            None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
 
     def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
                   collect_stats: bool = False, timeout: float | None = None) -> RunResult:
@@ -277,9 +291,15 @@ class Worker:
                   collect_stats: bool, timeout: float | None) -> RunResult:
         """`run_graph` of straight-line partitions: each runs to its end on this thread, one
         after the other (none can wait on another), with no callback, event or watchdog;
-        the first error (which aborted the step's rendezvous) is raised once all have run."""
-        rendezvous = self._begin(step_id, self.config.timeout_seconds if timeout is None
-                                 else timeout)
+        the first error (which aborted the step's rendezvous) is raised once all have run. A
+        self-contained step's rendezvous is its own, never in the manager's table."""
+        if registered.self_contained:
+            if step_id in self._cleaned:
+                raise self._cleaned_error(step_id)
+            rendezvous = Rendezvous(step_id)
+        else:
+            rendezvous = self._begin(step_id, self.config.timeout_seconds if timeout is None
+                                     else timeout)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[NodeStats]] = {}
         error = None
@@ -322,8 +342,7 @@ class Worker:
         threading.Thread(target=start, name=f"tw-step-{step_id}", daemon=True).start()
 
     def _registered(self, handle: str) -> _Registered:
-        with self._lock:
-            registered = self._graphs.get(handle)
+        registered = self._graphs.get(handle)  # (one read of a dict: the GIL makes it whole)
         if registered is None:
             # TF's type and words: the usual cause is a restarted task, and a client that
             # recreates its session (MonitoredSession) recovers from AbortedError.
