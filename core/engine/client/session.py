@@ -14,7 +14,11 @@ usable after one.
 Per step, the Python around the master is kept small: the `FetchMapper` of a fetch structure
 made of tensors, operations, names and variables (in lists, tuples and dicts) is built once and
 reused while the structure is the same, and each feed key is resolved to its tensor, dtype and
-shape check once (`CACHE_ENTRIES`, 0 turns both caches off). A run that compiles (new ops, or a
+shape check once (`CACHE_ENTRIES`, 0 turns the caches off). A signature that has run once (the
+same fetch structure and feed keys, on a local master, without options or metadata) is
+resolved to its compiled step, as TF's callable handles are: later runs of it, and of a
+`make_callable` callable, only convert the feeds, run that step and rebuild the fetches,
+while the graph has not grown. A run that compiles (new ops, or a
 new step signature) pauses Python's cyclic garbage collector (`PAUSE_GC_TO_COMPILE`): its full
 collections walk every object of a large graph again and again while the pipeline allocates.
 

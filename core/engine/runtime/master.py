@@ -12,7 +12,10 @@ the whole graph once per graph version), splits the graph per task and registers
 each task's piece on its worker, which splits it per device. Each step gets a fresh step id and
 runs every task's piece at once; the first error aborts the step on every other task and is
 raised with its original type (a `CancelledError` caused by that abort never hides the cause).
-Step state is cleaned on every worker after success or failure. `run_async` runs a step
+Step state is cleaned on every worker after success or failure (a self-contained step, one
+in-process task whose worker says nothing of it outlives its run, has none). `run_compiled`
+runs a step already compiled, for a caller that keeps it while it is `current`. `run_async` runs
+a step
 without a thread waiting for it (its deadline, plus the grace, is a timer's). The same code
 runs in-process (workers called directly) and behind a transport (workers reached through stubs
 with the same methods).

@@ -6,7 +6,11 @@ returns a `Registration` (handle, partitions, pass records). `run_graph` runs al
 handle for one step at once: host feeds (``_Arg`` index -> array) in, host fetches (``_Retval``
 index -> array) out. It returns once every partition is done; the first error aborts the step's
 rendezvous and is raised as the `OpError` it was. A step that outlives `timeout` seconds is
-aborted with `DeadlineExceededError`. `run_graph_async` and `recv_tensor_async` do the same
+aborted with `DeadlineExceededError`. Straight-line partitions (no async kernel) run one after
+the other on the calling thread; a straight-line piece that calls no function and sends nothing
+is self-contained: its step's rendezvous is its own, and an in-process worker that remembers no
+cleaned steps says so in its `Registration`, so its caller may skip that step's cleanup and
+aborts (nothing can wait in it). `run_graph_async` and `recv_tensor_async` do the same
 without blocking a thread: they call back once (a transport answers from the callback), and a
 watchdog thread enforces their deadlines. Step state stays until `cleanup_step`, so peers can still
 fetch sent tensors with `recv_tensor`; a step that was cleaned up cannot run or be received
