@@ -565,6 +565,8 @@ def structure_key(fetches: Any) -> Any:
     """A hashable key equal for equal fetch structures of graph elements (lists, tuples,
     namedtuples, dicts; tensors, operations, names, variables), or None for anything else."""
     kind = type(fetches)
+    if kind is Tensor or kind is Operation:  # (the commonest fetch first; hashed by identity)
+        return fetches
     if kind is list or kind is tuple or isinstance(fetches, tuple):
         keys = tuple(structure_key(f) for f in fetches)
         return None if None in keys else (kind, keys)

@@ -361,8 +361,7 @@ class MasterSession:
             task, handle, indices = compiled.calls[0]
             step_id = next(self._step_ids)
             retvals, stats = self.workers[task].run_graph(
-                handle, step_id, {i: values[i] for i in indices}, collect_stats,
-                self.config.timeout_seconds if timeout is None else timeout)
+                handle, step_id, {i: values[i] for i in indices}, collect_stats, timeout)
             return self._fetched(compiled.fetches, retvals, step_id), stats
         step_id, timeout, calls = self._prepare(compiled, values, timeout, cancellation)
         try:
