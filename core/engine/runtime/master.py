@@ -15,10 +15,9 @@ raised with its original type (a `CancelledError` caused by that abort never hid
 Step state is cleaned on every worker after success or failure (a self-contained step, one
 in-process task whose worker says nothing of it outlives its run, has none). `run_compiled`
 runs a step already compiled, for a caller that keeps it while it is `current`. `run_async` runs
-a step
-without a thread waiting for it (its deadline, plus the grace, is a timer's). The same code
-runs in-process (workers called directly) and behind a transport (workers reached through stubs
-with the same methods).
+a step without a thread waiting for it (its deadline, plus the grace, is a timer's). The same
+code runs in-process (workers called directly) and behind a transport (workers reached through
+stubs with the same methods).
 """
 
 from __future__ import annotations
