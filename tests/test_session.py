@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import gc
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -169,6 +170,20 @@ def test_a_repeated_signature_sees_the_graph_grow(sess):
     double = tf.assign(v, v * 2.0)  # new ops: the graph's next version
     assert sess.run(double) == 8.0
     assert [sess.run(bump) for _ in range(2)] == [9.0, 10.0]
+
+
+def test_a_grown_graph_lets_the_steps_of_its_old_version_go(sess):
+    x = tf.placeholder(tf.float32, [])
+    y = x + 1.0
+    for _ in range(2):
+        assert sess.run(y, {x: 1.0}) == 2.0
+    (call,) = [c for c in sess._calls.values() if c is not None]
+    old = weakref.ref(call.compiled)
+    del call
+    assert sess.run(x * 3.0, {x: 1.0}) == 3.0  # new ops: the graph's next version
+    gc.collect()
+    assert old() is None  # (a large graph's partitions would stay alive otherwise)
+    assert sess.run(y, {x: 2.0}) == 3.0
 
 
 def test_a_callable_keeps_its_checks_and_errors(sess):

@@ -197,6 +197,7 @@ class Session:
                 self._master.extend([op._engine_node_def for op in new])
                 self._sent_ops += len(new)
                 self._compiled.clear()
+                self._calls.clear()  # all stale now: let their compiled steps go
 
     def _feeds(self, feed_dict: dict[Any, Any] | None) -> dict[str, np.ndarray]:
         feeds: dict[str, np.ndarray] = {}
@@ -307,10 +308,11 @@ class Session:
         twice) or the master has no step compiled for it."""
         if not self._local or any(t is None for t in targets) or len(feeds) != len(targets):
             return None
+        sent = self._sent_ops  # (read first: the step found is of these ops, or of more)
         compiled = self._master.cached(list(feeds), mapper.tensor_names, mapper.target_names)
         if compiled is None:
             return None
-        return _StepCall(mapper, list(targets), compiled, len(self._graph._ops))
+        return _StepCall(mapper, list(targets), compiled, sent)
 
     def _call(self, call: _StepCall, values: Iterable[Any]) -> Any:
         """One step of a resolved signature: `values` are its feeds' values in order. The same
