@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -601,6 +602,24 @@ def test_add_n():
     a, b = tw.placeholder(tw.float32, None), tw.placeholder(tw.float32, None)
     with pytest.raises(errors.InvalidArgumentError, match="same size and shape"):
         run(tw.add_n([a, b]), {a: [1.0], b: [1.0, 2.0]})
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int8])
+def test_add_n_of_many_small_inputs_adds_them_in_order(dtype):
+    # TF's AddN adds left to right; many small inputs are added in one call, which must round
+    # (and wrap) exactly as that order does, not as a sum in another order would
+    if np.dtype(dtype).kind == "f":
+        values = [(RNG.standard_normal((2, 3)) * 10.0 ** RNG.integers(-3, 4)).astype(dtype)
+                  for _ in range(40)]
+        exact = np.sum(np.stack(values).astype(np.float64), axis=0).astype(dtype)
+        assert exact.tobytes() != functools.reduce(np.add, values).tobytes()  # order matters
+    else:
+        values = [RNG.integers(-128, 128, (2, 3)).astype(dtype) for _ in range(40)]
+    xs = [tw.placeholder(dtype, (2, 3)) for _ in values]
+    got = run(tw.add_n(xs), dict(zip(xs, values)))
+    expected = functools.reduce(np.add, values)
+    assert got.dtype == dtype
+    assert got.tobytes() == expected.tobytes()
 
 
 def test_clip_by_value():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import collections
 import gc
+import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -139,6 +141,87 @@ def test_make_callable(sess):
         f(1.0)
     g = sess.make_callable(tf.constant(7))
     assert g() == 7
+
+
+def test_a_repeated_signature_keeps_its_checks_errors_and_results(sess):
+    # the second run of a signature takes its resolved step; it must check, fail and answer as
+    # the first did
+    x = tf.placeholder(tf.float32, [None], name="x")
+    y = tf.placeholder(tf.float32, [None], name="y")
+    z = tf.add(x * 2.0, y, name="sum")
+    for _ in range(3):
+        np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [2.0]}), [4.0])
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        sess.run(z, {x: [1.0, 2.0], y: [1.0, 2.0, 3.0]})
+    assert info.value.op.name == "sum" and "AddV2" in str(info.value)
+    with pytest.raises(ValueError, match="Cannot feed value of shape"):
+        sess.run(z, {x: [[1.0]], y: [2.0]})
+    assert sess.run({"z": z}, {x: [3.0], y: [0.5]}) == {"z": np.float32(6.5)}
+    # a feed key that names a tensor fed already: its later value counts, as in `_feeds`
+    np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [0.0], "y:0": [5.0]}), [7.0])
+    np.testing.assert_array_equal(sess.run(z, {x: [1.0], y: [0.0], "y:0": [6.0]}), [8.0])
+
+
+def test_a_repeated_signature_sees_the_graph_grow(sess):
+    v = tf.Variable(1.0)
+    sess.run(v.initializer)
+    bump = tf.assign_add(v, 1.0)
+    assert [sess.run(bump) for _ in range(3)] == [2.0, 3.0, 4.0]
+    double = tf.assign(v, v * 2.0)  # new ops: the graph's next version
+    assert sess.run(double) == 8.0
+    assert [sess.run(bump) for _ in range(2)] == [9.0, 10.0]
+
+
+def test_a_grown_graph_lets_the_steps_of_its_old_version_go(sess):
+    x = tf.placeholder(tf.float32, [])
+    y = x + 1.0
+    for _ in range(2):
+        assert sess.run(y, {x: 1.0}) == 2.0
+    (call,) = [c for c in sess._calls.values() if c is not None]
+    old = weakref.ref(call.compiled)
+    del call
+    assert sess.run(x * 3.0, {x: 1.0}) == 3.0  # new ops: the graph's next version
+    gc.collect()
+    assert old() is None  # (a large graph's partitions would stay alive otherwise)
+    assert sess.run(y, {x: 2.0}) == 3.0
+
+
+def test_a_callable_keeps_its_checks_and_errors(sess):
+    x = tf.placeholder(tf.float32, [None])
+    y = tf.placeholder(tf.float32, [None])
+    f = sess.make_callable(tf.add(x, y, name="callable_sum"), [x, y])
+    for _ in range(3):
+        np.testing.assert_array_equal(f([1.0], [2.0]), [3.0])
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        f([1.0, 2.0], [1.0, 2.0, 3.0])
+    assert info.value.op.name == "callable_sum"
+    with pytest.raises(TypeError, match="cannot be a tf.Tensor"):
+        f(x, [1.0])
+    tf.constant(0.0)  # the graph grows: the callable still runs
+    np.testing.assert_array_equal(f([1.0], [1.0]), [2.0])
+    sess.close()
+    with pytest.raises(RuntimeError, match="closed Session"):
+        f([1.0], [1.0])
+
+
+def test_runs_of_one_signature_from_many_threads_keep_their_own_values(sess):
+    x = tf.placeholder(tf.float32, [2])
+    y = x * 3.0 + 1.0
+    failures = []
+
+    def work(k):
+        for i in range(200):
+            value = np.array([k, i], np.float32)
+            got = sess.run(y, {x: value})
+            if not np.array_equal(got, value * np.float32(3.0) + np.float32(1.0)):
+                failures.append((k, i, got))
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures
 
 
 def test_eval_and_run_use_the_default_session():

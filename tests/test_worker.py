@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 import tensorweave as tf
+from tensorweave.engine.device_spec import DeviceSpec
 from tensorweave.engine.plugin_manager import get_registries
 from tensorweave.engine.runtime.device import TaskSpec
+from tensorweave.engine.runtime.master import MasterSession
 from tensorweave.engine.runtime.rendezvous import create_key
 from tensorweave.engine.runtime.worker import Worker
 from tests.callbacks import Inbox
@@ -85,6 +87,51 @@ def test_an_in_process_worker_remembers_no_cleaned_steps() -> None:
         (worker,) = sess._workers
         assert not worker._cleaned and not worker._deadlines
         assert len(worker.rendezvous_mgr) == 0
+
+
+def test_a_straight_line_piece_that_sends_and_calls_nothing_is_self_contained() -> None:
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = x + 1.0
+    with tf.device("/cpu:1"):
+        z = y * 2.0  # a second device: a send and a recv
+    _, looped = tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v + 1.0),
+                              [tf.constant(0), x])
+    with tf.Session(config=tf.ConfigProto(device_count={"CPU": 2})) as sess:
+        sess._extend()
+        contained = sess._master.compile(["x:0"], [y.name], [])
+        assert contained.self_contained
+        assert not sess._master.compile(["x:0"], [z.name], []).self_contained
+        assert not sess._master.compile(["x:0"], [looped.name], []).self_contained
+        (worker,) = sess._workers
+        handle = contained.handles[worker.task.name]
+        for step_id in (1, 2):  # run without a cleanup, as the master runs it
+            retvals, _ = worker.run_graph(handle, step_id, {0: np.zeros(2, np.float32)})
+            np.testing.assert_array_equal(retvals[0], [1.0, 1.0])
+        assert len(worker.rendezvous_mgr) == 0 and not worker._deadlines
+        np.testing.assert_array_equal(sess.run(z, {x: [1.0, 2.0]}), [4.0, 6.0])
+
+
+def test_a_worker_that_remembers_cleaned_steps_refuses_them_and_wants_every_cleanup() -> None:
+    x = tf.placeholder(tf.float32, [2], name="x")
+    y = x + 1.0
+    with tf.Session() as sess:
+        sess._extend()
+        graph_def = sess._master.graph_def
+    remembering = Worker(TaskSpec("localhost", 0, 0), tf.ConfigProto(), get_registries())
+    master = MasterSession({remembering.task.name: remembering},
+                           DeviceSpec(job="localhost", replica=0, task=0), tf.ConfigProto(),
+                           get_registries())
+    master.extend(graph_def.node)
+    compiled = master.compile(["x:0"], [y.name], [])
+    assert not compiled.self_contained  # the worker must hear of every cleanup
+    values, _ = master.run_compiled(compiled, [np.zeros(2, np.float32)])
+    np.testing.assert_array_equal(values[0], [1.0, 1.0])
+    remembering.cleanup_step(41)
+    with pytest.raises(tf.errors.AbortedError, match="already cleaned up"):
+        remembering.run_graph(compiled.handles[remembering.task.name], 41,
+                              {0: np.zeros(2, np.float32)})
+    master.close()
+    remembering.close()
 
 
 def _recv_setup() -> tuple[Worker, str]:

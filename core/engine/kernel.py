@@ -74,7 +74,8 @@ class KernelContext:
 
 def bound(fn: Callable[..., Any], ctx: KernelContext,
           input_dtypes: list[dtypes.DType]) -> Callable[..., Any] | None:
-    """`fn`'s form for one node that takes the inputs alone (``fn.bind``), or None."""
+    """`fn`'s form for one node that takes the inputs alone (``fn.bind``), or None. A kernel
+    that needs the step (``needs_step``) takes the step, then the inputs, in its bound form."""
     bind = getattr(fn, "bind", None)
     return None if bind is None else bind(ctx, input_dtypes)
 

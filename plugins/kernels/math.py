@@ -369,6 +369,13 @@ def _scan(name: str, identity: int) -> Fn:
 # -- lists, clipping, matmul ----------------------------------------------------------------
 
 
+# An AddN of at least this many inputs of at most _STACKED_ELEMENTS elements in all adds them
+# in one accumulate over their stack: the same additions in the same order (left to right, as
+# TF's kernel), in three array calls instead of one per input.
+_STACKED_INPUTS = 8
+_STACKED_ELEMENTS = 1 << 14
+
+
 def add_n(ctx: KernelContext, *inputs: Any) -> Any:
     first = inputs[0]
     for i, value in enumerate(inputs[1:], start=1):
@@ -376,7 +383,12 @@ def add_n(ctx: KernelContext, *inputs: Any) -> Any:
             raise _invalid(ctx, f"Inputs to operation {ctx.node_name} of type AddN must have the "
                                 f"same size and shape.  Input 0: {_dims(first.shape)} != input "
                                 f"{i}: {_dims(value.shape)}")
-    return _exact(ctx, functools.reduce(ctx.xp.add, inputs))
+    n, xp = len(inputs), ctx.xp
+    if n >= _STACKED_INPUTS and first.ndim and n * first.size <= _STACKED_ELEMENTS \
+            and hasattr(xp.add, "accumulate"):
+        stacked = xp.concatenate(inputs).reshape(n, *first.shape)
+        return _exact(ctx, xp.add.accumulate(stacked, axis=0, dtype=stacked.dtype)[-1].copy())
+    return _exact(ctx, functools.reduce(xp.add, inputs))
 
 
 def clip_by_value(ctx: KernelContext, t: Any, lo: Any, hi: Any) -> Any:

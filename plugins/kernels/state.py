@@ -8,6 +8,7 @@ broadcast it and change the variable's shape).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave.engine import errors
@@ -46,6 +47,22 @@ def variable(ctx: KernelContext) -> VariableRef:
     if ref is None or ref.name != key:  # (the state is the node name's, across graphs)
         ref = ctx.state["ref"] = get_or_create(ctx, key, lambda: VariableRef(key))
     return ref
+
+
+def _bind_variable(ctx: KernelContext, input_dtypes: list[Any]) -> Callable[[], VariableRef]:
+    """`variable` with the node's key and state found once."""
+    state, key = ctx.state, ctx.attrs.get("shared_name") or ctx.node_name
+
+    def ref_of() -> VariableRef:
+        ref = state.get("ref")
+        if ref is None or ref.name != key:
+            ref = state["ref"] = get_or_create(ctx, key, lambda: VariableRef(key))
+        return ref
+
+    return ref_of
+
+
+variable.bind = _bind_variable  # type: ignore[attr-defined]
 
 
 def is_initialized(ctx: KernelContext, ref: VariableRef) -> Any:

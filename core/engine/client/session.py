@@ -14,7 +14,11 @@ usable after one.
 Per step, the Python around the master is kept small: the `FetchMapper` of a fetch structure
 made of tensors, operations, names and variables (in lists, tuples and dicts) is built once and
 reused while the structure is the same, and each feed key is resolved to its tensor, dtype and
-shape check once (`CACHE_ENTRIES`, 0 turns both caches off). A run that compiles (new ops, or a
+shape check once (`CACHE_ENTRIES`, 0 turns the caches off). A signature that has run once (the
+same fetch structure and feed keys, on a local master, without options or metadata) is
+resolved to its compiled step, as TF's callable handles are: later runs of it, and of a
+`make_callable` callable, only convert the feeds, run that step and rebuild the fetches,
+while the graph has not grown. A run that compiles (new ops, or a
 new step signature) pauses Python's cyclic garbage collector (`PAUSE_GC_TO_COMPILE`): its full
 collections walk every object of a large graph again and again while the pipeline allocates.
 
@@ -33,7 +37,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -166,6 +170,9 @@ class Session:
         self._feed_targets: dict[Any, _FeedTarget] = {}
         self._compiled: set[tuple[Any, ...]] = set()  # signatures run since the last extend
         self._partial_runs: dict[str, PartialRun] = {}
+        # (fetch structure key, feed keys) -> its resolved step; None: it has none
+        self._calls: dict[Any, _StepCall | None] = {}
+        self._local = isinstance(self._master, MasterSession)
 
     @property
     def graph(self) -> Graph:
@@ -190,6 +197,7 @@ class Session:
                 self._master.extend([op._engine_node_def for op in new])
                 self._sent_ops += len(new)
                 self._compiled.clear()
+                self._calls.clear()  # all stale now: let their compiled steps go
 
     def _feeds(self, feed_dict: dict[Any, Any] | None) -> dict[str, np.ndarray]:
         feeds: dict[str, np.ndarray] = {}
@@ -266,7 +274,55 @@ class Session:
         """Run the graph for `fetches`; see the module docstring."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        return self._run(self._mapper(fetches), self._feeds(feed_dict), options, run_metadata)
+        key = None
+        if options is None and run_metadata is None and self._local and CACHE_ENTRIES:
+            fetch_key = structure_key(fetches)
+            if fetch_key is not None:
+                key = (fetch_key, tuple(feed_dict) if feed_dict else ())
+                call = self._calls.get(key)
+                if call is not None and call.ops == len(self._graph._ops) \
+                        and self._master.current(call.compiled):
+                    return self._call(call, feed_dict.values() if feed_dict else ())
+        mapper = self._mapper(fetches)
+        feeds = self._feeds(feed_dict)
+        result = self._run(mapper, feeds, options, run_metadata)
+        if key is not None:
+            if len(self._calls) >= CACHE_ENTRIES:
+                self._calls.clear()
+            targets = [self._plain_feed_target(k) for k in feed_dict or ()]
+            self._calls[key] = self._step_call(mapper, targets, feeds)
+        return result
+
+    def _plain_feed_target(self, key: Any) -> _FeedTarget | None:
+        """The cached feed target of a key `_feeds` feeds as one tensor (not a composite or a
+        nest), or None."""
+        conversion = conversion_of(key)
+        if (conversion is not None and conversion.feed is not None) or isinstance(key, tuple):
+            return None
+        return self._feed_target(key)
+
+    def _step_call(self, mapper: FetchMapper, targets: Sequence[_FeedTarget | None],
+                   feeds: dict[str, np.ndarray]) -> _StepCall | None:
+        """The resolved step of a signature that has just run (a `_StepCall`), or None where
+        its feeds are not one plain tensor per key each (a composite, a nest, a tensor fed
+        twice) or the master has no step compiled for it."""
+        if not self._local or any(t is None for t in targets) or len(feeds) != len(targets):
+            return None
+        sent = self._sent_ops  # (read first: the step found is of these ops, or of more)
+        compiled = self._master.cached(list(feeds), mapper.tensor_names, mapper.target_names)
+        if compiled is None:
+            return None
+        return _StepCall(mapper, list(targets), compiled, sent)
+
+    def _call(self, call: _StepCall, values: Iterable[Any]) -> Any:
+        """One step of a resolved signature: `values` are its feeds' values in order. The same
+        checks, errors and results as `_run`, with only the work that differs per step."""
+        arrays = [target.convert(value) for target, value in zip(call.targets, values)]
+        try:
+            fetched, _ = self._master.run_compiled(call.compiled, arrays)
+        except errors.OpError as exc:
+            raise user_error(exc, self._graph).with_traceback(exc.__traceback__) from None
+        return call.mapper.build([_as_fetched(v) for v in fetched])
 
     def _mapper(self, fetches: Any) -> FetchMapper:
         key = structure_key(fetches) if CACHE_ENTRIES else None
@@ -353,9 +409,14 @@ class Session:
 
     def make_callable(self, fetches: Any, feed_list: Sequence[Any] | None = None,
                       accept_options: bool = False) -> Callable[..., Any]:
-        """A callable that runs `fetches`, taking the values of `feed_list` positionally."""
+        """A callable that runs `fetches`, taking the values of `feed_list` positionally. Once
+        it has run, a call without options runs the resolved step (`_call`) while the graph
+        and its compiled step stay as they are."""
         mapper = FetchMapper(self._graph, fetches)
-        feeders = [self._feeder(k) for k in feed_list or ()]
+        keys = list(feed_list or ())
+        feeders = [self._feeder(k) for k in keys]
+        plain = [self._plain_feed_target(k) for k in keys]
+        resolved: list[_StepCall | None] = [None]
 
         def call(*args: Any, options: RunOptions | None = None,
                  run_metadata: RunMetadata | None = None) -> Any:
@@ -363,10 +424,18 @@ class Session:
                 raise ValueError(f"Expected {len(feeders)} feed values, got {len(args)}")
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
+            step = resolved[0]
+            fast = options is None and run_metadata is None
+            if fast and step is not None and step.ops == len(self._graph._ops) \
+                    and self._master.current(step.compiled):
+                return self._call(step, args)
             feeds: dict[str, np.ndarray] = {}
             for feeder, value in zip(feeders, args):
                 feeds.update(feeder(value))
-            return self._run(mapper, feeds, options, run_metadata)
+            result = self._run(mapper, feeds, options, run_metadata)
+            if fast:
+                resolved[0] = self._step_call(mapper, plain, feeds)
+            return result
 
         return call
 
@@ -450,6 +519,21 @@ class InteractiveSession(Session):
         super().close()
 
 
+class _StepCall:
+    """A step signature of a session resolved once: its fetch mapping, its feeds' targets in
+    order and the master's compiled step, valid while the graph has `ops` ops and the step is
+    `current` (TF's callable handle: `Session.run` with the same signature reaches it too)."""
+
+    __slots__ = ("compiled", "mapper", "ops", "targets")
+
+    def __init__(self, mapper: FetchMapper, targets: list[_FeedTarget], compiled: Any,
+                 ops: int) -> None:
+        self.mapper = mapper
+        self.targets = targets
+        self.compiled = compiled
+        self.ops = ops
+
+
 class _FeedTarget:
     """A feedable tensor, resolved once: converts a value with `Session._converted`'s rules,
     checking a fast path first (an array already of the dtype and a compatible shape)."""
@@ -483,6 +567,8 @@ def structure_key(fetches: Any) -> Any:
     """A hashable key equal for equal fetch structures of graph elements (lists, tuples,
     namedtuples, dicts; tensors, operations, names, variables), or None for anything else."""
     kind = type(fetches)
+    if kind is Tensor or kind is Operation:  # (the commonest fetch first; hashed by identity)
+        return fetches
     if kind is list or kind is tuple or isinstance(fetches, tuple):
         keys = tuple(structure_key(f) for f in fetches)
         return None if None in keys else (kind, keys)

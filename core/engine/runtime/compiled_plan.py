@@ -5,7 +5,8 @@ nothing to overlap) into one generated Python function ``run(step)`` that calls 
 kernel in order, keeps tensors in local variables and deletes each one after its last use;
 Consts whose values the plan has already computed (`ExecutorPlan.seed_slots`) are read from the
 function's globals instead of being run; a node whose kernel has a bound form
-(`NodeItem.direct`) calls that. The results are exactly those of the interpreted loop; only the
+(`kernel.bound`) calls that; an input that is a variable's ref where the kernel wants its
+value is read in the line itself. The results are exactly those of the interpreted loop; only the
 bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the traceback
 back to the node and `slot_values` gives the tensors that were alive.
 """
@@ -17,6 +18,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from tensorweave.engine.runtime.variables_store import VariableRef
 
 if TYPE_CHECKING:
     from tensorweave.engine.runtime.executor import ExecutorPlan
@@ -72,20 +75,25 @@ def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
     def name(slot: int) -> str:
         return f"k{slot}" if slot in seeded else f"v{slot}"
 
+    def value_of(slot: int) -> str:  # a ref input's value, without a call when it is none
+        return f"({name(slot)}.read() if type({name(slot)}) is VariableRef else {name(slot)})"
+
+    namespace["VariableRef"] = VariableRef
     for i in plan.order:
         item = plan.nodes[i]
         if item.mode not in (SYNC, STEP):
             raise ValueError(f"node {item.name} is asynchronous; it cannot run straight-line")
         if i in skipped:
             continue
-        if item.direct is not None:
-            namespace[f"f{i}"] = item.direct
-            args = []
+        if item.kernel_direct is not None:
+            namespace[f"f{i}"] = item.kernel_direct
+            args = ["step"] if item.mode == STEP else []
         else:
-            namespace[f"f{i}"] = item.fn
+            namespace[f"f{i}"] = item.kernel
             namespace[f"c{i}"] = item.ctx
             args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
-        args += [name(s) for s in item.inputs]
+        args += [value_of(s) if k in item.derefs else name(s)
+                 for k, s in enumerate(item.inputs)]
         outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
         target = f"{', '.join(outputs)} = " if outputs else ""
         lines.append(f"    {target}f{i}({', '.join(args)})")

@@ -25,11 +25,11 @@ from concurrent.futures import Executor as ThreadPool
 from typing import Any
 
 import attrs
-import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.graph.graph_def import GraphDef, parse_input
 from tensorweave.engine.kernel import KernelContext, bound, type_key
+from tensorweave.engine.runtime import float_errors
 from tensorweave.engine.runtime.compiled_plan import MAX_NODES as MAX_COMPILED_NODES
 from tensorweave.engine.runtime.compiled_plan import CompiledPlan, compile_plan
 from tensorweave.engine.runtime.device import Device
@@ -81,7 +81,12 @@ class NodeItem:
     successors: list[int]  # one entry per edge (data or control) leaving this node
     frees: list[int] = attrs.field(factory=list)  # slots dead once this node ran (in order)
     label: str = ""  # TF's timeline label: "name = Op(input, ...)"
-    direct: Callable[..., Any] | None = None  # the kernel's bound form (`kernel.bound`)
+    direct: Callable[..., Any] | None = None  # a SYNC kernel's bound form (`kernel.bound`)
+    # the inputs (by position) that get a variable's value, not its ref: `fn` and `direct`
+    # dereference them; `kernel` and `kernel_direct` are the same forms without doing so
+    derefs: list[int] = attrs.field(factory=list)
+    kernel: Callable[..., Any] | None = None
+    kernel_direct: Callable[..., Any] | None = None
 
 
 def node_error(exc: BaseException, name: str, op: str, device: str) -> errors.OpError:
@@ -177,12 +182,15 @@ class ExecutorPlan:
                     nodes[i].inputs.append(nodes[j].out_base + out)
                 nodes[j].successors.append(i)
                 pending[i] += 1
-            if nodes[i].mode == SYNC:
-                direct = bound(nodes[i].fn, nodes[i].ctx, input_types)
-                nodes[i].direct = direct if direct is None or not derefs \
-                    else _dereferencing(direct, 0, derefs)
+            item = nodes[i]
+            item.kernel, item.derefs = item.fn, derefs
+            if item.mode != ASYNC:
+                item.kernel_direct = bound(item.fn, item.ctx, input_types)
+            if item.mode == SYNC:
+                item.direct = item.kernel_direct if item.kernel_direct is None or not derefs \
+                    else _dereferencing(item.kernel_direct, 0, derefs)
             if derefs:
-                nodes[i].fn = _dereferencing(nodes[i].fn, _KERNEL_ARGS[nodes[i].mode], derefs)
+                item.fn = _dereferencing(item.fn, _KERNEL_ARGS[item.mode], derefs)
         order = _topological_order(nodes, pending)
         has_async = any(n.mode == ASYNC for n in nodes)
         overlap = parallel and _expensive_nodes_can_overlap(nodes, order)
@@ -307,11 +315,13 @@ class Executor:
     def run_straight_line(self, step: StepContext) -> BaseException | None:
         """Run a straight-line plan's step to its end on this thread (what `run_async` does
         before calling back); the step's error, or None."""
-        # numpy's floating-point warnings off: TF yields inf/nan silently.
-        with np.errstate(all="ignore"):
+        token = float_errors.silence()
+        try:
             if step.stats is None and self._compile_ready():
                 return self._run_compiled(step)
             return self._run_straight(step)
+        finally:
+            float_errors.restore(token)
 
     def _compile_ready(self) -> bool:
         """Compile the plan once it has run a few times, so one-off steps never pay for it."""
@@ -463,8 +473,11 @@ class _Run:
 
     def _process(self, ready: deque[int]) -> None:
         """Run ready nodes inline until none is left; hands expensive ones to the pool."""
-        with np.errstate(all="ignore"):  # per thread, as in the straight-line path
+        token = float_errors.silence()  # per thread, as in the straight-line path
+        try:
             self._process_ready(ready)
+        finally:
+            float_errors.restore(token)
 
     def _process_ready(self, ready: deque[int]) -> None:
         nodes = self.plan.nodes

@@ -7,6 +7,7 @@ plugin (``cpu``, ``gpu``), which knows the dtypes its device holds.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tensorweave.engine import dtypes, errors
@@ -68,6 +69,14 @@ def _arg(ctx: KernelContext, step: Any) -> Any:
     return step.args[ctx.attrs["index"]]
 
 
+def _bind_arg(ctx: KernelContext, input_dtypes: list[Any]) -> Callable[[Any], Any]:
+    index = ctx.attrs["index"]
+    return lambda step: step.args[index]
+
+
+_arg.bind = _bind_arg  # type: ignore[attr-defined]
+
+
 def _retval(ctx: KernelContext, step: Any, value: Any) -> None:
     if ctx.attrs["T"] == dtypes.resource:  # a handle is device state, not a value
         raise errors.InvalidArgumentError(
@@ -78,6 +87,24 @@ def _retval(ctx: KernelContext, step: Any, value: Any) -> None:
     else:
         value = ctx.device.to_host(value)
     step.retvals[ctx.attrs["index"]] = value
+
+
+def _bind_retval(ctx: KernelContext,
+                 input_dtypes: list[Any]) -> Callable[[Any, Any], None] | None:
+    """`_retval` with its attrs read once (none for a resource: the kernel refuses it)."""
+    if ctx.attrs["T"] == dtypes.resource:
+        return None
+    index, name, device, to_host = ctx.attrs["index"], ctx.node_name, ctx.device, \
+        ctx.device.to_host
+
+    def retval(step: Any, value: Any) -> None:
+        step.retvals[index] = FetchedRef(value, name, device) if type(value) is VariableRef \
+            else to_host(value)
+
+    return retval
+
+
+_retval.bind = _bind_retval  # type: ignore[attr-defined]
 
 
 def _send(ctx: KernelContext, step: Any, value: Any) -> None:

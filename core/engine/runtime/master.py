@@ -12,10 +12,12 @@ the whole graph once per graph version), splits the graph per task and registers
 each task's piece on its worker, which splits it per device. Each step gets a fresh step id and
 runs every task's piece at once; the first error aborts the step on every other task and is
 raised with its original type (a `CancelledError` caused by that abort never hides the cause).
-Step state is cleaned on every worker after success or failure. `run_async` runs a step
-without a thread waiting for it (its deadline, plus the grace, is a timer's). The same code
-runs in-process (workers called directly) and behind a transport (workers reached through stubs
-with the same methods).
+Step state is cleaned on every worker after success or failure (a self-contained step, one
+in-process task whose worker says nothing of it outlives its run, has none). `run_compiled`
+runs a step already compiled, for a caller that keeps it while it is `current`. `run_async` runs
+a step without a thread waiting for it (its deadline, plus the grace, is a timer's). The same
+code runs in-process (workers called directly) and behind a transport (workers reached through
+stubs with the same methods).
 """
 
 from __future__ import annotations
@@ -65,6 +67,18 @@ class CompiledStep:
     partitions: list[GraphDef]  # per device, as the workers split and optimized them
     records: list[PassRecord]
     id: int = 0
+    fetches: tuple[str, ...] = ()
+    version: int = 0  # the graph version it was compiled for
+    self_contained: bool = False  # one task's piece, self-contained (`Registration`)
+    # (task, handle, the feed indices its piece reads) per task, and the tasks: what each step
+    # of it starts with
+    calls: list[tuple[str, str, list[int]]] = attrs.field(init=False)
+    tasks: list[str] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self.calls = [(task, handle, self.args_by_task.get(task, []))
+                      for task, handle in self.handles.items()]
+        self.tasks = list(self.handles)
 
 
 def task_of(device: str) -> str:
@@ -234,12 +248,14 @@ class MasterSession:
         pieces = reg.partitioner(graph_def, incarnations, location=task_of)
         handles: dict[str, str] = {}
         partitions: list[GraphDef] = []
+        contained = len(pieces) == 1
         try:
             for task, piece in pieces.items():
                 registration = self.workers[task].register_graph(piece, protected)
                 handles[task] = registration.handle
                 partitions.extend(registration.partitions.values())
                 records += registration.records
+                contained = contained and registration.self_contained
         except BaseException:
             self._deregister(CompiledStep(handles, {}, [], []))
             raise
@@ -247,7 +263,8 @@ class MasterSession:
             task: [n.attr["index"] for n in piece.node if n.op == "_Arg"]
             for task, piece in pieces.items()
         }
-        return CompiledStep(handles, args_by_task, partitions, records, next(self._compiled_ids))
+        return CompiledStep(handles, args_by_task, partitions, records, next(self._compiled_ids),
+                            tuple(fetches), self._version, contained)
 
     def _whole_graph_placement(self) -> dict[str, str]:
         """Every placeable node's device, chosen once per graph version over the whole graph
@@ -292,26 +309,29 @@ class MasterSession:
         with self._lock:
             return self._cache.get(key)
 
-    def _prepare(self, feeds: Mapping[str, Any], fetches: Sequence[str],
-                 targets: Sequence[str], timeout: float | None, cancellation: Any = None,
-                 ran: Sequence[str] = (),
-                 ) -> tuple[CompiledStep, int, float, list[tuple[str, str, dict[int, Any]]]]:
-        """(compiled step, step id, timeout, per-task calls) of one step; the step is aborted
-        on every task if `cancellation` (its client is gone) cancels."""
+    def current(self, compiled: CompiledStep) -> bool:
+        """Whether `compiled` may still run: compiled for the graph as it is now (no `extend`
+        since), and the session is open."""
+        return compiled.version == self._version and not self.closed
+
+    def _prepare(self, compiled: CompiledStep, values: Sequence[Any], timeout: float | None,
+                 cancellation: Any = None,
+                 ) -> tuple[int, float, list[tuple[str, str, dict[int, Any]]]]:
+        """(step id, timeout, per-task calls) of one step of `compiled` with the feed `values`
+        (in its signature's order); the step is aborted on every task if `cancellation` (its
+        client is gone) cancels."""
         if self.closed:
             raise RuntimeError("Attempted to use a closed Session.")
-        compiled = self.compile(list(feeds), fetches, targets, ran)
-        values = list(feeds.values())
-        calls = [(task, handle, {i: values[i] for i in compiled.args_by_task.get(task, ())})
-                 for task, handle in compiled.handles.items()]
+        calls = [(task, handle, {i: values[i] for i in indices})
+                 for task, handle, indices in compiled.calls]
         timeout = self.config.timeout_seconds if timeout is None else timeout
         step_id = next(self._step_ids)
         with self._lock:
-            self._in_flight[step_id] = [task for task, _, _ in calls]
+            self._in_flight[step_id] = compiled.tasks
         if cancellation is not None:
             cancellation.add(lambda: self.abort_step(step_id, errors.CancelledError(
                 None, None, f"Step {step_id} was cancelled: its client is gone")))
-        return compiled, step_id, timeout, calls
+        return step_id, timeout, calls
 
     def run(self, feeds: Mapping[str, Any], fetches: Sequence[str], targets: Sequence[str],
             collect_stats: bool = False, timeout: float | None = None, cancellation: Any = None,
@@ -320,22 +340,40 @@ class MasterSession:
         """Run one step; returns the fetched host arrays, per-device stats and the compiled
         step. A `transport.Cancellation` that cancels aborts the step on every task. `ran`
         names the nodes a partial run already ran (see `prune`)."""
-        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
-                                                          cancellation, ran)
-        retvals: dict[int, Any] = {}
-        stats: dict[str, list[Any]] = {}
+        if self.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        compiled = self.compile(list(feeds), fetches, targets, ran)
+        values, stats = self.run_compiled(compiled, list(feeds.values()), collect_stats,
+                                          timeout, cancellation)
+        return values, stats, compiled
+
+    def run_compiled(self, compiled: CompiledStep, values: Sequence[Any],
+                     collect_stats: bool = False, timeout: float | None = None,
+                     cancellation: Any = None) -> tuple[list[Any], dict[str, list[Any]]]:
+        """`run` of a step compiled already (`compile`; it must be `current`), fed `values`
+        in its signature's order: the fetched host arrays and per-device stats. A
+        self-contained step is run by its worker alone: nothing of it is left to abort or to
+        clean up."""
+        if compiled.self_contained:
+            if self.closed:
+                raise RuntimeError("Attempted to use a closed Session.")
+            task, handle, indices = compiled.calls[0]
+            step_id = next(self._step_ids)
+            retvals, stats = self.workers[task].run_graph(
+                handle, step_id, {i: values[i] for i in indices}, collect_stats, timeout)
+            return self._fetched(compiled.fetches, retvals, step_id), stats
+        step_id, timeout, calls = self._prepare(compiled, values, timeout, cancellation)
         try:
             if len(calls) == 1:
                 task, handle, args = calls[0]
-                out, st = self.workers[task].run_graph(handle, step_id, args, collect_stats,
-                                                       timeout)
-                retvals.update(out)
-                stats.update(st)
+                retvals, stats = self.workers[task].run_graph(handle, step_id, args,
+                                                              collect_stats, timeout)
             else:
+                retvals, stats = {}, {}
                 self._run_parallel(calls, step_id, collect_stats, timeout, retvals, stats)
         finally:
             self._cleanup(compiled, step_id)
-        return self._fetched(fetches, retvals, step_id), stats, compiled
+        return self._fetched(compiled.fetches, retvals, step_id), stats
 
     def run_async(self, feeds: Mapping[str, Any], fetches: Sequence[str],
                   targets: Sequence[str], collect_stats: bool, timeout: float | None,
@@ -346,8 +384,11 @@ class MasterSession:
         timer when a task does not answer within the deadline and its grace), so it must be
         quick. A signature not compiled yet compiles on the calling thread first; a step that
         cannot start raises here."""
-        compiled, step_id, timeout, calls = self._prepare(feeds, fetches, targets, timeout,
-                                                          cancellation, ran)
+        if self.closed:
+            raise RuntimeError("Attempted to use a closed Session.")
+        compiled = self.compile(list(feeds), fetches, targets, ran)
+        step_id, timeout, calls = self._prepare(compiled, list(feeds.values()), timeout,
+                                                cancellation)
         retvals: dict[int, Any] = {}
         stats: dict[str, list[Any]] = {}
         watch: list[int] = []
@@ -378,11 +419,12 @@ class MasterSession:
 
     @staticmethod
     def _fetched(fetches: Sequence[str], retvals: dict[int, Any], step_id: int) -> list[Any]:
-        missing = [fetches[i] for i in range(len(fetches)) if i not in retvals]
-        if missing:
+        try:
+            return [retvals[i] for i in range(len(fetches))]
+        except KeyError:
+            missing = [fetches[i] for i in range(len(fetches)) if i not in retvals]
             raise errors.InternalError(None, None, f"Step {step_id} produced no value for "
-                                       f"{missing}")
-        return [retvals[i] for i in range(len(fetches))]
+                                       f"{missing}") from None
 
     def _run_parallel(self, calls: list[tuple[str, str, dict[int, Any]]], step_id: int,
                       collect_stats: bool, timeout: float, retvals: dict[int, Any],

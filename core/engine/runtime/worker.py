@@ -6,7 +6,11 @@ returns a `Registration` (handle, partitions, pass records). `run_graph` runs al
 handle for one step at once: host feeds (``_Arg`` index -> array) in, host fetches (``_Retval``
 index -> array) out. It returns once every partition is done; the first error aborts the step's
 rendezvous and is raised as the `OpError` it was. A step that outlives `timeout` seconds is
-aborted with `DeadlineExceededError`. `run_graph_async` and `recv_tensor_async` do the same
+aborted with `DeadlineExceededError`. Straight-line partitions (no async kernel) run one after
+the other on the calling thread; a straight-line piece that calls no function and sends nothing
+is self-contained: its step's rendezvous is its own, and an in-process worker that remembers no
+cleaned steps says so in its `Registration`, so its caller may skip that step's cleanup and
+aborts (nothing can wait in it). `run_graph_async` and `recv_tensor_async` do the same
 without blocking a thread: they call back once (a transport answers from the callback), and a
 watchdog thread enforces their deadlines. Step state stays until `cleanup_step`, so peers can still
 fetch sent tensors with `recv_tensor`; a step that was cleaned up cannot run or be received
@@ -77,6 +81,10 @@ class Registration:
     handle: str
     partitions: dict[str, GraphDef]  # device name -> partition
     records: list[PassRecord]
+    # Its steps run to their end inside `run_graph`, and nothing of them outlives it: the caller
+    # may skip `cleanup_step` and aborts (only an in-process worker says so; a transport does
+    # not carry it).
+    self_contained: bool = False
 
 
 @attrs.define
@@ -85,6 +93,15 @@ class _Registered:
     args: dict[int, str]  # _Arg index -> device name
     straight_line: bool  # every partition runs to its end on the calling thread
     calls_functions: bool  # runs function bodies (loops, conditionals): it may run for long
+    # straight-line, calling no function and sending nothing: no other party can reach a step
+    # of it (nothing to receive, nothing that waits for an abort), so it needs no shared state
+    self_contained: bool = False
+    runs: list[tuple[str, Executor, list[int]]] = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        # (device name, executor, the _Arg indices it reads) per partition, found once
+        self.runs = [(device, executor, [i for i, d in self.args.items() if d == device])
+                     for device, executor in self.executors.items()]
 
 
 RunResult = tuple[dict[int, Any], dict[str, list[NodeStats]]]
@@ -206,9 +223,13 @@ class Worker:
         calls = any(isinstance(fn, FunctionDef) for part in partitions.values()
                     for node in part.node for value in node.attr.values()
                     for fn in (value if isinstance(value, list) else (value,)))
+        sends = any(node.op == "_Send" for part in partitions.values() for node in part.node)
+        contained = straight and not calls and not sends
         with self._lock:
-            self._graphs[handle] = _Registered(executors, args, straight, calls)
-        return Registration(handle, partitions, records)
+            self._graphs[handle] = _Registered(executors, args, straight, calls, contained)
+        # (remembering cleaned steps, to refuse late calls, needs every cleanup)
+        return Registration(handle, partitions, records,
+                            contained and not self._remembered_steps)
 
     def deregister_graph(self, handle: str) -> None:
         with self._lock:
@@ -241,31 +262,65 @@ class Worker:
         """The step's rendezvous, after checking the step was not cleaned up already."""
         with self._lock:
             if step_id in self._cleaned:
-                raise errors.AbortedError(
-                    None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
+                raise self._cleaned_error(step_id)
             until = time.monotonic() + timeout
             if self._deadlines.get(step_id, 0.0) < until:
                 self._deadlines[step_id] = until
         return self.rendezvous_mgr.find_or_create(step_id)
 
+    def _cleaned_error(self, step_id: int) -> errors.AbortedError:
+        return errors.AbortedError(
+            None, None, f"Step {step_id} was already cleaned up on task {self.task.name}")
+
     def run_graph(self, handle: str, step_id: int, args: dict[int, Any],
                   collect_stats: bool = False, timeout: float | None = None) -> RunResult:
         registered = self._registered(handle)
-        finished = None if registered.straight_line else threading.Event()
+        if registered.straight_line:
+            return self._run_here(registered, step_id, args, collect_stats, timeout)
+        finished = threading.Event()
         outcome: list[tuple[BaseException | None, RunResult | None]] = []
 
         def done(error: BaseException | None, result: RunResult | None) -> None:
             outcome.append((error, result))
-            if finished is not None:
-                finished.set()
+            finished.set()
 
         self._start(registered, step_id, args, collect_stats, timeout, done)
-        if finished is not None:  # (straight-line partitions are done when `_start` returns)
-            finished.wait()
+        finished.wait()
         error, result = outcome[0]
         if error is not None:
             raise error
         return result
+
+    def _run_here(self, registered: _Registered, step_id: int, args: dict[int, Any],
+                  collect_stats: bool, timeout: float | None) -> RunResult:
+        """`run_graph` of straight-line partitions: each runs to its end on this thread, one
+        after the other (none can wait on another), with no callback, event or watchdog;
+        the first error (which aborted the step's rendezvous) is raised once all have run. A
+        self-contained step's rendezvous is its own, never in the manager's table."""
+        if registered.self_contained:
+            if step_id in self._cleaned:
+                raise self._cleaned_error(step_id)
+            rendezvous = Rendezvous(step_id)
+        else:
+            rendezvous = self._begin(step_id, self.config.timeout_seconds if timeout is None
+                                     else timeout)
+        retvals: dict[int, Any] = {}
+        stats: dict[str, list[NodeStats]] = {}
+        error = None
+        self.budget.apply()
+        for device_name, executor, arg_indices in registered.runs:
+            from_host = executor.plan.device.from_host
+            step = StepContext(step_id, rendezvous, {i: from_host(args[i]) for i in arg_indices
+                                                     if i in args},
+                               retvals, [] if collect_stats else None, self.copy_tensor)
+            stats[device_name] = step.stats if step.stats is not None else []
+            failed = executor.run_straight_line(step)
+            if error is None:
+                error = failed
+        if error is not None:
+            raise error
+        _read_fetched(retvals)
+        return retvals, stats
 
     def run_graph_async(self, handle: str, step_id: int, args: dict[int, Any],
                         collect_stats: bool, timeout: float | None,
@@ -291,8 +346,7 @@ class Worker:
         threading.Thread(target=start, name=f"tw-step-{step_id}", daemon=True).start()
 
     def _registered(self, handle: str) -> _Registered:
-        with self._lock:
-            registered = self._graphs.get(handle)
+        registered = self._graphs.get(handle)  # (one read of a dict: the GIL makes it whole)
         if registered is None:
             # TF's type and words: the usual cause is a restarted task, and a client that
             # recreates its session (MonitoredSession) recovers from AbortedError.
