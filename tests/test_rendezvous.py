@@ -182,7 +182,8 @@ def _two_device_step() -> tuple[tf.Tensor, tf.Tensor]:
 
 
 def _live_rendezvous() -> int:
-    return sum(isinstance(o, Rendezvous) for o in gc.get_objects())
+    # by type: `isinstance` on a dead weak proxy that another test left behind raises
+    return sum(issubclass(type(o), Rendezvous) for o in gc.get_objects())
 
 
 def test_memory_stays_flat_over_100k_steps_of_a_two_device_graph() -> None:

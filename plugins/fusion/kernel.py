@@ -40,6 +40,7 @@ class _Unfused:
     ctx: KernelContext
     direct: Callable[..., Any]
     operands: tuple[int, ...]
+    last_uses: tuple[int, ...] = ()  # the values this step reads for the last time
 
 
 @attrs.define
@@ -66,6 +67,9 @@ def _state(ctx: KernelContext, kernels: Any) -> _State:
         direct = bound(fn, unfused_ctx, [types[i] for i in step.operands]) \
             or functools.partial(fn, unfused_ctx)
         steps.append(_Unfused(fn, unfused_ctx, direct, step.operands))
+    last_reader = {i: j for j, step in enumerate(steps) for i in step.operands}
+    for j, step in enumerate(steps):
+        step.last_uses = tuple(i for i in set(step.operands) if last_reader[i] == j)
     state = ctx.state["fused"] = _State(steps, compile_after())
     return state
 
@@ -82,6 +86,8 @@ def _op_by_op(ctx: KernelContext, state: _State, inputs: tuple[Any, ...]) -> Any
             except BaseException as exc:  # noqa: BLE001 - the user's node failed: name it
                 raise node_error(exc, step.ctx.node_name, step.ctx.op,
                                  ctx.device.name) from None
+        for i in step.last_uses:  # as unfused, an intermediate lives until its last reader
+            values[i] = None
         values.append(value)
     return values[-1]
 
