@@ -803,7 +803,10 @@ def test_raw_ops_access():
 
 def test_default_node_names():
     x = tw.constant([1.0])
-    assert tw.add(x, x).op.name == "add"
+    # TF's names: the functions name their node by the op, the operators in lower case
+    assert [t.op.name for t in (tw.add(x, x), tw.multiply(x, x), tw.subtract(x, x))] == \
+        ["Add", "Mul", "Sub"]
+    assert [t.op.name for t in (x + x, x * x, x - x)] == ["add_1", "mul_1", "sub_1"]
     assert tw.truediv(tw.constant([1]), 2).op.name == "truediv"
     assert tw.reduce_sum(x).op.name == "Sum"
     assert tw.sqrt(x, name="root").op.name == "root"

@@ -93,9 +93,9 @@ def _unary(op: str, py_name: str) -> Callable[..., Tensor]:
 
 # -- arithmetic -----------------------------------------------------------------------------
 
-add = _binary("AddV2", "add", "add")
-subtract = _binary("Sub", "subtract", "sub")
-multiply = _binary("Mul", "multiply", "mul")
+add = _binary("AddV2", "add", "Add")
+subtract = _binary("Sub", "subtract")
+multiply = _binary("Mul", "multiply")
 realdiv = _binary("RealDiv", "realdiv")
 floor_div = _binary("FloorDiv", "floor_div")
 floordiv = _binary("FloorDiv", "floordiv", "floordiv")
