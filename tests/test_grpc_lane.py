@@ -386,22 +386,36 @@ def test_the_frame_header_is_24_bytes() -> None:
     assert struct.unpack("<QQBBH4x", lane.FRAME.pack(1, 2, 3, 0, 5)) == (1, 2, 3, 0, 5)
 
 
-def test_cleanups_and_aborts_sent_on_a_lane_that_stalls_go_again_over_grpc() -> None:
+def _stalling_server(method: str) -> tf.train.Server:
+    """A one-task server whose call lane stalls in `method`'s reply and then drops every
+    request unrun (the test-only hook, read when the server starts)."""
     (port,) = free_ports(1)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TENSORWEAVE_CALL_LANE", "1")
-        # the lane stalls in GetStatus's reply, then drops every request unrun
-        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "GetStatus")
-        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
-    with srv:
+        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", method)
+        return tf.train.Server({"local": [f"127.0.0.1:{port}"]})
+
+
+def _peer_on_its_lane(srv: tf.train.Server) -> Peer:
+    """A client end to `srv` with its call lane open (a first call, over gRPC, opens it)."""
+    peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+    try:
+        peer.call(WORKER, "GetStatus", {}, 10.0)
+        assert eventually(lambda: peer._lane is not None, 10.0)
+    except BaseException:
+        peer.close()
+        raise
+    return peer
+
+
+def test_cleanups_and_aborts_sent_on_a_lane_that_stalls_go_again_over_grpc() -> None:
+    with _stalling_server("GetStatus") as srv:
         worker = srv._impl.worker
         device = worker.devices[0]
         key = f"{device.name};{device.incarnation:016x};{device.name};gone:0;0:0"
         aborted = worker.rendezvous_mgr.find_or_create(8101)
-        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        peer = _peer_on_its_lane(srv)
         try:
-            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
-            assert eventually(lambda: peer._lane is not None, 10.0)
             status = Inbox()
             peer.call_async(WORKER, "GetStatus", {}, 30.0, status)
             # fire-and-forget, behind the stalled reply: the server never sees them on the lane
@@ -421,20 +435,13 @@ def test_cleanups_and_aborts_sent_on_a_lane_that_stalls_go_again_over_grpc() -> 
 
 
 def test_a_registration_whose_lane_stalls_is_sent_again_and_registered_once() -> None:
-    (port,) = free_ports(1)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
-        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "RegisterGraph")
-        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
-    with srv:
+    with _stalling_server("RegisterGraph") as srv:
         worker = srv._impl.worker
         const = NodeDef("c", "Const", [], worker.devices[0].name, {
             "dtype": tf.float32, "value": np.array(1.0, np.float32),
             "_output_types": [tf.float32], "_output_shapes": [TensorShape([])]})
-        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        peer = _peer_on_its_lane(srv)
         try:
-            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
-            assert eventually(lambda: peer._lane is not None, 10.0)
             stalled = peer._lane
             # the lane's socket probes a peer that went quiet (TCP keepalive)
             assert stalled._conn.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
@@ -447,20 +454,13 @@ def test_a_registration_whose_lane_stalls_is_sent_again_and_registered_once() ->
 
 
 def test_a_fetch_still_waiting_when_its_lane_stalls_is_joined_by_its_repeat() -> None:
-    (port,) = free_ports(1)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("TENSORWEAVE_CALL_LANE", "1")
-        patch.setenv("TENSORWEAVE_TEST_LANE_STALL", "GetStatus")
-        srv = tf.train.Server({"local": [f"127.0.0.1:{port}"]})
-    with srv:
+    with _stalling_server("GetStatus") as srv:
         worker = srv._impl.worker
         device = worker.devices[0]
         key = f"{device.name};{device.incarnation:016x};{device.name};later:0;0:0"
         value = np.arange(4.0)
-        peer = Peer(srv._impl.task.name, srv._impl.address, Security())
+        peer = _peer_on_its_lane(srv)
         try:
-            peer.call(WORKER, "GetStatus", {}, 10.0)  # (over gRPC; the lane opens after it)
-            assert eventually(lambda: peer._lane is not None, 10.0)
             fetched, status = Inbox(), Inbox()
             # the fetch waits on the server for a value not sent yet; then the lane stalls
             peer.call_async(WORKER, "RecvTensor", {"step_id": 8201, "key": key,
