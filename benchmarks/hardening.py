@@ -41,7 +41,7 @@ import sys
 import threading
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import grpc
 import numpy as np
@@ -115,25 +115,6 @@ def empty_lists(count: int) -> bytes:
     return struct.pack("<2sBBIIIQ", b"TW", wire.VERSION, 0, 0, len(header), 0, 0) + header
 
 
-def hostile_header(cluster: LocalCluster, count: int) -> None:
-    sample = 1 << 16
-    frame = empty_lists(sample)
-    tracemalloc.start()
-    decoded = wire.decode(frame)
-    per_list = tracemalloc.get_traced_memory()[0] / sample
-    tracemalloc.stop()
-    del decoded
-    request = empty_lists(count)
-    before, peak, outcome = peak_growth(cluster.process("worker").pid, request,
-                                        cluster.target("worker")[len("grpc://"):])
-    uncapped = per_list * count
-    grown = peak - before
-    print(f"hostile header of {len(request) / MIB:.0f} MiB ({count} empty lists): worker RSS "
-          f"{before / MIB:.0f} MiB before, peak {peak / MIB:.0f} MiB ({grown / MIB:+.0f} MiB);"
-          f" decoded in full they take {uncapped / MIB:.0f} MiB ({per_list:.1f} B each): ratio "
-          f"{grown / uncapped:.2f} (the call ended {outcome})")
-
-
 def two_byte_strings(count: int) -> bytes:
     """A request ``{"x": <string tensor of `count` two-byte strings>}`` (10 bytes each)."""
     table = struct.pack("<BBqQ", wire.STRING_CODE, 1, count, 10 * count)
@@ -171,23 +152,26 @@ def peak_growth(pid: int, request: bytes, address: str) -> tuple[int, int, str]:
     return before, peak[0], outcome
 
 
-def hostile_strings(cluster: LocalCluster, count: int) -> None:
+def hostile(cluster: LocalCluster, make: Callable[[int], bytes], count: int, what: str) -> None:
+    """Streams `make(count)`, a request that decodes to `count` small objects (`what`), to the
+    worker and prints its peak RSS growth against what decoding it in full would take (per
+    object, measured with tracemalloc on 2^16 of them)."""
     sample = 1 << 16
-    frame = two_byte_strings(sample)
+    frame = make(sample)
     tracemalloc.start()
     decoded = wire.decode(frame)
-    per_string = tracemalloc.get_traced_memory()[0] / sample
+    per_object = tracemalloc.get_traced_memory()[0] / sample
     tracemalloc.stop()
     del decoded
-    request = two_byte_strings(count)
+    request = make(count)
     before, peak, outcome = peak_growth(cluster.process("worker").pid, request,
                                         cluster.target("worker")[len("grpc://"):])
-    uncapped = per_string * count
-    print(f"hostile strings, {len(request) / MIB:.0f} MiB ({count} two-byte strings): worker "
-          f"RSS {before / MIB:.0f} MiB before, peak {peak / MIB:.0f} MiB "
-          f"({(peak - before) / MIB:+.0f} MiB); decoded in full they take "
-          f"{uncapped / MIB:.0f} MiB ({per_string:.1f} B each): ratio "
-          f"{(peak - before) / uncapped:.2f} (the call ended {outcome})")
+    uncapped = per_object * count
+    grown = peak - before
+    print(f"hostile request of {len(request) / MIB:.0f} MiB ({count} {what}): worker RSS "
+          f"{before / MIB:.0f} MiB before, peak {peak / MIB:.0f} MiB ({grown / MIB:+.0f} MiB);"
+          f" decoded in full they take {uncapped / MIB:.0f} MiB ({per_object:.1f} B each): "
+          f"ratio {grown / uncapped:.2f} (the call ended {outcome})")
 
 
 class BlackHole:
@@ -356,8 +340,8 @@ def main() -> None:
     with LocalCluster({"ps": 1, "worker": 1}, host="127.0.0.1") as cluster:
         amplification(cluster, 1 << 28)  # 2 GiB, as the issue's request: over the cap
         amplification(cluster, 1 << 27)  # 1 GiB: within the cap, allocated only as it arrives
-        hostile_header(cluster, 1 << 25)
-        hostile_strings(cluster, 1 << 25)
+        hostile(cluster, empty_lists, 1 << 25, "empty lists in its header")
+        hostile(cluster, two_byte_strings, 1 << 25, "two-byte strings")
         black_holed(cluster, 30.0)
         fetch_time(cluster, 0)  # warm-up: connections, the call lane
         quiet = fetch_time(cluster, 0)
