@@ -280,8 +280,7 @@ class Session:
             if fetch_key is not None:
                 key = (fetch_key, tuple(feed_dict) if feed_dict else ())
                 call = self._calls.get(key)
-                if call is not None and call.ops == len(self._graph._ops) \
-                        and self._master.current(call.compiled):
+                if self._ready(call):
                     return self._call(call, feed_dict.values() if feed_dict else ())
         mapper = self._mapper(fetches)
         feeds = self._feeds(feed_dict)
@@ -313,6 +312,12 @@ class Session:
         if compiled is None:
             return None
         return _StepCall(mapper, list(targets), compiled, sent)
+
+    def _ready(self, call: _StepCall | None) -> bool:
+        """Whether `call` still runs this graph's step: no op added since it was resolved, and
+        the master's compiled step still current."""
+        return call is not None and call.ops == len(self._graph._ops) \
+            and self._master.current(call.compiled)
 
     def _call(self, call: _StepCall, values: Iterable[Any]) -> Any:
         """One step of a resolved signature: `values` are its feeds' values in order. The same
@@ -424,11 +429,9 @@ class Session:
                 raise ValueError(f"Expected {len(feeders)} feed values, got {len(args)}")
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Session.")
-            step = resolved[0]
             fast = options is None and run_metadata is None
-            if fast and step is not None and step.ops == len(self._graph._ops) \
-                    and self._master.current(step.compiled):
-                return self._call(step, args)
+            if fast and self._ready(resolved[0]):
+                return self._call(resolved[0], args)
             feeds: dict[str, np.ndarray] = {}
             for feeder, value in zip(feeders, args):
                 feeds.update(feeder(value))
