@@ -117,6 +117,23 @@ def test_resize_dtypes() -> None:
         tw.image.resize_bilinear(np.ones((1, 2, 2, 1), bool), [3, 3])
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float16])
+def test_narrow_images_resize_exactly_as_their_float32_values(dtype) -> None:
+    # They are gathered as they are and promoted by the weights' product; the cached weights
+    # serve images of different values and of different sizes.
+    first, second = ((image(2, 9, 13, 3) * 250).astype(dtype) for _ in range(2))
+    other = (image(1, 5, 4, 2) * 250).astype(dtype)
+    resized = [tw.image.resize_bilinear(x, [7, 21]) for x in (first, second, other)]
+    wide = [tw.image.resize_bilinear(x.astype(np.float32), [7, 21]) for x in (first, second, other)]
+    area = [tw.image.resize_area(x, [1, 1]) for x in (first, first.astype(np.float32))]
+    got = run(resized + wide + area)
+    for narrow, float32 in zip(got[:3], got[3:6]):
+        assert narrow.dtype == np.float32
+        np.testing.assert_array_equal(narrow, float32)
+    assert not np.array_equal(got[0], got[1])
+    np.testing.assert_array_equal(got[6], got[7])
+
+
 def test_resize_op_errors() -> None:
     with pytest.raises(ValueError, match="rank 4"):
         tw.image.resize_bilinear(image(3, 3, 1), [2, 2])

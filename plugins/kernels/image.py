@@ -3,21 +3,25 @@
 Contract: both resizes are separable, so each is two small matrix products: an ``(out, in)``
 matrix per spatial axis holds the interpolation weights (bilinear) or a one-hot row (nearest
 neighbour), and a gradient is the same products transposed. A matrix with few non-zeros per row
-(bilinear: 2) is applied as that many gathers, a denser one by a matrix product. No Python loop
-runs per pixel and no scatter (atomics) is needed. The pixel mapping is TF's, in float32 as TF
-computes it: the scale is ``(in - 1) / (out - 1)`` with ``align_corners`` (and out > 1), else
-``in / out``; an output pixel `x` reads source coordinate ``x * scale`` (legacy), or
-``(x + 0.5) * scale - 0.5`` for bilinear and ``(x + 0.5) * scale`` for nearest neighbour with
-``half_pixel_centers``. Bilinear reads ``floor`` (clamped at 0) and ``ceil`` (clamped at
-``in - 1``) with weight ``source - floor(source)``; nearest neighbour reads ``floor`` (``round``
-half away from zero with ``align_corners``), clamped to the image. Bad sizes and images raise
-`InvalidArgumentError`.
+(bilinear: 2) is applied as that many gathers, a denser one by a matrix product; either form is
+made once per sizes and attrs on the host and cached (a pipeline resizes every image to the same
+size). No Python loop runs per pixel and no scatter (atomics) is needed. The pixel mapping is
+TF's, in float32 as TF computes it: the scale is ``(in - 1) / (out - 1)`` with ``align_corners``
+(and out > 1), else ``in / out``; an output pixel `x` reads source coordinate ``x * scale``
+(legacy), or ``(x + 0.5) * scale - 0.5`` for bilinear and ``(x + 0.5) * scale`` for nearest
+neighbour with ``half_pixel_centers``. Bilinear reads ``floor`` (clamped at 0) and ``ceil``
+(clamped at ``in - 1``) with weight ``source - floor(source)``; nearest neighbour reads ``floor``
+(``round`` half away from zero with ``align_corners``), clamped to the image. Bad sizes and
+images raise `InvalidArgumentError`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from tensorweave.engine import errors
 from tensorweave.engine.kernel import KernelContext
@@ -99,32 +103,74 @@ def _one_hot(xp: Any, index: Any, in_size: int) -> Any:
 _MAX_TAPS = 8
 
 
-def _along(xp: Any, weights: Any, image: Any, axis: int) -> Any:
-    """`weights` ``(out, in)`` applied along `axis` of `image`: ``out[y] = sum_i w[y, i] *
-    image[i]``."""
-    nonzero = weights != 0
+def nearest_weights(xp: Any, in_size: int, out_size: int, align: bool, half: bool) -> Any:
+    """The ``(out_size, in_size)`` one-hot float32 matrix of nearest-neighbour resizing."""
+    return _one_hot(xp, nearest_index(xp, in_size, out_size, align, half), in_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _taps(weights: WeightsFn, in_size: int, out_size: int, align: bool, half: bool,
+          transposed: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """How to apply ``weights(np, in_size, out_size, align, half)`` (its transpose if
+    `transposed`) along an axis: ``(index, taken)``, each row's non-zero columns in ascending
+    order and their weights, ``(rows, taps)`` (a short row padded with weight 0); or
+    ``(matrix, None)`` where a row has more than `_MAX_TAPS` non-zeros. Host arrays, made once
+    per size and shared (read-only): a pipeline resizes every image to the same size."""
+    matrix = weights(np, in_size, out_size, align, half)
+    if transposed:
+        matrix = np.ascontiguousarray(matrix.T)
+    nonzero = matrix != 0
     taps = int(nonzero.sum(axis=1).max())
     if taps > _MAX_TAPS:  # a gradient of a large downscale: a matrix product
-        moved = xp.moveaxis(image, axis, -1)
-        return xp.moveaxis(xp.matmul(moved, weights.T.astype(image.dtype)), -1, axis)
-    # bilinear reads two pixels per output pixel, nearest neighbour one: gathers, not BLAS.
-    # Each row's non-zero columns in ascending order (a short row padded with weight 0).
-    size = weights.shape[1]
-    columns = xp.sort(xp.where(nonzero, xp.arange(size)[None, :], size), axis=1)
+        matrix.flags.writeable = False
+        return matrix, None
+    size = matrix.shape[1]
+    columns = np.sort(np.where(nonzero, np.arange(size)[None, :], size), axis=1)
     columns = columns[:, :max(taps, 1)]
-    index = xp.minimum(columns, size - 1)
-    taken = (xp.take_along_axis(weights, index, axis=1) * (columns < size)).astype(image.dtype)
+    index = np.minimum(columns, size - 1)
+    taken = np.take_along_axis(matrix, index, axis=1) * (columns < size)
+    for array in (index, taken):
+        array.flags.writeable = False
+    return index, taken
+
+
+def _along(xp: Any, taps: tuple[np.ndarray, np.ndarray | None], image: Any, axis: int) -> Any:
+    """The matrix of `taps` ``(out, in)`` applied along `axis` of `image`: ``out[y] = sum_i
+    w[y, i] * image[i]``, in `image`'s dtype promoted with float32 (an 8- or 16-bit image is
+    gathered as it is and promoted by the first product: the same values as converting it
+    first, at a fraction of the memory traffic)."""
+    index, taken = taps
+    dtype = xp.result_type(image.dtype, xp.float32)
+    if taken is None:
+        moved = xp.moveaxis(image, axis, -1).astype(dtype, copy=False)  # (BLAS: one dtype)
+        return xp.moveaxis(xp.matmul(moved, xp.asarray(index.T, dtype=dtype)), -1, axis)
+    # bilinear reads two pixels per output pixel, nearest neighbour one: gathers, not BLAS.
+    index = xp.asarray(index)
+    taken = xp.asarray(taken, dtype=dtype)
     shape = [1] * image.ndim
-    shape[axis] = weights.shape[0]
+    shape[axis] = index.shape[0]
     out = None
     for k in range(index.shape[1]):
-        term = xp.take(image, index[:, k], axis=axis) * taken[:, k].reshape(shape)
-        out = term if out is None else out + term
+        term = xp.take(image, index[:, k], axis=axis)
+        weight = taken[:, k].reshape(shape)
+        if term.dtype == dtype:
+            term *= weight
+        else:
+            term = term * weight
+        if out is None:
+            out = term
+        else:
+            out += term
     return out
 
 
-def _apply(xp: Any, rows: Any, cols: Any, image: Any) -> Any:
-    """``rows @ image @ cols.T`` over the spatial axes of an NHWC `image`."""
+def _apply(xp: Any, weights: WeightsFn, image: Any, sizes: tuple[int, int, int, int],
+           align: bool, half: bool, transposed: bool = False) -> Any:
+    """``rows @ image @ cols.T`` over the spatial axes of an NHWC `image`, where `rows` and
+    `cols` are ``weights`` from height `sizes[0]` to `sizes[1]` and width `sizes[2]` to
+    `sizes[3]` (transposed if `transposed`)."""
+    rows = _taps(weights, sizes[0], sizes[1], align, half, transposed)
+    cols = _taps(weights, sizes[2], sizes[3], align, half, transposed)
     return _along(xp, cols, _along(xp, rows, image, 1), 2)
 
 
@@ -140,9 +186,10 @@ def resize_separable(ctx: KernelContext, images: Any, size: Any, weights: Weight
     align, half = _check_attrs(ctx)
     _check_image(ctx, images)
     height, width = _size(ctx, size)
-    rows = weights(xp, images.shape[1], height, align, half)
-    cols = weights(xp, images.shape[2], width, align, half)
-    return _apply(xp, rows, cols, images.astype(xp.float32)).astype(xp.float32, copy=False)
+    sizes = (images.shape[1], height, images.shape[2], width)
+    image = images if xp.result_type(images.dtype, xp.float32) == xp.float32 \
+        else images.astype(xp.float32)
+    return _apply(xp, weights, image, sizes, align, half).astype(xp.float32, copy=False)
 
 
 def resize_separable_grad(ctx: KernelContext, grads: Any, original: Any,
@@ -156,10 +203,10 @@ def resize_separable_grad(ctx: KernelContext, grads: Any, original: Any,
             or grads.shape[3] != original.shape[3]:
         raise _fail(ctx, f"grads {list(grads.shape)} do not match original image "
                          f"{list(original.shape)} in batch and depth")
-    rows = weights(xp, original.shape[1], grads.shape[1], align, half)
-    cols = weights(xp, original.shape[2], grads.shape[2], align, half)
+    sizes = (original.shape[1], grads.shape[1], original.shape[2], grads.shape[2])
     wide = grads.astype(_compute_dtype(xp, original.dtype))
-    return _apply(xp, rows.T, cols.T, wide).astype(ctx.out_np, copy=False)
+    return _apply(xp, weights, wide, sizes, align, half, transposed=True).astype(
+        ctx.out_np, copy=False)
 
 
 def resize_bilinear(ctx: KernelContext, images: Any, size: Any) -> Any:
@@ -185,12 +232,12 @@ def resize_nearest_neighbor_grad(ctx: KernelContext, grads: Any, size: Any) -> A
     align, half = _check_attrs(ctx)
     _check_image(ctx, grads)
     height, width = _size(ctx, size)
-    rows = _one_hot(xp, nearest_index(xp, height, grads.shape[1], align, half), height)
-    cols = _one_hot(xp, nearest_index(xp, width, grads.shape[2], align, half), width)
     # Integer sums are exact in float64; floats keep (at least) float32.
     wide = grads.astype(xp.float64 if grads.dtype.kind in "iu" else
                         _compute_dtype(xp, grads.dtype))
-    return _apply(xp, rows.T, cols.T, wide).astype(ctx.out_np, copy=False)
+    sizes = (height, grads.shape[1], width, grads.shape[2])
+    return _apply(xp, nearest_weights, wide, sizes, align, half, transposed=True).astype(
+        ctx.out_np, copy=False)
 
 
 def register(registry: Any, device_type: str) -> None:
