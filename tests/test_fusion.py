@@ -15,7 +15,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.engine import errors
 from tensorweave.plugins.fusion import kernel as fusion_kernel
-from tensorweave.plugins.fusion.regions import MAX_STEPS
+from tensorweave.plugins.fusion.regions import MAX_STEPS, SHORT_MAX_ELEMENTS
 
 pytest.importorskip("numba")
 
@@ -265,11 +265,12 @@ def test_a_long_chain_becomes_regions_of_at_most_max_steps(
 
 def test_activation_gradients_fuse_on_static_shapes(compile_mode: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    x = tf.placeholder(tf.float32, [4, 8])
-    w = tf.Variable(np.linspace(-1, 1, 8, dtype=np.float32))
+    # (64 x 80: past SHORT_MAX_ELEMENTS, where a region of two ops fuses)
+    x = tf.placeholder(tf.float32, [64, 80])
+    w = tf.Variable(np.linspace(-1, 1, 80, dtype=np.float32))
     y = tf.tanh(x * w) * tf.sigmoid(x - w) + tf.nn.relu(x * 2.0 - w)
     grads = tf.gradients(tf.reduce_sum(y), [x, w])
-    feeds = {x: np.linspace(-3, 3, 32, dtype=np.float32).reshape(4, 8)}
+    feeds = {x: np.linspace(-3, 3, 64 * 80, dtype=np.float32).reshape(64, 80)}
     results, ops = {}, Counter()
     for fused in (False, True):
         monkeypatch.setenv("TENSORWEAVE_FUSION", "1" if fused else "0")
@@ -281,6 +282,20 @@ def test_activation_gradients_fuse_on_static_shapes(compile_mode: str,
     assert not ops.keys() & {"TanhGrad", "SigmoidGrad", "ReluGrad"}
     for a, b in zip(results[False], results[True]):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_two_ops_on_a_small_static_shape_stay_unfused(monkeypatch: pytest.MonkeyPatch) -> None:
+    small = tf.placeholder(tf.float32, [SHORT_MAX_ELEMENTS])
+    large = tf.placeholder(tf.float32, [SHORT_MAX_ELEMENTS + 1])
+    unknown = tf.placeholder(tf.float32, [None])
+    fetches = [small * 3.0 + 1.0, large * 3.0 + 1.0, unknown * 3.0 + 1.0,
+               (small * 2.0 - 1.0) * small]
+    feeds = {small: np.ones(SHORT_MAX_ELEMENTS, np.float32),
+             large: np.ones(SHORT_MAX_ELEMENTS + 1, np.float32),
+             unknown: np.ones(5, np.float32)}
+    partitions = _same(fetches, feeds, monkeypatch)
+    fused = {n.name for n in _fused_nodes(partitions)}
+    assert fused == {t.op.name for t in fetches[1:]}
 
 
 def test_the_switch_turns_the_pass_off(monkeypatch: pytest.MonkeyPatch) -> None:
