@@ -149,7 +149,7 @@ def test_a_loops_gradient_in_a_later_call_does_not_run_the_loop_again():
     # the loop carries; it takes it from the loop's input, so the second call does not rerun
     # the forward loop (a handle cannot be fed back), and what the forward loop recorded for
     # the gradient is kept for the second call: 3 body runs in all, as in TF
-    v = tf.Variable(tf.constant(2.0), use_resource=True, validate_shape=False, name="v")
+    v = tf.Variable(tf.constant(2.0), use_resource=True, shape=tf.TensorShape(None), name="v")
     count = tf.Variable(0, use_resource=True, name="count")
     x = tf.placeholder(tf.float32, [])
 
