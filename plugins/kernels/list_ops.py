@@ -33,8 +33,8 @@ class TensorList:
     rest: TensorList | None = None
 
 
-def _shape_of(value: Any) -> tuple[int, ...] | None:
-    value = np.asarray(value)
+def _shape_of(ctx: KernelContext, value: Any) -> tuple[int, ...] | None:
+    value = np.asarray(ctx.device.to_host(value))  # a small int input, read on the host
     return None if value.ndim == 0 else tuple(int(d) for d in value.tolist())
 
 
@@ -58,7 +58,7 @@ def _list(ctx: KernelContext, value: Any) -> TensorList:
 
 
 def empty_tensor_list(ctx: KernelContext, element_shape: Any, max_num_elements: Any) -> Any:
-    return TensorList(ctx.attrs["element_dtype"], _shape_of(element_shape))
+    return TensorList(ctx.attrs["element_dtype"], _shape_of(ctx, element_shape))
 
 
 def push_back(ctx: KernelContext, handle: Any, tensor: Any) -> Any:
@@ -80,10 +80,11 @@ def pop_back(ctx: KernelContext, handle: Any, element_shape: Any) -> Any:
     if items.rest is None:
         raise errors.InvalidArgumentError(ctx.node_name, ctx.op,
                                           "Trying to pop from an empty list.")
-    if not _allows(_shape_of(element_shape), _dims(items.last)):
+    if not _allows(_shape_of(ctx, element_shape), _dims(items.last)):
         raise errors.InvalidArgumentError(
             ctx.node_name, ctx.op, f"Incompatible shapes: element shape "
-            f"{np.asarray(element_shape).tolist()} but the element is {list(_dims(items.last))}")
+            f"{list(_shape_of(ctx, element_shape) or [])} but the element is "
+            f"{list(_dims(items.last))}")
     return items.rest, items.last
 
 
