@@ -91,6 +91,7 @@ from tensorweave.engine.dtypes import (
     uint16,
     uint32,
     uint64,
+    variant,
 )
 from tensorweave.engine.dtypes import bool_ as bool
 from tensorweave.engine.graph.constant_op import constant, convert_to_tensor

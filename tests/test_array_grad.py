@@ -19,6 +19,8 @@ CASES = {
     "transpose": (lambda x: tf.transpose(x, [2, 0, 1]), [[2, 3, 4]], [4, 2, 3]),
     "concat": (lambda x, y: tf.concat([x, y, x], axis=1), [[2, 3], [2, 1]], [2, 7]),
     "concat_negative_axis": (lambda x, y: tf.concat([x, y], -2), [[2, 3], [1, 3]], [3, 3]),
+    # more than 16 values: TF's gradient takes one split, not a ConcatOffset and slices
+    "concat_17": (lambda x, y: tf.concat([x, y] * 8 + [x], axis=-1), [[2, 1], [2, 2]], [2, 25]),
     "stack": (lambda x, y: tf.stack([x, y], axis=1), [[2, 3], [2, 3]], [2, 2, 3]),
     "unstack": (lambda x: tf.unstack(x, axis=1)[2] * tf.unstack(x, axis=1)[0], [[2, 3]], [2]),
     "split": (lambda x: tf.split(x, 2, axis=1)[1], [[2, 4]], [2, 2]),
@@ -69,8 +71,8 @@ def test_array_gradient(name: str) -> None:
     assert gradient_error(RNG, fn, shapes, out_shape=out_shape) < 1e-8
 
 
-DYNAMIC = ["reshape", "concat", "slice", "strided_slice", "tile", "pad", "gather_axis0",
-           "transpose", "stack", "split"]
+DYNAMIC = ["reshape", "concat", "concat_17", "slice", "strided_slice", "tile", "pad",
+           "gather_axis0", "transpose", "stack", "split"]
 
 
 @pytest.mark.parametrize("name", DYNAMIC)
@@ -150,3 +152,21 @@ def test_sparse_concat_gradient_needs_a_static_axis_as_tf() -> None:
     x = tf.constant(np.ones((2, 2)))
     with pytest.raises(ValueError, match="with statically-known concat_dim"):
         tf.gradients(tf.gather(tf.concat([x, x], axis), [0]), x)
+
+
+def test_concat_offset_as_tf() -> None:
+    # concat_op_test.ConcatOffsetTest: where each shape starts along the axis, and its errors
+    shapes = [tf.constant([2, 3, 5]), tf.constant([2, 7, 5]), tf.constant([2, 20, 5])]
+    offsets = tf.raw_ops.ConcatOffset(concat_dim=1, shape=shapes)
+    negative = tf.raw_ops.ConcatOffset(concat_dim=-2, shape=shapes)
+    with tf.Session() as sess:
+        assert [o.tolist() for o in sess.run(offsets)] == [[0, 0, 0], [0, 3, 0], [0, 10, 0]]
+        assert [o.tolist() for o in sess.run(negative)] == [[0, 0, 0], [0, 3, 0], [0, 10, 0]]
+        for dim, others, match in (
+                (4, [2, 7, 5], "Concat dim is out of range: 4 vs. 3"),
+                (1, [2, 7], "input 1 should contain 3 elements, but got 2"),
+                (1, [2, 7, 10], "All dimensions except 1 must match. Input 1 has shape "
+                                r"\[2 7 10\] and doesn't match input 0 with shape \[2 3 5\]")):
+            op = tf.raw_ops.ConcatOffset(concat_dim=dim, shape=[shapes[0], tf.constant(others)])
+            with pytest.raises(tf.errors.InvalidArgumentError, match=match):
+                sess.run(op)

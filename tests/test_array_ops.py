@@ -617,7 +617,9 @@ def test_zeros_like_ones_like() -> None:
     check(tf.ones_like(ints, dtype=tf.float32), np.ones((2, 3), np.float32))
     p, feed = unknown(ints)
     z, o = tf.zeros_like(p), tf.ones_like(p)
-    assert z.op.type == "ZerosLike" and o.op.type == "OnesLike"
+    # TF: zeros_like is a ZerosLike op, ones_like a Fill of the Shape (ones_like_impl)
+    assert z.op.type == "ZerosLike" and o.op.type == "Fill"
+    assert o.op.inputs[0].op.type == "Shape"
     check(z, np.zeros_like(ints), feed)
     check(o, np.ones_like(ints), feed)
     check(tf.ones_like(p, dtype=tf.bool), np.ones((2, 3), bool), feed)

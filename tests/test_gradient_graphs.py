@@ -24,7 +24,7 @@ ENTRIES = json.loads((DATA / "gradient_graphs.json").read_text())
 def label(entry: dict) -> str:
     case = entry["case"]
     return "-".join(str(case[k]) for k in ("kind", "op", "x", "y", "axis", "keepdims", "perm",
-                                            "dtype") if k in case)
+                                            "multiples", "dtype") if k in case)
 
 
 @pytest.mark.parametrize("entry", ENTRIES, ids=label)

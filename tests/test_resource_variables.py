@@ -436,3 +436,26 @@ def test_an_update_read_inside_a_loop_body_or_branch_runs() -> None:
         sess.run(count.initializer)
         assert sess.run(loop) == 3 and sess.run(count) == 3
         assert sess.run(taken) == 1 and sess.run(count) == 13
+
+
+def test_validate_shape_false_is_ignored_as_tf_1_15_does() -> None:
+    # TF 1.15's ResourceVariable takes validate_shape only for compatibility: the handle has
+    # the initial value's shape (shape=TensorShape(None) is what leaves it open), a static
+    # mismatch fails when built, and an assignment of a shape known only at run time passes
+    v = tf.Variable(tf.constant([1.0, 2.0]), use_resource=True, validate_shape=False)
+    w = tf.get_variable("w", initializer=tf.constant([1.0, 2.0]), use_resource=True,
+                        validate_shape=False)
+    for var in (v, w, ResourceVariable([1.0, 2.0], validate_shape=False)):
+        assert var.shape.as_list() == [2]
+        assert var.handle.op.get_attr("shape").as_list() == [2]
+        assert var.read_value().shape.as_list() == [2]
+    assert tf.Variable([1.0, 2.0], use_resource=True,
+                       shape=tf.TensorShape(None)).shape.ndims is None
+    with pytest.raises(ValueError):
+        v.assign([1.0, 2.0, 3.0])
+    value = tf.placeholder(tf.float32)
+    grow = v.assign(value)
+    with tf.Session() as sess:
+        sess.run(v.initializer)
+        sess.run(grow, {value: [5.0, 6.0, 7.0]})
+        np.testing.assert_array_equal(sess.run(v.read_value()), [5.0, 6.0, 7.0])

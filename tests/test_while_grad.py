@@ -1,6 +1,7 @@
 """The ``While`` gradient: against numeric differences (shapes that vary across iterations,
-unknown ranks, nested loops, several dtypes recorded), the number of body runs it costs, and
-what it records."""
+unknown ranks, nested loops, several dtypes recorded), the number of body runs it costs (one
+per iteration: the forward loop records), stateful bodies (an assign, a random op), two
+gradients of one loop, and what it records."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from tensorweave.plugins.standard_ops import while_grad
 from tests.numeric import numeric_grad
 
 
-def test_the_body_runs_twice_per_iteration_whatever_the_length() -> None:
+def test_the_body_runs_once_per_iteration_whatever_the_length() -> None:
     x = tw.placeholder(tw.float64, [])
     n = tw.placeholder(tw.int32, [])
     runs = tw.Variable(0, name="runs")
@@ -27,8 +28,8 @@ def test_the_body_runs_twice_per_iteration_whatever_the_length() -> None:
         for steps in (0, 3, 12):
             sess.run(runs.initializer)
             _, got = sess.run([y, g], {x: 1.3, n: steps})
-            # the forward loop and the recording loop; the backward loop runs no body
-            assert sess.run(runs) == 2 * steps
+            # the forward loop records what the backward loop needs; that one runs no body
+            assert sess.run(runs) == steps
 
             def f(xv: float, steps: int = steps) -> float:
                 yv = 0.5
@@ -142,3 +143,116 @@ def test_a_tensor_array_buffer_is_not_recorded() -> None:
 
     np.testing.assert_allclose(got, numeric_grad(f, x_value.astype(np.float64), 1e-4),
                                rtol=2e-3, atol=2e-4)
+
+
+def test_an_assign_in_the_body_runs_as_often_as_the_loop_iterates() -> None:
+    # TF: the counter reads 3 after a run fetching the loop and its gradient
+    x = tw.constant(2.0)
+    counter = tw.Variable(0, use_resource=True, name="counter")
+
+    def body(i: tw.Tensor, a: tw.Tensor) -> tuple[tw.Tensor, tw.Tensor]:
+        with tw.control_dependencies([counter.assign_add(1)]):
+            return i + 1, a * x
+
+    out = tw.while_loop(lambda i, a: i < 3, body, [0, tw.constant(1.0)])[1]
+    (g,) = tw.gradients(out, [x])
+    with tw.Session() as sess:
+        sess.run(counter.initializer)
+        assert sess.run([out, g]) == [8.0, 12.0]
+        assert sess.run(counter) == 3
+        assert sess.run(g) == 12.0  # the gradient alone runs the loop once too
+        assert sess.run(counter) == 6
+
+
+def test_a_random_body_gets_the_gradient_of_the_values_it_drew() -> None:
+    # out = prod_t (a * u_t): d out / d a = 4 out / a for the u_t the forward loop drew
+    a = tw.placeholder(tw.float64, [])
+
+    def body(i: tw.Tensor, y: tw.Tensor, us: tw.Tensor) -> tuple[tw.Tensor, ...]:
+        u = tw.random_uniform([], 0.5, 1.5, dtype=tw.float64)
+        return i + 1, y * a * u, tw.concat([us, tw.reshape(u, [1])], 0)
+
+    _, out, us = tw.while_loop(lambda i, y, us: i < 4, body,
+                               [0, tw.constant(1.0, tw.float64), tw.zeros([0], tw.float64)],
+                               shape_invariants=[tw.TensorShape([]), tw.TensorShape([]),
+                                                 tw.TensorShape([None])])
+    (g,) = tw.gradients(out, [a])
+    with tw.Session() as sess:
+        for _ in range(3):
+            out_v, us_v, g_v = sess.run([out, us, g], {a: 1.1})
+            assert out_v == pytest.approx(np.prod(1.1 * us_v))
+            assert g_v == pytest.approx(4 * out_v / 1.1)
+
+
+def test_a_loop_differentiated_twice_is_rewritten_once() -> None:
+    x = tw.placeholder(tw.float64, [])
+    runs = tw.Variable(0, name="runs")
+
+    def body(i: tw.Tensor, y: tw.Tensor) -> tuple[tw.Tensor, tw.Tensor]:
+        with tw.control_dependencies([tw.assign_add(runs, 1)]):
+            return i + 1, tw.sin(y) * x
+
+    _, y = tw.while_loop(lambda i, y: i < 5, body, [0, tw.constant(0.5, tw.float64)])
+    (g1,) = tw.gradients(y, [x])
+    loop = y.op
+    outputs = len(loop.outputs)
+    (g2,) = tw.gradients(y * y, [x])
+    assert len(loop.outputs) == outputs  # the second gradient reads the same records
+
+    def f(xv: float) -> float:
+        yv = 0.5
+        for _ in range(5):
+            yv = np.sin(yv) * xv
+        return yv
+
+    with tw.Session() as sess:
+        sess.run(runs.initializer)
+        y_v, g1_v, g2_v = sess.run([y, g1, g2], {x: 1.2})
+        assert sess.run(runs) == 5
+    want = numeric_grad(f, np.float64(1.2))
+    assert g1_v == pytest.approx(want, rel=1e-6)
+    assert g2_v == pytest.approx(2 * y_v * want, rel=1e-6)
+
+
+def test_nested_loops_with_an_assign_run_each_inner_body_once() -> None:
+    x = tw.placeholder(tw.float64, [])
+    runs = tw.Variable(0, name="inner_runs")
+
+    def inner(j: tw.Tensor, z: tw.Tensor) -> tuple[tw.Tensor, tw.Tensor]:
+        with tw.control_dependencies([tw.assign_add(runs, 1)]):
+            return j + 1, tw.sin(z) * x
+
+    def outer(i: tw.Tensor, y: tw.Tensor) -> tuple[tw.Tensor, tw.Tensor]:
+        return i + 1, tw.while_loop(lambda j, z: j < 3, inner, [0, y])[1] + x
+
+    _, y = tw.while_loop(lambda i, y: i < 2, outer, [0, tw.constant(0.3, tw.float64)])
+    (g,) = tw.gradients(y, [x])
+
+    def f(xv: float) -> float:
+        yv = 0.3
+        for _ in range(2):
+            for _ in range(3):
+                yv = np.sin(yv) * xv
+            yv += xv
+        return yv
+
+    with tw.Session() as sess:
+        sess.run(runs.initializer)
+        y_v, g_v = sess.run([y, g], {x: 0.9})
+        assert sess.run(runs) == 6
+    assert y_v == pytest.approx(f(0.9))
+    assert g_v == pytest.approx(numeric_grad(f, np.float64(0.9)), rel=1e-6)
+
+
+def test_recording_copies_no_element_per_push() -> None:
+    # each iteration pushes its records onto lists (O(1), no buffer copied): the rewritten
+    # body holds TensorListPushBack ops and no ConcatV2 of its own
+    x = tw.placeholder(tw.float64, [])
+    _, y = tw.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, tw.sin(y) * x),
+                         [0, tw.constant(0.5, tw.float64)])
+    tw.gradients(y, [x])
+    body = y.op.get_attr("body")
+    ops = [n.op for n in body.nodes]
+    assert "TensorListPushBack" in ops and "ConcatV2" not in ops
+    assert [t.dtype for t in y.op.outputs[2:]] == [tw.float64, tw.int32] + \
+        [tw.variant] * ops.count("TensorListPushBack")

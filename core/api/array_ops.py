@@ -694,7 +694,20 @@ def zeros_like(tensor: Any, dtype: Any = None, name: str | None = None,
 @dispatch.dispatchable
 def ones_like(tensor: Any, dtype: Any = None, name: str | None = None,
               optimize: bool = True) -> Tensor:
-    return _filled_like(tensor, dtype, name, optimize, "ones_like", ones, "OnesLike")
+    """TF's ``ones_like_impl``: a ``Fill`` of `tensor`'s shape (a ``Shape/shape_as_tensor``
+    constant when it is fully known and `optimize`, else a ``Shape`` op) with a one, never a
+    ``OnesLike`` op."""
+    with name_scope(name, "ones_like", [tensor]) as scope:
+        tensor = convert_to_tensor(tensor, name="tensor")
+        dtype = tensor.dtype if dtype is None else dtypes.as_dtype(dtype)
+        with name_scope(None, "Shape", [tensor]) as shape_scope:
+            if optimize and tensor.shape.is_fully_defined():
+                shape = constant(tensor.shape.as_list(), dtypes.int32, name="shape_as_tensor")
+            else:
+                shape = apply("Shape", [tensor], name=shape_scope)
+        out = apply("Fill", [shape, constant(True if dtype.is_bool else 1, dtype)], name=scope)
+        out.set_shape(tensor.shape)
+        return out
 
 
 _RANGE_DTYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)

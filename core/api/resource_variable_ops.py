@@ -6,7 +6,9 @@ use_resource=True)``, ``tf.get_variable(..., use_resource=True)`` and, after
 ``v`` (shared name ``v``), ``v/IsInitialized/VarIsInitializedOp``, the initializer
 ``v/Assign`` (an ``AssignVariableOp``) and the read ``v/Read/ReadVariableOp`` (the graph
 element), all colocated with the handle. Its name is the handle's (``v:0``), as a ref
-variable's is its ``VariableV2``'s, so savers and checkpoints key it ``v`` either way.
+variable's is its ``VariableV2``'s, so savers and checkpoints key it ``v`` either way. Its static
+shape is the initial value's, or `shape` when given; ``validate_shape`` is ignored, as TF 1.15
+ignores it there (an assignment whose shape is not known statically may still change it).
 
 Unlike a ref variable, every use as a tensor is a new ``ReadVariableOp`` made where it is used,
 so a read ordered after an assignment (by data or control dependencies) sees it. Assignments
@@ -82,9 +84,10 @@ class ResourceVariable(Variable):
                 value = initial_value() if init_from_fn else initial_value
                 self._initial_value = convert_to_tensor(value, dtype=dtype,
                                                         name="initial_value")
-            var_shape = self._initial_value.shape if validate_shape else TensorShape(None)
-            if shape is not None:
-                var_shape = TensorShape(shape)
+            # TF 1.15 ignores validate_shape here (its ResourceVariable takes it "for
+            # compatibility with tf.Variable"): the handle has the initial value's shape
+            # unless `shape` says otherwise (TensorShape(None): any shape may be assigned)
+            var_shape = self._initial_value.shape if shape is None else TensorShape(shape)
             self._dtype = self._initial_value.dtype
             self._handle = apply("VarHandleOp", [], {
                 "shape": var_shape, "dtype": self._dtype, "shared_name": handle_name},

@@ -11,7 +11,8 @@ are `bytes` (numpy ``S``/``U`` dtypes, ``str``, ``bytes`` and ``object`` name it
 
 `resource` (TF's ``DT_RESOURCE``) is the dtype of a resource handle, a scalar naming state held
 on a device (a resource variable); its values are host objects, never computed on, and it is
-named only by ``"resource"`` or the `DType` itself.
+named only by ``"resource"`` or the `DType` itself. `variant` (TF's ``DT_VARIANT``) is the dtype
+of a scalar holding a host object that ops pass on whole (a `TensorList`'s value), named so too.
 
 ``as_datatype_enum`` is TF's ``DataType`` number of a dtype (``types.proto``); `as_dtype` of such a
 number (a ref type's number, ``+ 100``, included) gives the dtype back, as TF's ``tf.as_dtype(1)``.
@@ -129,6 +130,7 @@ string = DType("string", np.object_)
 complex64 = DType("complex64", np.complex64)
 complex128 = DType("complex128", np.complex128)
 resource = DType("resource", np.object_)
+variant = DType("variant", np.object_)
 
 ALL: tuple[DType, ...] = (float16, float32, float64, int8, int16, int32, int64, uint8, bool_,
                           complex64, complex128, uint16, uint32, uint64)
@@ -143,13 +145,14 @@ COMPLEX: frozenset[DType] = frozenset({complex64, complex128})
 # TF's DataType numbers (types.proto); a ref type is its value type's number + 100
 DATA_TYPE_ENUMS: dict[DType, int] = {
     float32: 1, float64: 2, int32: 3, uint8: 4, int16: 5, int8: 6, string: 7, complex64: 8,
-    int64: 9, bool_: 10, uint16: 17, complex128: 18, float16: 19, resource: 20, uint32: 22,
-    uint64: 23}
+    int64: 9, bool_: 10, uint16: 17, complex128: 18, float16: 19, resource: 20, variant: 21,
+    uint32: 22, uint64: 23}
 REF_OFFSET = 100
 _BY_ENUM = {number: d for d, number in DATA_TYPE_ENUMS.items()}
 
 _BY_NAME = {d.name: d for d in ALL} | {"half": float16, "float": float32, "double": float64,
-                                        "string": string, "resource": resource}
+                                        "string": string, "resource": resource,
+                                        "variant": variant}
 _BY_NP = {np.dtype(d.np_type): d for d in ALL}
 
 

@@ -1,6 +1,6 @@
 """Kernels for the data-movement ops of ``standard_ops.array_extra``: space/depth/batch
 rearranging, partitioning and stitching, sequence reversal and rolling, sorted search,
-unique-with-counts, set difference, index unravelling, ``ShapeN``,
+unique-with-counts, set difference, index unravelling, ``ShapeN``, ``ConcatOffset``,
 ``BroadcastArgs``, histograms, ``Bitcast`` and ``Multinomial``.
 
 Contract: kernels run on ``ctx.xp`` arrays (numpy or cupy), return exactly the node's output
@@ -371,6 +371,29 @@ def shape_n(ctx: KernelContext, *inputs: Any) -> Any:
     return _outputs([ctx.xp.asarray(x.shape, dtype=out) for x in inputs])
 
 
+def concat_offset(ctx: KernelContext, concat_dim: Any, *shapes: Any) -> Any:
+    """TF's ``ConcatOffsetOp``: where each shape starts along `concat_dim` (0 elsewhere)."""
+    first = _ints(shapes[0])
+    dims = len(first)
+    cdim = int(concat_dim)
+    axis = cdim + dims if cdim < 0 else cdim
+    if not 0 <= axis < dims:
+        raise _fail(ctx, f"Concat dim is out of range: {cdim} vs. {dims}")
+    offset, out = 0, []
+    for i, value in enumerate(shapes):
+        dims_i = _ints(value)
+        if len(dims_i) != dims:
+            raise _fail(ctx, f"input {i} should contain {dims} elements, but got {len(dims_i)}")
+        for j in range(dims):
+            if j != axis and dims_i[j] != first[j]:
+                raise _fail(ctx, f"All dimensions except {axis} must match. Input {i} has shape "
+                            f"[{' '.join(map(str, dims_i))}] and doesn't match input 0 with "
+                            f"shape [{' '.join(map(str, first))}].")
+        out.append(ctx.xp.asarray([offset if j == axis else 0 for j in range(dims)], np.int32))
+        offset += dims_i[axis]
+    return _outputs(out)
+
+
 def broadcast_args(ctx: KernelContext, s0: Any, s1: Any) -> Any:
     for s in (s0, s1):
         if s.ndim != 1:
@@ -449,6 +472,7 @@ KERNELS = {
     "LowerBound": _bound("left"), "UpperBound": _bound("right"),
     "UniqueWithCounts": unique_with_counts, "UniqueV2": unique_v2, "ListDiff": list_diff,
     "UnravelIndex": unravel_index, "ShapeN": shape_n,
+    "ConcatOffset": concat_offset,
     "BroadcastArgs": broadcast_args, "HistogramFixedWidth": histogram_fixed_width,
     "Bitcast": bitcast, "Multinomial": multinomial,
 }

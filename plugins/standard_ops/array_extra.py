@@ -1,7 +1,8 @@
 """OpDefs for TF's data-movement ops beyond the core array set: space/depth/batch rearranging
 (``SpaceToDepth``, ``SpaceToBatchND``, ...), partitioning and stitching, sequence reversal and
 rolling, sorted search, unique-with-counts and set difference, index unravelling, ``ShapeN``,
-``BroadcastArgs``, histograms, ``Bitcast`` and ``Multinomial``.
+``ConcatOffset`` (where concatenated shapes start, for concat's gradient), ``BroadcastArgs``,
+histograms, ``Bitcast`` and ``Multinomial``.
 
 Contract: names, inputs, attrs and defaults follow TF 1.15's ``array_ops.cc``,
 ``data_flow_ops.cc``, ``manip_ops.cc``, ``math_ops.cc`` and ``random_ops.cc``. Shape functions
@@ -305,6 +306,11 @@ def _shape_n(ctx: InferContext) -> list[TensorSpec]:
     return [TensorSpec(ctx.attr("out_type"), TensorShape([s.shape.ndims])) for s in ctx.inputs]
 
 
+def _concat_offset(ctx: InferContext) -> list[TensorSpec]:
+    with_rank(ctx, 0, 0)
+    return [TensorSpec(dtypes.int32, with_rank(ctx, i, 1)) for i in range(1, len(ctx.inputs))]
+
+
 def _broadcast_args(ctx: InferContext) -> list[TensorSpec]:
     a, b = with_rank(ctx, 0, 1)[0], with_rank(ctx, 1, 1)[0]
     x, y = _values(ctx, 0), _values(ctx, 1)
@@ -421,6 +427,8 @@ def register(registry: Any) -> None:
     op("ShapeN", ["input:*T"], _shape_n,
        attrs={"N": REQUIRED, "T": REQUIRED, "out_type": dtypes.int32},
        type_constraints={"out_type": INDEX}, list_output=True)
+    op("ConcatOffset", ["concat_dim:int32", "shape:*int32"], _concat_offset,
+       attrs={"N": REQUIRED}, list_output=True)
     op("BroadcastArgs", ["s0:T", "s1:T"], _broadcast_args, attrs={"T": None},
        type_constraints={"T": INDEX})
 

@@ -25,7 +25,7 @@ from tensorweave.plugins.standard_ops.grad_util import shape
 
 NOT_DIFFERENTIABLE = (
     "LowerBound", "UpperBound", "UniqueWithCounts", "UniqueV2", "ListDiff", "UnravelIndex",
-    "ShapeN", "BroadcastArgs", "HistogramFixedWidth", "Bitcast", "Multinomial",
+    "ShapeN", "ConcatOffset", "BroadcastArgs", "HistogramFixedWidth", "Bitcast", "Multinomial",
 )
 
 Grads = list[Any]

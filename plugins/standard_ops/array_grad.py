@@ -17,13 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorweave.api import array_ops, math_ops
+from tensorweave.api import array_ops, array_ops_extra, math_ops
 from tensorweave.api.gradients import accepts_indexed_slices
 from tensorweave.api.indexed_slices import IndexedSlices, to_dense
 from tensorweave.engine import dtypes
 from tensorweave.engine.graph.constant_op import constant
 from tensorweave.engine.graph.graph import Operation, Tensor, constant_value
-from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.plugins.standard_ops.grad_util import shape, unbroadcast
 
 NOT_DIFFERENTIABLE = (
@@ -60,25 +60,6 @@ def _transpose_grad(op: Operation, grad: Tensor) -> Grads:
     return [array_ops.transpose(grad, array_ops.invert_permutation(op.inputs[1])), None]
 
 
-def _static_axis(axis: Tensor, like: Tensor) -> int | None:
-    """`axis` as a non-negative int when it is known at graph-construction time."""
-    value = constant_value(axis)
-    if value is None:
-        return None
-    value = int(value)
-    if value < 0:
-        return None if like.shape.ndims is None else value + like.shape.ndims
-    return value
-
-
-def _sizes_along(values: list[Tensor], axis: Tensor | int) -> Tensor:
-    """The size of each of `values` along `axis`, as an int32 vector."""
-    if isinstance(axis, int) and all(v.shape.ndims is not None and v.shape[axis] is not None
-                                     for v in values):
-        return constant([v.shape[axis] for v in values], dtypes.int32)
-    return array_ops.stack([array_ops.gather(shape(v), axis) for v in values])
-
-
 @accepts_indexed_slices
 def _concat_grad(op: Operation, grad: Tensor | IndexedSlices) -> Grads:
     *values, axis = op.inputs
@@ -86,10 +67,19 @@ def _concat_grad(op: Operation, grad: Tensor | IndexedSlices) -> Grads:
         return [grad, None]
     if isinstance(grad, IndexedSlices):
         return [*_concat_slices_grad(values, axis, grad), None]
-    static = _static_axis(axis, values[0])
-    axis = static if static is not None else math_ops.floormod(axis, array_ops.rank(values[0]))
-    parts = array_ops.split(grad, _sizes_along(values, axis), axis=axis, num=len(values))
-    return [*parts, None]
+    # TF's _ConcatGradHelper, its ops in its order: the axis made non-negative (``mod``), the
+    # values' shapes (constants when all are known, else one ShapeN), their ConcatOffset and
+    # a Slice of each; more than 16 values take one split instead
+    axis = axis % array_ops.rank(values[0])
+    sizes = [shape(v) for v in values]
+    if not all(s.op.type == "Const" for s in sizes):
+        sizes = array_ops_extra.shape_n(values)
+    if len(sizes) > 16:
+        along = array_ops.squeeze(array_ops.slice(array_ops.stack(sizes, axis=1),
+                                                  array_ops.stack([axis, 0]), [1, -1]))
+        return [*array_ops.split(grad, along, axis=axis, num=len(values)), None]
+    offsets = make_op("ConcatOffset", [axis, sizes]).outputs
+    return [*(array_ops.slice(grad, begin, size) for begin, size in zip(offsets, sizes)), None]
 
 
 def _concat_slices_grad(values: list[Tensor], axis: Tensor,
@@ -166,16 +156,15 @@ def _strided_slice_grad(op: Operation, grad: Tensor) -> Grads:
 
 
 def _tile_grad(op: Operation, grad: Tensor) -> Grads:
-    """Reshape to interleaved ``[multiple, dim, ...]`` and sum over the multiples."""
+    """TF's ``_TileGrad``, its ops in its order: reshape to interleaved ``[multiple, dim,
+    ...]`` and sum over the multiples (the even axes, a ``range``), shaped as the input."""
     x, multiples = op.inputs
-    multiples = math_ops.cast(multiples, dtypes.int32)
-    split = array_ops.reshape(array_ops.transpose(array_ops.stack([multiples, shape(x)])),
-                              [-1])
-    rank = x.shape.ndims
-    axes: Any = list(range(0, 2 * rank, 2)) if rank is not None \
-        else array_ops.range(0, array_ops.size(split), 2)
+    split = array_ops.reshape(array_ops.transpose(array_ops.stack(
+        [multiples, array_ops.shape(x, out_type=multiples.dtype)])), [-1])
+    axes = array_ops.range(0, array_ops.size(split), 2)
     summed = math_ops.reduce_sum(array_ops.reshape(grad, split), axes)
-    return [array_ops.reshape(summed, shape(x)), None]
+    summed.set_shape(x.shape)
+    return [summed, None]
 
 
 def _pad_grad(op: Operation, grad: Tensor) -> Grads:

@@ -66,6 +66,14 @@ def _real_div_grad(x: Tensor, y: Tensor, grad: Tensor) -> tuple[Tensor, Tensor]:
             grad * apply("RealDiv", [apply("RealDiv", [-x, y]), y]))
 
 
+def _squared_difference_grad(x: Tensor, y: Tensor, grad: Tensor) -> tuple[Tensor, Tensor]:
+    # TF's _SquaredDifferenceGrad, its ops in its order: scalar_mul(2, grad) * (x - y) after
+    # the incoming gradient, and its negation for y
+    with grad.graph.control_dependencies([grad]):
+        x_grad = apply("Mul", [constant(2.0, grad.dtype, name="scalar"), grad]) * (x - y)
+    return x_grad, -x_grad
+
+
 def _not_zero(x: Tensor) -> Tensor:
     return math_ops.cast(math_ops.not_equal(x, 0), x.dtype)
 
@@ -92,7 +100,7 @@ BINARY: dict[str, Callable[..., tuple[Any, Any]]] = {
     "MulNoNan": lambda x, y, g, op: (math_ops.multiply_no_nan(g, y),
                                      math_ops.multiply_no_nan(x, g)),
     "Pow": lambda x, y, g, op: (g * y * math_ops.pow(x, y - 1), _pow_y(x, y, g, op)),
-    "SquaredDifference": lambda x, y, g, op: (g * 2.0 * (x - y), g * -2.0 * (x - y)),
+    "SquaredDifference": lambda x, y, g, op: _squared_difference_grad(x, y, g),
     "Maximum": _max_min(math_ops.greater_equal),
     "Minimum": _max_min(math_ops.less_equal),
     "Xlogy": lambda x, y, g, op: (g * math_ops.xlogy(_not_zero(x), y),

@@ -1,42 +1,50 @@
-"""Gradient of the functional ``While`` op: the loop is run again to record what the backward
-pass needs of each iteration, then a backward loop pulls the gradient through one iteration at
-a time. It costs O(n) body evaluations for n iterations.
+"""Gradient of the functional ``While`` op, as TF's ``while_v2``: when a loop's gradient is
+first built, the forward ``While`` op itself is rewritten to record what the backward pass
+needs of each iteration, so the loop runs once per step; a backward loop then pulls the
+gradient through one iteration at a time. It costs n body evaluations for n iterations, and
+O(1) per recorded tensor per iteration (no buffer is copied).
 
 Contract:
 
-- One backward step is built once, in a scratch graph: the body's forward ops (copied from its
-  forward graph) on placeholders for the loop state, and ``tw.gradients`` of the body's floating
-  results on placeholders for their incoming gradients. The ops that depend on those incoming
-  gradients form the backward part; every other tensor the backward part reads (an activation,
-  a shape, a mask) is *cut*.
+- One backward step is built once per loop, in a scratch graph: the body's forward ops (copied
+  from its forward graph) on placeholders for the loop state, and ``tw.gradients`` of the body's
+  floating results on placeholders for their incoming gradients. The ops that depend on those
+  incoming gradients form the backward part; every other tensor the backward part reads (an
+  activation, a shape, a mask) is *cut*.
 - A cut tensor that depends only on loop-invariant values (captured tensors, and loop variables
   the body passes through unchanged) and on no stateful op is computed once, before the
-  backward loop. Every other cut tensor is recorded: a second forward loop runs the forward
-  part needed by the loop state and the cut, and appends each iteration's cut tensors,
-  flattened, to one 1-D buffer per dtype, with their dynamic shapes (when not static) in an
-  int64 buffer and each iteration's offsets into both in a third. Appending copies the buffer,
-  so recording costs O(n^2) element copies (no body evaluation); memory is O(n) times the cut.
-- The backward loop counts ``k = n-1 .. 0``, reads iteration k's cut tensors back (sliced and
-  reshaped) and runs the backward part on them and on the carried gradients.
+  backward loop. Every other cut tensor is recorded by the forward loop: the op is rewritten in
+  place (`_rewrite`) to take, after its n inputs, a zero iteration count and one
+  ``EmptyTensorList`` per recorded tensor (made before it in its graph), and to run a body that
+  computes the original body's results and the recorded tensors from the same ops, counts the
+  iteration and pushes each recorded tensor onto its list (``TensorListPushBack``). Its first n
+  outputs are unchanged, so what already reads them still does; then come the count and the
+  lists. Stateful body ops (an assign, a random op) thus run once per iteration, and the
+  gradient is of the values the forward pass computed.
+- The rewritten body's forward graph carries the `_Record` (`_RecordingGraph`), so a second
+  gradient of the loop (or of a copy of it: an inner loop replayed by an outer loop's gradient)
+  reads the same lists; the op is rewritten once.
+- The backward loop counts ``k = n-1 .. 0`` and pops each list (``TensorListPopBack``), which
+  gives iteration k's recorded tensors, and runs the backward part on them and on the carried
+  gradients.
 - Captured tensors (the op's inputs after the loop variables) receive the sum over all
   iterations. A resource variable's handle that the loop carries unchanged receives its
   variable's gradient (the variable's dtype and shape, from its ``VarHandleOp``): the sum over
   all iterations of the gradients of the body's reads, as ``ReadVariableOp`` gives a handle.
-  Stateful ops of the body (an assign, a random op) run once more in the recording loop, so
-  a random op draws new values there: differentiate such loops only where that is what is
-  wanted (TF records them instead).
+  The count and the lists get no gradient (the list ops are not differentiable here, so a
+  gradient of the backward loop itself stops at what it pops).
 - Functions whose forward graph is not at hand (a function that came over the wire) have no
   gradient: `LookupError` naming the op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import attrs
 
-from tensorweave.api import array_ops, math_ops
+from tensorweave.api import array_ops
 from tensorweave.api.control_flow_ops import identity, while_loop
 from tensorweave.api.gradients import gradients
 from tensorweave.api.op_copy import copy_ops
@@ -46,11 +54,13 @@ from tensorweave.engine.graph.func_graph import (
     RETVAL_OP,
     FuncGraph,
     FunctionDef,
+    to_function_def,
     unique_function_name,
 )
-from tensorweave.engine.graph.graph import Operation, Tensor, get_default_graph
+from tensorweave.engine.graph.graph import Graph, Operation, Tensor, get_default_graph
 from tensorweave.engine.graph.graph_def import parse_input
-from tensorweave.engine.graph.op_builder import apply
+from tensorweave.engine.graph.op_builder import apply, make_op
+from tensorweave.engine.op_def import TensorSpec
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.standard_ops.control_flow_grad import args_and_results, forward_graph
 
@@ -145,93 +155,101 @@ def _build_step(op: Operation, wrt: list[int], shapes: list[TensorShape],
                  invariant=[t for t in cut if t.op in invariant_ops], passed=passed)
 
 
-def _groups(recorded: list[Tensor]) -> dict[dtypes.DType, list[Tensor]]:
-    """The recorded tensors per dtype, in buffer order: those of static shape first, so each
-    iteration's static part is one block that a single slice reads back."""
-    groups: dict[dtypes.DType, list[Tensor]] = {}
-    for t in sorted(recorded, key=lambda t: not t.shape.is_fully_defined()):
-        groups.setdefault(t.dtype, []).append(t)
-    return groups
+@attrs.frozen
+class _Record:
+    """What a forward loop rewritten to record its iterations records, and how: its first
+    `loop_vars` inputs and outputs are the original loop's, then the iteration count, then one
+    list per tensor of `step.recorded`."""
+
+    step: _Step
+    loop_vars: int
+    wrt: list[int]  # the loop variables that get gradients
+    grad_specs: dict[int, tuple[dtypes.DType, TensorShape]]  # their gradients' dtype and shape
+    shapes: list[TensorShape]  # the original loop's output shapes
 
 
-def _shape_record(t: Tensor) -> list[Tensor]:
-    """What the shape buffer holds for `t`: nothing when static, else its shape, preceded by
-    its rank when that is not static either."""
-    if t.shape.is_fully_defined():
-        return []
-    shape = array_ops.shape(t, out_type=dtypes.int64)
-    if t.shape.ndims is None:
-        return [array_ops.reshape(math_ops.cast(array_ops.rank(t), dtypes.int64), [1]), shape]
-    return [shape]
+class _RecordingGraph(FuncGraph):
+    """The forward graph of a loop body that records its iterations: it knows its `_Record`,
+    so every loop running that body (the rewritten op, a copy of it) finds what it records."""
+
+    def __init__(self, name: str, outer_graph: Graph, record: _Record) -> None:
+        super().__init__(name, outer_graph)
+        self.record = record
 
 
-def _record(op: Operation, step: _Step, shapes: list[TensorShape]) -> tuple[Tensor, list[Tensor]]:
-    """Run the loop again from the op's inputs, recording `step.recorded` every iteration;
-    the iteration count and the buffers ``[offsets, shapes, values per dtype...]``."""
-    cond = op.get_attr("cond")
-    groups = _groups(step.recorded)
-    n = len(step.state)
+def _specs(op: Operation) -> tuple[dict[int, tuple[dtypes.DType, TensorShape]], set[int]]:
+    """The gradient dtype and shape of each loop variable that gets one, and the variables
+    the body passes through unchanged, of a loop not rewritten yet."""
+    shapes = [t.shape for t in op.outputs]
+    grad_specs = {i: (t.dtype, shapes[i]) for i, t in enumerate(op.inputs) if t.dtype.is_floating}
+    passed = _passed_through(op.get_attr("body"))
+    for i in passed:
+        variable = _variable_of(op.inputs[i]) if op.inputs[i].dtype == dtypes.resource else None
+        if variable is not None:
+            grad_specs[i] = variable
+    return grad_specs, passed
 
-    def body(i: Tensor, *carried: Tensor) -> list[Tensor]:
-        state, (offsets, shape_buf, *values) = list(carried[:n]), carried[n:]
-        mapping = dict(zip(step.state, state))
+
+def _function(graph: FuncGraph, specs: list[tuple[dtypes.DType, TensorShape]],
+              build: Callable[[list[Tensor]], list[Tensor]]) -> FunctionDef:
+    """The function of `graph` (new and empty) taking `specs` and returning what `build`
+    makes of its arguments."""
+    graph.inputs = [graph.add_input(dtype, shape, "arg") for dtype, shape in specs]
+    with graph.as_default():
+        outputs = build(graph.inputs)
+    return to_function_def(graph, graph.inputs, outputs)
+
+
+def _rewrite(op: Operation, record: _Record) -> None:
+    """Make `op` record its iterations (see the module docstring): new inputs (a zero count,
+    an empty list per recorded tensor), made before it in its graph, and new outputs."""
+    step, n, graph = record.step, record.loop_vars, op.graph
+    ours = len(graph.get_operations())
+    scope = op.name.rpartition("/")[0]
+    with graph.as_default(), graph.control_dependencies(None), \
+            graph.name_scope(f"{scope}/" if scope else ""):
+        count = constant(0, name="iteration_count")
+        unknown = constant(-1, name="element_shape")
+        empty = [apply("EmptyTensorList", [unknown, unknown], {"element_dtype": t.dtype},
+                       name="accumulator") for t in step.recorded]
+    new_ops = graph.get_operations()[ours:]
+    for node in new_ops:
+        node._set_device(op.device)
+    graph._move_before(op, new_ops)
+    specs = [(t.dtype, s) for t, s in zip(op.inputs, record.shapes)]
+    specs += [(dtypes.int32, TensorShape([]))] + [(dtypes.variant, TensorShape([]))] * len(empty)
+
+    def body(args: list[Tensor]) -> list[Tensor]:
+        mapping = dict(zip(step.state, args[:n]))
         copy_ops(step.forward, mapping)
-        now = [array_ops.size(shape_buf, out_type=dtypes.int64)]
-        now += [array_ops.size(v, out_type=dtypes.int64) for v in values]
-        ordered = [t for group in groups.values() for t in group]
-        new_shapes = [shape_buf, *(s for t in ordered for s in _shape_record(mapping[t]))]
-        new_values = [array_ops.concat([v, *(array_ops.reshape(mapping[t], [-1]) for t in group)],
-                                       0) for v, group in zip(values, groups.values())]
-        return [i + 1, *(mapping[t] for t in step.results),
-                array_ops.concat([offsets, array_ops.stack(now)], 0),
-                array_ops.concat(new_shapes, 0), *new_values]
+        return [*(mapping[t] for t in step.results), args[n] + 1,
+                *(apply("TensorListPushBack", [items, mapping[t]], {"element_dtype": t.dtype})
+                  for items, t in zip(args[n + 1:], step.recorded))]
 
-    empty = [array_ops.zeros([0], dtype) for dtype in (dtypes.int64, dtypes.int64, *groups)]
-    out = while_loop(lambda i, *carried: replay(op, cond, list(carried[:n]))[0], body,
-                     [constant(0), *op.inputs, *empty],
-                     shape_invariants=[TensorShape([]), *shapes,
-                                       *(TensorShape([None]) for _ in empty)],
-                     return_same_structure=True, name="record")
-    return out[0], list(out[1 + n:])
+    body_fn = _function(_RecordingGraph(unique_function_name(f"{op.name}_body_recording"),
+                                        graph, record), specs, body)
+    cond_fn = _function(FuncGraph(unique_function_name(f"{op.name}_cond_recording"), graph),
+                        specs, lambda args: replay(op, op.get_attr("cond"), args[:n])[:1])
+    op._extend([count, *empty], {
+        "T": [dtype for dtype, _ in specs], "cond": cond_fn, "body": body_fn,
+        "output_shapes": [shape for _, shape in specs]}, [TensorSpec(*s) for s in specs[n:]])
 
 
-def _slice(buffer: Tensor, begin: Any, size: Any) -> Tensor:
-    """``buffer[begin:begin + size]``, for int64 tensors or Python ints."""
-    begin, size = (array_ops.reshape(convert_to_tensor(x, dtypes.int64), [1])
-                   for x in (begin, size))
-    return array_ops.slice(buffer, begin, size)
+def _recorded(op: Operation) -> _Record | None:
+    """What `op` records, if it was rewritten to record (or is a copy of one that was)."""
+    graph = op.get_attr("body").graph
+    return graph.record if isinstance(graph, _RecordingGraph) else None
 
 
-def _read_back(step: _Step, k: Tensor, buffers: list[Tensor]) -> dict[Tensor, Tensor]:
-    """Iteration `k`'s recorded tensors, from `_record`'s buffers."""
-    offsets, shape_buf, *values = buffers
-    groups = _groups(step.recorded)
-    starts = _slice(offsets, math_ops.cast(k, dtypes.int64) * (1 + len(groups)),
-                    1 + len(groups))
-    at = starts[0]
-    out = {}
-    for g, (buffer, group) in enumerate(zip(values, groups.values())):
-        static = [t for t in group if t.shape.is_fully_defined()]
-        sizes = [t.shape.num_elements() for t in static]
-        begin: Any = starts[1 + g]
-        if static:
-            block = _slice(buffer, begin, sum(sizes))
-            parts = array_ops.split(block, sizes) if len(static) > 1 else [block]
-            out.update((t, array_ops.reshape(p, t.shape.as_list())) for t, p in zip(static, parts))
-            begin = begin + sum(sizes)
-        for t in group[len(static):]:
-            rank: Any = t.shape.ndims
-            if rank is None:
-                rank = _slice(shape_buf, at, 1)[0]
-                at = at + 1
-            shape = _slice(shape_buf, at, math_ops.cast(rank, dtypes.int64))
-            at = at + rank
-            size = math_ops.reduce_prod(shape)
-            value = array_ops.reshape(_slice(buffer, begin, size), shape)
-            value.set_shape(t.shape)
-            out[t] = value
-            begin = begin + size
-    return out
+def _record(op: Operation) -> _Record:
+    """Rewrite `op` (not rewritten yet) to record its iterations; what it records."""
+    grad_specs, passed = _specs(op)
+    wrt = sorted(grad_specs)
+    shapes = [t.shape for t in op.outputs]
+    record = _Record(_build_step(op, wrt, shapes, grad_specs, passed), len(op.inputs), wrt,
+                     grad_specs, shapes)
+    _rewrite(op, record)
+    return record
 
 
 def _shaped(grad: Tensor, shape: TensorShape) -> Tensor:
@@ -251,40 +269,43 @@ def _variable_of(handle: Tensor) -> tuple[dtypes.DType, TensorShape] | None:
 
 
 def _while_grad(op: Operation, *grads: Tensor | None) -> list[Tensor | None]:
-    inputs = list(op.inputs)
-    shapes = [t.shape for t in op.outputs]
-    grad_specs = {i: (t.dtype, shapes[i]) for i, t in enumerate(inputs) if t.dtype.is_floating}
-    passed = _passed_through(op.get_attr("body"))
-    for i in passed:
-        variable = _variable_of(inputs[i]) if inputs[i].dtype == dtypes.resource else None
-        if variable is not None:
-            grad_specs[i] = variable
-    wrt = sorted(grad_specs)
-    if all(grads[i] is None for i in wrt):
-        return [None] * len(inputs)
-    step = _build_step(op, wrt, shapes, grad_specs, passed)
-    count, buffers = _record(op, step, shapes)
+    record = _recorded(op)
+    if all(grads[i] is None for i in (record.wrt if record else _specs(op)[0])):
+        return [None] * len(op.inputs)
+    record = record or _record(op)
+    step, n, wrt, grad_specs = record.step, record.loop_vars, record.wrt, record.grad_specs
+    inputs = list(op.inputs[:n])
     fixed: dict[Tensor, Tensor] = {step.state[j]: inputs[j] for j in step.passed}
-    copy_ops([n for n in step.forward if n in _needed(step.invariant, set(fixed))], fixed)
+    copy_ops([node for node in step.forward if node in _needed(step.invariant, set(fixed))],
+             fixed)
     invariant = {t: fixed[t] for t in step.invariant}
 
-    def back(k: Tensor, *g: Tensor) -> list[Tensor]:
-        mapping = _read_back(step, k, buffers)
-        mapping.update(invariant)
+    def back(k: Tensor, *carried: Tensor) -> list[Tensor]:
+        g, lists = carried[:len(wrt)], carried[len(wrt):]
+        mapping = dict(invariant)
+        rest = []
+        for items, t in zip(lists, step.recorded):
+            popped = make_op("TensorListPopBack", [items, constant(-1)],
+                             {"element_dtype": t.dtype}).outputs
+            popped[1].set_shape(t.shape)
+            rest.append(popped[0])
+            mapping[t] = popped[1]
         mapping.update(zip(step.incoming, g))
         copy_ops(step.backward, mapping)
-        return [k - 1, *(mapping[t] for t in step.outgoing)]
+        return [k - 1, *(mapping[t] for t in step.outgoing), *rest]
 
     # a resource handle's zeros read its variable through the loop's input, the handle it
-    # passes through unchanged, not its output: nothing then waits on the forward loop (a
-    # later partial_run call would run it again)
+    # passes through unchanged, not its output (a later partial_run call would run the loop
+    # again to make a handle, which it cannot feed)
     start = [_shaped(grads[i], grad_specs[i][1]) if grads[i] is not None
              else _zeros(inputs[i] if inputs[i].dtype == dtypes.resource else op.outputs[i],
                          grad_specs[i]) for i in wrt]
-    result = while_loop(lambda k, *g: k >= 0, back, [count - 1, *start],
-                        shape_invariants=[TensorShape([]), *(grad_specs[i][1] for i in wrt)],
+    lists = op.outputs[n + 1:]
+    result = while_loop(lambda k, *carried: k >= 0, back, [op.outputs[n] - 1, *start, *lists],
+                        shape_invariants=[TensorShape([]), *(grad_specs[i][1] for i in wrt),
+                                          *(TensorShape([]) for _ in lists)],
                         return_same_structure=True, name="while_grad")
-    out: list[Tensor | None] = [None] * len(inputs)
+    out: list[Tensor | None] = [None] * len(op.inputs)
     for i, g in zip(wrt, result[1:]):
         out[i] = g
     return out

@@ -206,6 +206,23 @@ class Operation:
         self._device = device
         self._graph._bump()
 
+    def _extend(self, inputs: Sequence[Tensor], attrs: dict[str, Any],
+                output_specs: Sequence[TensorSpec]) -> list[Tensor]:
+        """Append `inputs` and outputs of `output_specs` to this op and update its `attrs`; the
+        new outputs. For a rewrite that keeps every existing input and output as it is (TF's
+        ``while_v2`` adds its gradient's accumulators to the forward ``While`` so): the
+        caller keeps the op valid, and places the new inputs' ops before it in graph order
+        (`Graph._move_before`)."""
+        self._inputs = (*self._inputs, *inputs)
+        for t in inputs:
+            t._consumers.append(self)
+        self._attrs.update(attrs)
+        start = len(self._outputs)
+        self._outputs += [Tensor(self, start + i, s.dtype, s.shape, s.handle)
+                          for i, s in enumerate(output_specs)]
+        self._graph._bump()
+        return self._outputs[start:]
+
     def _add_control_input(self, op: Operation) -> None:
         if op not in self._control_inputs:
             self._control_inputs.append(op)
@@ -327,6 +344,16 @@ class Graph:
     def _unsafe_unfinalize(self) -> None:
         """Allow changes again (a `MonitoredSession` closing restores a graph it finalized)."""
         self._finalized = False
+
+    def _move_before(self, anchor: Operation, ops: Sequence[Operation]) -> None:
+        """Move `ops` (of this graph, made after `anchor` and needing nothing made after it)
+        to just before `anchor` in graph order, which stays topological once `anchor` takes
+        their outputs (see `Operation._extend`)."""
+        moved = set(ops)
+        rest = [op for op in self._ops if op not in moved]
+        at = rest.index(anchor)
+        self._ops = [*rest[:at], *(op for op in self._ops if op in moved), *rest[at:]]
+        self._bump()
 
     def get_operations(self) -> list[Operation]:
         return list(self._ops)

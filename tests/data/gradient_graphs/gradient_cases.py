@@ -17,7 +17,8 @@ def functions(tf):
     """(binary, unary): the case ops by name, as functions of ``tf``."""
     binary = {"mul": lambda x, y: x * y, "add": lambda x, y: x + y, "sub": lambda x, y: x - y,
               "truediv": lambda x, y: x / y, "maximum": tf.maximum, "minimum": tf.minimum,
-              "matmul": tf.matmul, "bias_add": tf.nn.bias_add}
+              "matmul": tf.matmul, "bias_add": tf.nn.bias_add, "pow": tf.pow,
+              "squared_difference": tf.squared_difference}
     unary = {"relu": tf.nn.relu, "sigmoid": tf.sigmoid, "tanh": tf.tanh, "exp": tf.exp,
              "log": tf.log, "softmax": tf.nn.softmax, "l2_loss": tf.nn.l2_loss,
              "reshape": lambda x: tf.reshape(x, [-1]),
@@ -34,6 +35,10 @@ def build(tf, case):
         x = tf.placeholder(dtype, case["x"], name="x")
         y = tf.placeholder(dtype, case["y"], name="y")
         return binary[case["op"]](x, y), [x, y]
+    if case["kind"] == "concat":
+        x = tf.placeholder(dtype, case["x"], name="x")
+        y = tf.placeholder(dtype, case["y"], name="y")
+        return tf.concat([x, y], case["axis"]), [x, y]
     if case["kind"] == "xent":
         logits = tf.placeholder(dtype, case["x"], name="logits")
         labels = tf.nn.softmax(tf.placeholder(dtype, case["x"], name="labels"))
@@ -43,6 +48,8 @@ def build(tf, case):
         return unary[case["op"]](x), [x]
     if case["kind"] == "transpose":
         return tf.transpose(x, case["perm"]), [x]
+    if case["kind"] == "tile":
+        return tf.tile(x, case["multiples"]), [x]
     if case["kind"] == "square":
         return tf.square(x), [x]
     return getattr(tf, case["op"])(x, axis=case["axis"], keepdims=case["keepdims"]), [x]

@@ -23,7 +23,8 @@ SHAPES = {"same": ([2, 3], [2, 3]), "bcast": ([2, 3], [3]), "bcast_left": ([3], 
 
 
 def cases():
-    for op in [op for op in BINARY if op not in ("matmul", "bias_add")]:
+    for op in [op for op in BINARY if op not in ("matmul", "bias_add", "pow",
+                                                 "squared_difference")]:
         for sx, sy in SHAPES.values():
             yield {"kind": "binary", "op": op, "x": sx, "y": sy, "dtype": "float32"}
     yield {"kind": "binary", "op": "mul", "x": [2, 3], "y": [2, 3], "dtype": "float64"}
@@ -48,6 +49,14 @@ def cases():
         yield {"kind": "transpose", "x": shape, "perm": perm, "dtype": "float32"}
     for logits in ([2, 3], [None, 3], [2, 2, 3]):
         yield {"kind": "xent", "x": logits, "dtype": "float32"}
+    for op in ("pow", "squared_difference"):
+        for sx, sy in SHAPES.values():
+            yield {"kind": "binary", "op": op, "x": sx, "y": sy, "dtype": "float32"}
+    for sx, sy, axis in (([2, 3], [2, 4], 1), ([2, 3], [4, 3], 0), ([None, 3], [None, 2], 1),
+                         ([2, 3, 4], [2, 1, 4], 1)):
+        yield {"kind": "concat", "x": sx, "y": sy, "axis": axis, "dtype": "float32"}
+    for shape, multiples in (([2, 3], [2, 1]), ([None, 3], [1, 2]), ([2, 3, 4], [1, 2, 3])):
+        yield {"kind": "tile", "x": shape, "multiples": multiples, "dtype": "float32"}
 
 
 out = []
