@@ -113,3 +113,36 @@ def test_decode_jpeg_op_honours_acceptable_fraction() -> None:
                 sess.run(whole)
     np.testing.assert_array_equal(got[:rows], TF[name][:rows])
     assert not got[rows:].any()
+
+
+RECOVERED = np.load(DATA / "tf_recover.npz")
+RECOVER_FAILURES = set(RECOVERED["failures"].tolist())
+DECODE_OPTIONS = {variant: options for variant, (_, options) in VARIANTS.items()}
+
+
+@pytest.mark.parametrize("key", sorted({k.rsplit("_at", 1)[0] for k in RECOVERED.files
+                                        if "_at" in k} | {k.rsplit("_at", 1)[0]
+                                                          for k in RECOVER_FAILURES}))
+def test_recovered_pixels_are_tfs(key: str) -> None:
+    """``try_recover_truncated``: the bytes TF's source hands libjpeg again after the cut
+    (``jpeg_cut.recovered_scan``) give TF's pixels, before and after the cut."""
+    name, variant = _split(key)
+    data = _data(name)
+    cuts = sorted(int(k.rsplit("_at", 1)[1]) for k in [*RECOVERED.files, *RECOVER_FAILURES]
+                  if k.rsplit("_at", 1)[0] == key)
+    for cut in cuts:
+        want = f"{key}_at{cut}"
+        if want in RECOVER_FAILURES:
+            with pytest.raises(errors.InvalidArgumentError):
+                jpeg.decode(data[:cut], recover_truncated=True, **DECODE_OPTIONS[variant])
+            continue
+        got = jpeg.decode(data[:cut], recover_truncated=True, **DECODE_OPTIONS[variant])
+        np.testing.assert_array_equal(got, RECOVERED[want], err_msg=want)
+
+
+def test_recovery_refuses_where_libjpeg_meets_an_unknown_marker() -> None:
+    # the bytes read again after this cut hold 0xff 0xf8, which libjpeg's marker reader
+    # refuses once the rows are decoded; TF 2.21 refuses the file
+    assert "cmyk_q75_13x21_at604" in RECOVER_FAILURES
+    with pytest.raises(errors.InvalidArgumentError, match="marker 0xf8"):
+        jpeg.decode(_data("cmyk_q75_13x21")[:604], recover_truncated=True)

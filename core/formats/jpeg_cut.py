@@ -29,6 +29,15 @@ by ``jpeg_start_decompress``, which suspends; TF then calls ``jpeg_read_scanline
 state and libjpeg fails, so it gives no rows; so do arithmetic-coded and lossless files (not
 modelled here).
 
+With ``try_recover_truncated`` TF's source answers a fill that meets the end differently: with
+TRUE and its saved position unchanged, so the bit reader reads the bytes since the MCU in
+progress began again, until an MCU ends where the data ends; only the fill after that gets a
+fake end marker. `recovered_scan` replays that reading (same bit reader, same MCUs) and writes
+the bytes in the order read, so that a plain decode of them is TF's; libjpeg's marker reader
+fails after the rows when the bytes read again hold a marker it refuses (another header, an
+unknown one). Checked on ``tests/data/jpeg/tf_recover.npz`` (every one-scan file without
+restart markers, four cuts each, four variants: all pixel-equal, and refused where TF refuses).
+
 Checked against TF 2.21 on ``tests/data/jpeg/tf_cuts.npz``: every fixture file cut at every
 length inside its scan, at TF's default, ``fancy_upscaling=False``, ``ratio`` 2/4/8 and
 ``channels=1`` (``tests/test_formats_jpeg_cuts.py``).
@@ -46,6 +55,11 @@ _MIN_GET_BITS = 57  # libjpeg-turbo's bit buffer on 64-bit machines: 64 - 7
 _FAST_BYTES_PER_BLOCK = 512  # jdhuff.c's BUFSIZE: DCTSIZE2 * 8
 _SOF_HUFFMAN = (0xC0, 0xC1)  # baseline and extended sequential, Huffman-coded
 _RST0 = 0xD0
+_EOI = b"\xff\xd9"
+# markers read_markers takes in its stride whose segments it reads (DHT, DAC, DQT, DRI, DNL,
+# APPn, COM) or skips (RSTn, TEM), reading on from the source
+_READ_AT_FINISH = frozenset({0xC4, 0xCC, 0xDB, 0xDD, 0xDC, *range(0xE0, 0xF0), 0xFE,
+                             *range(0xD0, 0xD8), 0x01})
 
 
 class _ExhaustedError(Exception):
@@ -165,9 +179,18 @@ class _Reader:
     def __init__(self, data: bytes, pos: int) -> None:
         self.data, self.end = data, len(data)
         self.pos = self.saved = pos
+        self.saved_end = self.end  # where the source's buffer ends
         self.buffer = self.bits = 0
         self.marker = 0
         self.insufficient = False
+
+    def left(self) -> int:
+        """The source's ``bytes_in_buffer``."""
+        return self.saved_end - self.saved
+
+    def save(self) -> None:
+        """An MCU is complete: the decoder writes its position back into the source."""
+        self.saved = self.pos
 
     # -- jpeg_fill_bit_buffer and the slow path ------------------------------------------------
 
@@ -323,6 +346,39 @@ class _Reader:
             synced = pos
 
 
+class _RecoveringReader(_Reader):
+    """The bit reader under TF's source manager with ``try_recover_truncated``: where the data
+    runs out, the source answers a fill with what its saved position still holds (the bytes
+    since the current MCU began, read again), and only when that is nothing with a fake end
+    marker. `segments` are the stretches of the data read, in order."""
+
+    def __init__(self, data: bytes, pos: int) -> None:
+        super().__init__(data + _EOI, pos)
+        self.end = self.saved_end = self.limit = len(data)
+        self.segments: list[tuple[int, int]] = []
+        self.start = pos
+
+    def _byte(self) -> int:
+        if self.pos >= self.limit:
+            self.segments.append((self.start, self.pos))
+            if not self.left():  # TF's fake end-of-image, after the data
+                self.saved, self.saved_end = self.end, self.end + len(_EOI)
+            self.pos, self.limit = self.saved, self.saved_end
+            self.start = self.pos
+        value = self.data[self.pos]
+        self.pos += 1
+        return value
+
+    def save(self) -> None:
+        super().save()
+        self.saved_end = self.limit
+
+    def stream(self) -> bytes:
+        """The bytes read, in reading order, ending with the (fake) end marker."""
+        read = b"".join(self.data[a:b] for a, b in [*self.segments, (self.start, self.pos)])
+        return read if self.pos == self.end + len(_EOI) else read + _EOI
+
+
 def _decode_mcus(layout: _Layout, reader: _Reader) -> int | None:
     """The index of the MCU during which the data runs out, or None when every MCU decodes."""
     fast_bytes = _FAST_BYTES_PER_BLOCK * len(layout.blocks)
@@ -340,7 +396,7 @@ def _decode_mcus(layout: _Layout, reader: _Reader) -> int | None:
                 restarts_to_go = layout.restart_interval
                 reader.insufficient = False
             fast = (not layout.restart_interval and reader.marker == 0
-                    and reader.end - reader.saved >= fast_bytes)
+                    and reader.left() >= fast_bytes)
             if not reader.insufficient:
                 state = (reader.pos, reader.buffer, reader.bits)
                 if fast:
@@ -353,7 +409,7 @@ def _decode_mcus(layout: _Layout, reader: _Reader) -> int | None:
                 if not fast:
                     for dc, ac in layout.blocks:
                         reader.block_slow(dc, ac)
-                reader.saved = reader.pos
+                reader.save()
         except _ExhaustedError as exc:
             if exc.left == 0:
                 raise
@@ -409,3 +465,29 @@ def rows_read(data: bytes, ratio: int = 1, fancy_upsampling: bool = True,
     if imcu_rows and _context_rows(layout, ratio, fancy_upsampling, grey):
         rows -= max_v
     return min(rows, -(-layout.height // ratio))
+
+
+def recovered_scan(data: bytes) -> bytes | None:
+    """Cut JPEG `data` as TF's decoder reads it with ``try_recover_truncated``: the headers,
+    then the entropy-coded bytes in the order its bit reader meets them (see
+    `_RecoveringReader`), then an end marker; decoding that as a whole file gives TF's pixels.
+    None for files this does not model (more than one scan, restart intervals, arithmetic
+    coding, a marker met in the bytes read again whose segment libjpeg would read). Raises
+    `InvalidArgumentError` where that marker makes libjpeg fail at the end of the decode."""
+    try:
+        layout = _layout(data)
+    except _UnmodelledError:
+        return None
+    if layout.restart_interval:
+        return None
+    reader = _RecoveringReader(data, layout.scan)
+    _decode_mcus(layout, reader)
+    marker = reader.marker
+    if marker in _READ_AT_FINISH:
+        return None  # jpeg_finish_decompress reads its segment from the source: not modelled
+    if marker not in (0, _EOI[1]):
+        # met in the bytes read again: jpeg_finish_decompress's read_markers refuses it
+        # (another frame, image or scan header, or a marker libjpeg does not know)
+        raise errors.InvalidArgumentError(
+            None, None, f"Unsupported or unexpected marker 0x{marker:02x} in the recovered data")
+    return data[:layout.scan] + reader.stream()

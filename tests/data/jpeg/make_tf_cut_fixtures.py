@@ -12,7 +12,8 @@ attrs of each variant: ``""`` (defaults), ``_nofancy``, ``_ratio2``, ``_ratio4``
 per file and variant, ``<name><variant>``: an int16 array ``[n, 2]`` of (cut length, rows kept),
 rows -1 where TF refuses. The kept rows are checked here to equal the first rows of TF's decode
 of the whole file, and the rest to be black (the script fails otherwise), so the test needs only
-the row counts and ``tf.npz``.
+the row counts and ``tf.npz``. ``tf_recover.npz`` holds TF's decodes of a few cuts with
+``try_recover_truncated`` (`recover_fixtures`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import numpy as np
 import tensorflow as tf
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# a cut whose bytes read again hold a marker libjpeg refuses (0xff 0xf8)
+EXTRA_RECOVER_CUTS = {"cmyk_q75_13x21": (604,)}
 VARIANTS = {"": {}, "_nofancy": {"fancy_upscaling": False}, "_ratio2": {"ratio": 2},
             "_ratio4": {"ratio": 4}, "_ratio8": {"ratio": 8}, "_ch1": {"channels": 1}}
 
@@ -72,5 +75,31 @@ def main() -> None:
     np.savez_compressed(os.path.join(HERE, "tf_cuts.npz"), **out)
 
 
+def recover_fixtures() -> None:
+    """``tf_recover.npz``: ``<name><variant>_at<n>``, TF's decode with
+    ``try_recover_truncated=True`` of the first ``n`` bytes, at four lengths spread over the
+    scan of each one-scan file without restart markers (``tensorweave.formats.jpeg_cut``
+    models those) but the largest; ``failures``: the keys TF refuses."""
+    out, failures = {}, []
+    for path in sorted(glob.glob(os.path.join(HERE, "*.jpg"))):
+        name = os.path.basename(path)[:-4]
+        if "prog" in name or "restart" in name or name == "c420_q75_96x128":
+            continue
+        data = open(path, "rb").read()
+        start = scan_start(data)
+        for variant in ("", "_nofancy", "_ratio2", "_ch1"):
+            spread = [start + (len(data) - start) * i // 5 for i in range(1, 5)]
+            for cut in spread + list(EXTRA_RECOVER_CUTS.get(name, ())):
+                key = f"{name}{variant}_at{cut}"
+                try:
+                    out[key] = tf.io.decode_jpeg(data[:cut], try_recover_truncated=True,
+                                                 **VARIANTS[variant]).numpy()
+                except tf.errors.InvalidArgumentError:
+                    failures.append(key)
+    np.savez_compressed(os.path.join(HERE, "tf_recover.npz"), failures=np.array(failures),
+                        **out)
+
+
 if __name__ == "__main__":
     main()
+    recover_fixtures()
