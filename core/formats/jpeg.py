@@ -18,7 +18,7 @@ row is produced (so TF's ``acceptable_fraction`` never rejects), libjpeg reading
 source manager gives it after the cut: the bytes since the MCU in progress began, again, until
 an MCU ends at the end of the data, then a fake end-of-image (after which the MCUs are uniform
 grey). `tensorweave.formats.jpeg_cut` works out that byte order and TurboJPEG decodes it, which
-gives TF 2.21's pixels on every recovered fixture of one-scan files without restart markers.
+gives TF 2.21's pixels on every recovered fixture of one-scan (sequential) files.
 Without ``recover_truncated``, with ``acceptable_fraction`` below 1, TF keeps the rows libjpeg
 produced before the data ran out and blacks out the rest, if they are at least that fraction
 of the height: `tensorweave.formats.jpeg_cut` counts those rows as TF's libjpeg produces them
@@ -36,9 +36,9 @@ Known differences from TF: TurboJPEG's header reader refuses sampling layouts ou
 (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1, grey) that libjpeg itself decodes; for an image so
 small that several scales give the same size (sides of a few pixels), where TurboJPEG would
 pick another scale than ``ratio``, the frame is declared taller to steer it, which for 4:4:0
-files can change the last row's chroma; a truncated progressive file or one with restart
-markers (or whose bytes read again hold a marker whose segment libjpeg would go on to read),
-recovered with ``recover_truncated``, is TurboJPEG's recovery (TF's shape and its rows
+files can change the last row's chroma; a truncated progressive file (or one whose bytes read
+again hold a marker whose segment libjpeg would go on to read), recovered with
+``recover_truncated``, is TurboJPEG's recovery (TF's shape and its rows
 up to the cut; after it TurboJPEG gives uniform grey where TF reads bytes again; at some cuts
 of progressive files TF refuses); and a cut file given to ``DecodeAndCropJpeg`` is refused
 unless ``recover_truncated``, and then recovered as TurboJPEG does (its

@@ -78,12 +78,12 @@ def main() -> None:
 def recover_fixtures() -> None:
     """``tf_recover.npz``: ``<name><variant>_at<n>``, TF's decode with
     ``try_recover_truncated=True`` of the first ``n`` bytes, at four lengths spread over the
-    scan of each one-scan file without restart markers (``tensorweave.formats.jpeg_cut``
-    models those) but the largest; ``failures``: the keys TF refuses."""
+    scan of each one-scan file (``tensorweave.formats.jpeg_cut`` models those) but the
+    largest; ``failures``: the keys TF refuses."""
     out, failures = {}, []
     for path in sorted(glob.glob(os.path.join(HERE, "*.jpg"))):
         name = os.path.basename(path)[:-4]
-        if "prog" in name or "restart" in name or name == "c420_q75_96x128":
+        if "prog" in name or name == "c420_q75_96x128":
             continue
         data = open(path, "rb").read()
         start = scan_start(data)
