@@ -15,6 +15,7 @@ from tests.image_files import gif, gif_frame
 
 DATA = Path(__file__).parent / "data" / "gif"
 TF = np.load(DATA / "tf.npz")
+CUTS = np.load(DATA / "tf_cuts.npz")
 FAILURES = set(TF["failures"].tolist())
 FILES = sorted(p.stem for p in DATA.glob("*.gif"))
 RNG = np.random.RandomState(3)
@@ -107,16 +108,22 @@ def test_malformed_files_are_invalid(data: bytes, text: str) -> None:
         decode(data)
 
 
-def test_cut_data_decodes_the_complete_frames_before_the_cut_as_tf() -> None:
-    whole = (DATA / "sub_rect_10x12.gif").read_bytes()
-    frames = TF["sub_rect_10x12"]
+@pytest.mark.parametrize("name", FILES)
+def test_cut_data_decodes_as_tf(name: str) -> None:
+    """Every cut of every file (``make_tf_cut_fixtures.py``): a cut inside an image's data,
+    in its LZW sub-blocks included, drops that image, as TF's giflib does."""
+    whole = (DATA / f"{name}.gif").read_bytes()
     counts = []
-    for size in range(len(TF["cuts"])):
+    for size in range(len(CUTS[name])):
         try:
             got = decode(whole[:size])
         except errors.InvalidArgumentError:
             counts.append(0)
             continue
-        np.testing.assert_array_equal(got, frames[:len(got)])
+        key = f"{name}_at{size}"
+        want = CUTS[key] if key in CUTS else TF[name][:len(got)]
+        np.testing.assert_array_equal(got, want, err_msg=key)
         counts.append(len(got))
-    assert counts == TF["cuts"].tolist()
+    assert counts == CUTS[name].tolist()
+    if name in ("sub_rect_10x12", "noise_90x80", "three_full_13x17"):  # dropped frames
+        assert 0 < min(set(counts) - {0}) < max(counts)

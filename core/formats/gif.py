@@ -18,8 +18,10 @@ frame's image data is still read. Data that ends, or holds an unknown record, af
 image decodes the images before it (TF logs giflib's error and goes on). Raises
 `InvalidArgumentError` (no node; the kernel adds it) with TF's reason for a file giflib
 refuses (giflib's own message), one without images, a colour index outside the map that is not
-the transparent one, a frame without a colour map, and a 0-pixel image; also for data that ends
-inside an image, where TF would return the unread pixels uninitialised.
+the transparent one, a frame without a colour map, and a 0-pixel image. Data that ends inside an
+image (its descriptor, colour map or LZW sub-blocks) drops that image, as TF 2.21 does at every
+cut of every fixture file (``tests/data/gif/tf_cuts.npz``), so a cut inside the first image is
+refused.
 """
 
 from __future__ import annotations

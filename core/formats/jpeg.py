@@ -13,9 +13,19 @@ for data libjpeg refuses, with TurboJPEG's reason. `decode` gives uint8 ``[h, w,
 ``channels`` 0 keeps the file's (1 for grey, 3 for colour and CMYK), 1 and 3 convert as libjpeg
 does; a CMYK/YCCK file decodes to RGB as TF's (``r = c * k // 255`` on libjpeg's Adobe-inverted
 output) and refuses ``channels=1`` as libjpeg does. ``ratio`` 2, 4, 8 is libjpeg's DCT scaling
-(``ceil(side / ratio)``). Truncated data is an error unless ``recover_truncated``: then libjpeg
-reads a fake end-of-image and the rest decodes as it gives (every row is produced, so TF's
-``acceptable_fraction`` never rejects). Data libjpeg only warns about (extraneous bytes, a
+(``ceil(side / ratio)``). Truncated data is an error unless ``recover_truncated``: then every
+row is produced (so TF's ``acceptable_fraction`` never rejects), libjpeg reading what TF's
+source manager gives it after the cut: the bytes since the MCU in progress began, again, until
+an MCU ends at the end of the data, then a fake end-of-image (after which the MCUs are uniform
+grey). `tensorweave.formats.jpeg_cut` works out that byte order and TurboJPEG decodes it, which
+gives TF 2.21's pixels on every recovered fixture of one-scan (sequential) files.
+Without ``recover_truncated``, with ``acceptable_fraction`` below 1, TF keeps the rows libjpeg
+produced before the data ran out and blacks out the rest, if they are at least that fraction
+of the height: `tensorweave.formats.jpeg_cut` counts those rows as TF's libjpeg produces them
+(equal to TF 2.21's at every cut of every fixture), and their pixels are TurboJPEG's recovered
+decode's, which equal TF's there. A fraction of 1 (the default) refuses every cut file:
+libjpeg's bit reader fetches 57 bits ahead, more than the last MCU's padding and end marker,
+so the last MCU always runs out. Data libjpeg only warns about (extraneous bytes, a
 corrupt segment) decodes, as in TF. ``crop`` ``(y, x, height, width)`` is TF's
 ``DecodeAndCropJpeg`` window, which must lie inside the (scaled) image: for 4:2:0 and 4:2:2
 colour output at ratio 1 with fancy upsampling it comes from `tensorweave.formats.jpeg_crop`
@@ -26,13 +36,13 @@ Known differences from TF: TurboJPEG's header reader refuses sampling layouts ou
 (4:4:4, 4:2:2, 4:2:0, 4:4:0, 4:1:1, 4:4:1, grey) that libjpeg itself decodes; for an image so
 small that several scales give the same size (sides of a few pixels), where TurboJPEG would
 pick another scale than ``ratio``, the frame is declared taller to steer it, which for 4:4:0
-files can change the last row's chroma; and a truncated file recovered with
-``recover_truncated`` has TF's shape and TF's rows up to the cut, but not after it: there
-TurboJPEG's source gives uniform grey (zero coefficients after its fake end-of-image), while
-TF 2.21's decode carries on through several MCU rows of other values, and at some cuts fails
-(its source manager refuses a second read past the end); 1 of 13 recovered fixtures is
-pixel-equal. Without ``recover_truncated``, TF keeps the rows read before the data ran out
-(the rest black) if they reach ``acceptable_fraction``; here truncated data is an error.
+files can change the last row's chroma; a truncated progressive file (or one whose bytes read
+again hold a marker whose segment libjpeg would go on to read), recovered with
+``recover_truncated``, is TurboJPEG's recovery (TF's shape and its rows
+up to the cut; after it TurboJPEG gives uniform grey where TF reads bytes again; at some cuts
+of progressive files TF refuses); and a cut file given to ``DecodeAndCropJpeg`` is refused
+unless ``recover_truncated``, and then recovered as TurboJPEG does (its
+``acceptable_fraction`` is not modelled).
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ from PIL import Image
 
 from tensorweave.engine import errors
 from tensorweave.formats.jpeg_crop import FACTORS, as_rgb_components, window_pixels
+from tensorweave.formats.jpeg_cut import recovered_scan, rows_read
 
 __all__ = ["JpegHeader", "decode", "encode", "read_header"]
 
@@ -87,14 +98,16 @@ def read_header(data: bytes) -> JpegHeader:
 
 
 def _decode(data: bytes, colorspace: str, fast_idct: bool, fancy_upsampling: bool,
-            min_side: tuple[int, int], ratio: int, recover_truncated: bool) -> np.ndarray:
+            min_side: tuple[int, int], ratio: int,
+            recover_truncated: bool) -> tuple[np.ndarray, bool]:
+    """TurboJPEG's decode, and whether the data ran out (decoded as libjpeg recovers it)."""
     def run(strict: bool) -> np.ndarray:
         return simplejpeg.decode_jpeg(data, colorspace=colorspace, fastdct=fast_idct,
                                       fastupsample=not fancy_upsampling, min_height=min_side[0],
                                       min_width=min_side[1], min_factor=ratio, strict=strict)
 
     try:
-        return run(strict=True)
+        return run(strict=True), False
     except ValueError as exc:
         reason = str(exc)
         if not reason.startswith(_WARNINGS) or (reason.startswith(_TRUNCATED)
@@ -102,7 +115,7 @@ def _decode(data: bytes, colorspace: str, fast_idct: bool, fancy_upsampling: boo
             raise _invalid(exc) from None
     # a warning stopped the strict run: decode again as libjpeg does, warnings ignored
     try:
-        return run(strict=False)
+        return run(strict=False), reason.startswith(_TRUNCATED)
     except ValueError as exc:
         raise _invalid(exc) from None
 
@@ -130,10 +143,14 @@ def _with_height(data: bytes, height: int) -> bytes:
 
 def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
            fancy_upsampling: bool = True, ratio: int = 1, recover_truncated: bool = False,
+           acceptable_fraction: float = 1.0,
            crop: tuple[int, int, int, int] | None = None) -> np.ndarray:
     """JPEG `data` decoded as TF's ``DecodeJpeg`` with these attrs (`fast_idct` is
     ``dct_method`` "" or "INTEGER_FAST", False "INTEGER_ACCURATE"), or as
     ``DecodeAndCropJpeg`` with `crop` ``(y, x, height, width)``; see the module docstring."""
+    # TF compares in float32: fraction read < min(1, acceptable_fraction)
+    fraction = min(np.float32(1), np.float32(acceptable_fraction))
+    partial = not recover_truncated and crop is None and fraction < 1
     height, width, space, subsampling = _frame(data)
     header = JpegHeader(height, width, _COMPONENTS.get(space, 3))
     if header.components == 4:
@@ -154,23 +171,41 @@ def decode(data: bytes, channels: int = 0, *, fast_idct: bool = True,
         if (space == "YCbCr" and subsampling in FACTORS and colorspace == "RGB"
                 and fancy_upsampling and ratio == 1):
             # the window's edges upsample as libjpeg-turbo's cropped decode does
-            planes = _decode(as_rgb_components(data), "RGB", fast_idct, False, min_side, ratio,
-                             recover_truncated)
+            planes, _ = _decode(as_rgb_components(data), "RGB", fast_idct, False, min_side,
+                                ratio, recover_truncated)
             return window_pixels(planes, crop, *FACTORS[subsampling])
-    if ratio > 1 and _scale_is_ambiguous(height, width, ratio):
-        # TurboJPEG picks its scale by the output size, which several scales share here:
-        # declare the frame taller, so that only 1 / ratio gives the size asked for, and keep
-        # the real rows (no upsampling crosses rows at ratio > 1, but for 4:4:0's chroma)
-        taller = height + 64 * ratio
-        image = _decode(_with_height(data, taller), colorspace, fast_idct, fancy_upsampling,
-                        (-(-taller // ratio), min_side[1]), ratio, recover_truncated)
-        image = image[:min_side[0]]
-    else:
-        image = _decode(data, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
-                        recover_truncated)
+    def whole(source: bytes) -> tuple[np.ndarray, bool]:
+        if ratio > 1 and _scale_is_ambiguous(height, width, ratio):
+            # TurboJPEG picks its scale by the output size, which several scales share here:
+            # declare the frame taller, so that only 1 / ratio gives the size asked for, and
+            # keep the real rows (no upsampling crosses rows at ratio > 1, but for 4:4:0's
+            # chroma)
+            taller = height + 64 * ratio
+            image, cut = _decode(_with_height(source, taller), colorspace, fast_idct,
+                                 fancy_upsampling, (-(-taller // ratio), min_side[1]), ratio,
+                                 recover_truncated or partial)
+            return image[:min_side[0]], cut
+        return _decode(source, colorspace, fast_idct, fancy_upsampling, min_side, ratio,
+                       recover_truncated or partial)
+
+    image, cut = whole(data)
+    if cut and recover_truncated and crop is None:
+        # TF's source reads the bytes since the MCU in progress again before its fake end
+        # marker: decode them in that order, where `jpeg_cut` models it
+        stream = recovered_scan(data)
+        if stream is not None:
+            image, _ = whole(stream)
     if colorspace == "CMYK":
         cmyk = image.astype(np.uint16)
         image = (cmyk[..., :3] * cmyk[..., 3:] // 255).astype(np.uint8)
+    if cut and not recover_truncated:
+        # the rows libjpeg produced under TF's source manager are TurboJPEG's (they come from
+        # the MCUs before the cut); the rest are black, as TF leaves them
+        rows = rows_read(data, ratio, fancy_upsampling, colorspace == "GRAY")
+        if rows is None or np.float32(rows) / np.float32(len(image)) < fraction:
+            raise _invalid(f"Premature end of JPEG file: {rows or 0} of {len(image)} rows read, "
+                           f"fewer than acceptable_fraction {acceptable_fraction}")
+        image[rows:] = 0
     if crop is not None:
         image = image[top:top + rows, left:left + cols]
     return image

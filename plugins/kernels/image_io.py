@@ -17,9 +17,10 @@ appended. The codecs are `tensorweave.formats` (libjpeg-turbo, libpng, giflib): 
 ``DecodeAndCropJpeg`` honour every attr (``dct_method`` "" and "INTEGER_FAST" are TF's
 JDCT_IFAST, "INTEGER_ACCURATE" JDCT_ISLOW; ``ratio`` is libjpeg's DCT scaling); the other ops
 decode JPEG bytes with TF's defaults. Truncated JPEG data is an error unless
-``try_recover_truncated``; ``channels`` 4 is refused; a crop window must lie inside the image,
-and ``DecodeAndCropJpeg`` gives TF's pixels at the window's edges (`tensorweave.formats.
-jpeg_crop`). ``ExtractJpegShape`` reads the headers only.
+``try_recover_truncated``, or unless the rows read before the data ran out reach
+``acceptable_fraction`` (``DecodeJpeg``; the rest black, as TF); ``channels`` 4 is refused; a
+crop window must lie inside the image, and ``DecodeAndCropJpeg`` gives TF's pixels at the
+window's edges (`tensorweave.formats.jpeg_crop`). ``ExtractJpegShape`` reads the headers only.
 ``EncodeJpeg`` writes TF's bytes, every attr honoured; libjpeg's refusals (a side over 65500,
 an empty image, an XMP packet too long for a marker) are TF's `InternalError`.
 """
@@ -130,7 +131,8 @@ def _jpeg_options(ctx: KernelContext) -> dict[str, Any]:
     if dct not in ("", "INTEGER_FAST", "INTEGER_ACCURATE"):
         raise _invalid(ctx, "dct_method must be one of {'', 'INTEGER_FAST', 'INTEGER_ACCURATE'}")
     return {"fast_idct": dct != "INTEGER_ACCURATE", "fancy_upsampling": attrs["fancy_upscaling"],
-            "ratio": ratio, "recover_truncated": attrs["try_recover_truncated"]}
+            "ratio": ratio, "recover_truncated": attrs["try_recover_truncated"],
+            "acceptable_fraction": attrs["acceptable_fraction"]}
 
 
 def _jpeg(ctx: KernelContext, data: bytes, channels: int,

@@ -4,9 +4,8 @@ suite.
 Usage, with a Python that has TensorFlow and Pillow, from the repository root:
 ``python tests/data/gif/make_tf_fixtures.py``. Writes ``<name>.gif`` and ``tf.npz``
 (``<name>``: TF 2.21's frames, uint8 ``[n, h, w, 3]``; ``<name>_first``: ``decode_image`` with
-``expand_animations=False``; ``failures``: the names TF refuses, ``InvalidArgumentError``;
-``cuts``: for each length ``n`` of ``CUT``'s data, the number of frames TF decodes from its
-first ``n`` bytes, 0 where it refuses them).
+``expand_animations=False``; ``failures``: the names TF refuses, ``InvalidArgumentError``).
+Cut files are ``make_tf_cut_fixtures.py``'s.
 
 The files: Pillow's (one frame; three full frames; frames cropped to what changed; disposal
 "restore to background" with a transparent index), and files built byte by byte with
@@ -30,7 +29,6 @@ import tensorflow as tf
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CUT = "sub_rect_10x12"  # the file cut at every length
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
 
 from tests.image_files import gif, gif_frame  # noqa: E402
@@ -129,19 +127,7 @@ def main() -> None:
             out[name + "_first"] = tf.io.decode_image(data, expand_animations=False).numpy()
         except tf.errors.InvalidArgumentError:
             failures.append(name + "_first")
-    # every cut of one file: how many frames TF decodes (0: refused); they are the first
-    # frames of the whole file's decode
-    whole = files[CUT]
-    cuts = []
-    for size in range(len(whole)):
-        try:
-            frames = tf.io.decode_gif(whole[:size]).numpy()
-        except tf.errors.InvalidArgumentError:
-            frames = out[CUT][:0]
-        assert np.array_equal(frames, out[CUT][:len(frames)])
-        cuts.append(len(frames))
-    np.savez_compressed(os.path.join(HERE, "tf.npz"), failures=np.array(failures),
-                        cuts=np.array(cuts), **out)
+    np.savez_compressed(os.path.join(HERE, "tf.npz"), failures=np.array(failures), **out)
 
 
 if __name__ == "__main__":
