@@ -14,8 +14,9 @@ rounds, ``on/off`` and, with TF, each over TF's. Groups:
 - ``elementwise``: a 10-op arithmetic chain ``((x*w+b)*x-w)*0.5 ...`` on float32 of 1e3, 1e5
   and 1e6 elements (reduced by ``reduce_sum``); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
   (small enough for its tanh to fuse) and on [1e5] (the tanh stays numpy's);
-- ``updates``: one Adam and one Momentum update of a float32 variable of 670k elements (the
-  MLP's parameter count) from a fed gradient, alone in the step.
+- ``updates``: one dense update (Adam, Momentum, Adagrad, RMSProp plain and centered,
+  Adadelta, Ftrl: `UPDATES`) of a float32 variable of 670k elements (the MLP's parameter
+  count) from a fed gradient, alone in the step.
 
 The plugin's nodes compile after their first calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``), which
 the workloads' warm-up steps absorb. Nothing is asserted.
@@ -91,6 +92,18 @@ def update(tf: Any, make: Callable[[Any], Any]) -> float:
         return vs_tf._per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
 
 
+# the optimizers of the ``updates`` group, each one dense update op
+UPDATES: dict[str, Callable[[Any], Any]] = {
+    "adam": lambda tf: tf.train.AdamOptimizer(1e-3),
+    "momentum": lambda tf: tf.train.MomentumOptimizer(0.01, 0.9),
+    "adagrad": lambda tf: tf.train.AdagradOptimizer(0.01),
+    "rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.9),
+    "centered_rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.9, centered=True),
+    "adadelta": lambda tf: tf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda tf: tf.train.FtrlOptimizer(0.01, l1_regularization_strength=0.01),
+}
+
+
 def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
     """Each figure of `group` (the models' and local's from vs_tf.py) by name."""
     if group == "models":
@@ -107,9 +120,8 @@ def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
         figures["tanh_chain_8x16_us"] = lambda tf: tanh_chain(tf, [8, 16])
         figures["tanh_chain_1e5_us"] = lambda tf: tanh_chain(tf, [100_000])
         return figures
-    return {"adam_update_670k_ms": lambda tf: update(tf, lambda t: t.train.AdamOptimizer(1e-3)),
-            "momentum_update_670k_ms":
-                lambda tf: update(tf, lambda t: t.train.MomentumOptimizer(0.01, 0.9))}
+    return {f"{name}_update_670k_ms": (lambda tf, make=make: update(tf, make))
+            for name, make in UPDATES.items()}
 
 
 def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, float]]]:

@@ -314,7 +314,19 @@ def _train(make: Callable[[], Any], resource: bool, dtype: Any, steps: int) -> n
     lambda: tf.train.MomentumOptimizer(0.01, 0.9),
     lambda: tf.train.MomentumOptimizer(0.01, 0.9, use_nesterov=True),
     lambda: tf.train.GradientDescentOptimizer(0.1),
-], ids=["adam", "momentum", "nesterov", "sgd"])
+    lambda: tf.train.AdagradOptimizer(0.1),
+    lambda: tf.train.RMSPropOptimizer(0.01),
+    lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.9, use_locking=True),
+    lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.9, centered=True),
+    lambda: tf.train.AdadeltaOptimizer(1.0),
+    lambda: tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01,
+                                   l2_regularization_strength=0.1),
+    lambda: tf.train.FtrlOptimizer(0.1, learning_rate_power=-0.3,
+                                   l1_regularization_strength=0.01),
+    lambda: tf.train.FtrlOptimizer(0.1, l2_regularization_strength=0.1,
+                                   l2_shrinkage_regularization_strength=0.05),
+], ids=["adam", "momentum", "nesterov", "sgd", "adagrad", "rmsprop", "rmsprop_momentum_locked",
+        "centered_rmsprop", "adadelta", "ftrl", "ftrl_power", "ftrl_v2"])
 @pytest.mark.parametrize("resource", [False, True], ids=["ref", "resource"])
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 def test_one_pass_updates_equal_the_numpy_kernels(

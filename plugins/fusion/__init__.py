@@ -2,11 +2,11 @@
 
 Contract: with numba importable, the plugin declares the ``_FusedElementwise`` op and its CPU
 kernel (`kernel`), adds the ``fusion`` pass (`regions`) after partitioning, where each device's
-regions are final, and one-pass kernels for the dense float updates of GradientDescent, Momentum
-and Adam (`optimizers`); ``TENSORWEAVE_FUSION=0`` turns both off (`switches`). Without
-numba it registers nothing and ``tensorweave plugins`` says why. Results equal the unfused
-graph's within float tolerance; the choice of backend and the figures are in
-``benchmarks/fusion_backends.py`` and ``benchmarks/fusion.py``.
+regions are final, and one-pass kernels for the dense float updates of GradientDescent,
+Momentum, Adam, Adagrad, RMSProp, Adadelta and Ftrl (`optimizers`); ``TENSORWEAVE_FUSION=0``
+turns both off (`switches`). Without numba it registers nothing and ``tensorweave plugins`` says
+why. Results equal the unfused graph's within float tolerance; the choice of backend and the
+figures are in ``benchmarks/fusion_backends.py`` and ``benchmarks/fusion.py``.
 """
 
 from __future__ import annotations

@@ -1,15 +1,18 @@
-"""One-pass numba kernels for the dense float updates of GradientDescent, Momentum and Adam.
+"""One-pass numba kernels for the dense float updates of GradientDescent, Momentum, Adam,
+Adagrad, RMSProp (plain and centered), Adadelta and Ftrl (``ApplyFtrl`` and ``ApplyFtrlV2``).
 
 Contract: each kernel computes exactly the formula of its `tensorweave.plugins.kernels.training`
 twin, in the same order of operations, so results are equal to it (numba compiles without
 fast-math, so nothing is contracted into FMAs), but in one loop over the variable that updates
 the variable and its slots in place and allocates no temporaries, where numpy's form makes up
-to a dozen passes. Locking, shape and scalar checks and the in-place rules
-(`VariableRef.updatable`) are the twin's. A node's first `switches.compile_after()` calls run
-the twin (compiling costs seconds once per process), and all of them with the plugin switched
-off (`switches.enabled`); a variable that is not C-contiguous is
-updated as a contiguous copy that is then stored. Registered for float32 and float64 at a
-higher priority than the twins, ref and resource forms alike.
+to a dozen passes. The scalars the twin derives with numpy (``1 - rho``, ``2 * l2``,
+``-lr_power``) are derived the same way and passed in the variable's dtype, since numba would
+widen a float32 mixed with a Python number to float64. Locking, shape and scalar checks and the
+in-place rules (`VariableRef.updatable`) are the twin's. A node's first
+`switches.compile_after()` calls run the twin (compiling costs seconds once per process), and
+all of them with the plugin switched off (`switches.enabled`); a variable that is not
+C-contiguous is updated as a contiguous copy that is then stored. Registered for float32 and
+float64 at a higher priority than the twins, ref and resource forms alike.
 """
 
 from __future__ import annotations
@@ -73,7 +76,71 @@ def _loops() -> dict[str, Callable[..., None]]:
                 v[i] += (gi * gi - v[i]) * one_minus_beta2
                 w[i] -= m[i] * lr_t / (np.sqrt(v[i]) + epsilon)
 
-    return {"gradient_descent": gradient_descent, "momentum": momentum, "adam": adam}
+    @jit
+    def adagrad(w: Any, a: Any, g: Any, lr: Any, update_slots: bool) -> None:
+        if update_slots:
+            for i in range(w.size):
+                gi = g[i]
+                a[i] += gi * gi
+                w[i] -= gi * lr / np.sqrt(a[i])
+        else:
+            for i in range(w.size):
+                w[i] -= g[i] * lr / np.sqrt(a[i])
+
+    @jit
+    def rms_prop(w: Any, ms: Any, mom: Any, g: Any, lr: Any, one_minus_rho: Any, momentum: Any,
+                 epsilon: Any) -> None:
+        for i in range(w.size):
+            gi = g[i]
+            ms[i] += (gi * gi - ms[i]) * one_minus_rho
+            mom[i] = mom[i] * momentum + gi * lr / np.sqrt(ms[i] + epsilon)
+            w[i] -= mom[i]
+
+    @jit
+    def centered_rms_prop(w: Any, mg: Any, ms: Any, mom: Any, g: Any, lr: Any,
+                          one_minus_rho: Any, momentum: Any, epsilon: Any) -> None:
+        for i in range(w.size):
+            gi = g[i]
+            mg[i] += (gi - mg[i]) * one_minus_rho
+            ms[i] += (gi * gi - ms[i]) * one_minus_rho
+            mom[i] = mom[i] * momentum + gi * lr / np.sqrt(ms[i] - mg[i] * mg[i] + epsilon)
+            w[i] -= mom[i]
+
+    @jit
+    def adadelta(w: Any, a: Any, au: Any, g: Any, lr: Any, rho: Any, one_minus_rho: Any,
+                 epsilon: Any, one: Any) -> None:
+        for i in range(w.size):
+            gi = g[i]
+            a[i] = a[i] * rho + gi * gi * one_minus_rho
+            update = np.sqrt(au[i] + epsilon) * (one / np.sqrt(a[i] + epsilon)) * gi
+            w[i] -= update * lr
+            au[i] = au[i] * rho + update * update * one_minus_rho
+
+    @jit
+    def ftrl(w: Any, a: Any, lin: Any, g: Any, lr: Any, l1: Any, two_l2: Any,
+             two_shrinkage: Any, shrinks: bool, sqrt_power: bool, neg_power: Any,
+             zero: Any) -> None:
+        for i in range(w.size):
+            gi, ai, wi = g[i], a[i], w[i]
+            new_a = ai + gi * gi
+            if sqrt_power:  # TF's special case, as the twin's
+                scale, old = np.sqrt(new_a), np.sqrt(ai)
+            else:
+                scale, old = new_a ** neg_power, ai ** neg_power
+            old = (old - scale) / lr * wi
+            if shrinks:
+                old += gi + two_shrinkage * wi
+            else:
+                old += gi
+            lin[i] += old
+            li = lin[i]
+            x = (np.sign(li) * l1 - li) / (scale / lr + two_l2)
+            w[i] = x if abs(li) > l1 else zero
+            a[i] = new_a
+
+    return {"gradient_descent": gradient_descent, "momentum": momentum, "adam": adam,
+            "adagrad": adagrad, "rms_prop": rms_prop, "centered_rms_prop": centered_rms_prop,
+            "adadelta": adadelta, "ftrl": ftrl}
 
 
 def _flat(arrays: list[Any]) -> list[Any]:
@@ -122,8 +189,81 @@ def apply_adam(ctx: KernelContext, var: VariableRef, m: VariableRef, v: Variable
         return training._store((var, m, v), [w, m_t, v_t])
 
 
+def apply_adagrad(ctx: KernelContext, var: VariableRef, accum: VariableRef, lr: Any,
+                  grad: Any) -> Any:
+    with training._locked(ctx, var, accum):
+        training._check(ctx, var, ("accum", accum), ("grad", grad))
+        w, a = _flat(training._updating(var, accum))
+        g = np.ascontiguousarray(grad, w.dtype)
+        _loops()["adagrad"](w.reshape(-1), a.reshape(-1), g.reshape(-1), _scalar(lr, w.dtype),
+                            bool(ctx.attrs.get("update_slots", True)))
+        return training._store((var, accum), [w, a])
+
+
+def apply_rms_prop(ctx: KernelContext, var: VariableRef, ms: VariableRef, mom: VariableRef,
+                   lr: Any, rho: Any, momentum: Any, epsilon: Any, grad: Any) -> Any:
+    with training._locked(ctx, var, ms, mom):
+        training._check(ctx, var, ("ms", ms), ("mom", mom), ("grad", grad))
+        w, ms_t, mom_t = _flat(training._updating(var, ms, mom))
+        t = w.dtype
+        g = np.ascontiguousarray(grad, t)
+        _loops()["rms_prop"](w.reshape(-1), ms_t.reshape(-1), mom_t.reshape(-1), g.reshape(-1),
+                             _scalar(lr, t), _scalar(1 - rho, t), _scalar(momentum, t),
+                             _scalar(epsilon, t))
+        return training._store((var, ms, mom), [w, ms_t, mom_t])
+
+
+def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRef,
+                            ms: VariableRef, mom: VariableRef, lr: Any, rho: Any, momentum: Any,
+                            epsilon: Any, grad: Any) -> Any:
+    with training._locked(ctx, var, mg, ms, mom):
+        training._check(ctx, var, ("mg", mg), ("ms", ms), ("mom", mom), ("grad", grad))
+        w, mg_t, ms_t, mom_t = _flat(training._updating(var, mg, ms, mom))
+        t = w.dtype
+        g = np.ascontiguousarray(grad, t)
+        _loops()["centered_rms_prop"](
+            w.reshape(-1), mg_t.reshape(-1), ms_t.reshape(-1), mom_t.reshape(-1), g.reshape(-1),
+            _scalar(lr, t), _scalar(1 - rho, t), _scalar(momentum, t), _scalar(epsilon, t))
+        return training._store((var, mg, ms, mom), [w, mg_t, ms_t, mom_t])
+
+
+def apply_adadelta(ctx: KernelContext, var: VariableRef, accum: VariableRef,
+                   accum_update: VariableRef, lr: Any, rho: Any, epsilon: Any,
+                   grad: Any) -> Any:
+    with training._locked(ctx, var, accum, accum_update):
+        training._check(ctx, var, ("accum", accum), ("accum_update", accum_update),
+                        ("grad", grad))
+        w, a, au = _flat(training._updating(var, accum, accum_update))
+        t = w.dtype
+        g = np.ascontiguousarray(grad, t)
+        _loops()["adadelta"](w.reshape(-1), a.reshape(-1), au.reshape(-1), g.reshape(-1),
+                             _scalar(lr, t), _scalar(rho, t), _scalar(1 - rho, t),
+                             _scalar(epsilon, t), _scalar(1, t))
+        return training._store((var, accum, accum_update), [w, a, au])
+
+
+def apply_ftrl(ctx: KernelContext, var: VariableRef, accum: VariableRef, linear: VariableRef,
+               grad: Any, lr: Any, l1: Any, l2: Any, *rest: Any) -> Any:
+    """``ApplyFtrl`` (`rest` = lr_power) and ``ApplyFtrlV2`` (l2_shrinkage, lr_power)."""
+    with training._locked(ctx, var, accum, linear):
+        training._check(ctx, var, ("accum", accum), ("linear", linear), ("grad", grad))
+        w, a, lin = _flat(training._updating(var, accum, linear))
+        t = w.dtype
+        shrinkage, lr_power = training._ftrl_power(rest)
+        g = np.ascontiguousarray(grad, t)
+        # the twin's scalar products (``2 * l2``, ``-lr_power``) are numpy's, in the var's dtype
+        _loops()["ftrl"](w.reshape(-1), a.reshape(-1), lin.reshape(-1), g.reshape(-1),
+                         _scalar(lr, t), _scalar(l1, t), _scalar(2 * l2, t),
+                         _scalar(0 if shrinkage is None else 2 * shrinkage, t),
+                         shrinkage is not None, bool(lr_power == -0.5), _scalar(-lr_power, t),
+                         _scalar(0, t))
+        return training._store((var, accum, linear), [w, a, lin])
+
+
 FUSED = {"ApplyGradientDescent": apply_gradient_descent, "ApplyMomentum": apply_momentum,
-         "ApplyAdam": apply_adam}
+         "ApplyAdam": apply_adam, "ApplyAdagrad": apply_adagrad, "ApplyRMSProp": apply_rms_prop,
+         "ApplyCenteredRMSProp": apply_centered_rms_prop, "ApplyAdadelta": apply_adadelta,
+         "ApplyFtrl": apply_ftrl, "ApplyFtrlV2": apply_ftrl}
 
 
 def _tiered(op: str) -> Callable[..., Any]:
