@@ -12,7 +12,8 @@ rounds, ``on/off`` and, with TF, each over TF's. Groups:
   CNN and LSTM training steps, the pipeline; the seed step, the 2000-op chain, the while loop,
   a 20k-node first run);
 - ``elementwise``: a 10-op arithmetic chain ``((x*w+b)*x-w)*0.5 ...`` on float32 of 1e3, 1e5
-  and 1e6 elements (reduced by ``reduce_sum``); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
+  and 1e6 elements (reduced by ``reduce_sum``); ``(x*w+1)/(w+2)/3`` on 1e3 and 1e5 (the size
+  cutoff of dividing regions); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
   (small enough for its tanh to fuse) and on [1e5] (the tanh stays numpy's);
 - ``updates``: one dense update (Adam, Momentum, Adagrad, RMSProp plain and centered,
   Adadelta, Ftrl: `UPDATES`) of a float32 variable of 670k elements (the MLP's parameter
@@ -59,6 +60,20 @@ def chain10(tf: Any, n: int) -> float:
         y = ((x * w + b) * x - w) * 0.5
         y = tf.maximum(y / (w + 1.0), -1.0) - b * 2.0
         out = tf.reduce_sum(y)
+        sess = _session(tf, g)
+        feed = {x: rs.rand(n).astype(np.float32)}
+        return vs_tf._per_call(lambda: sess.run(out, feed), max(5, min(500, 10**7 // n)),
+                               warm=5) * 1e6
+
+
+def div_chain(tf: Any, n: int) -> float:
+    """Microseconds per run of ``(x*w + 1) / (w + 2) / 3`` on float32[n] (two divides in five
+    ops, with constants: the plugin's size cutoff), summed."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [n])
+        w = tf.Variable(rs.rand(n).astype(np.float32) + 0.5)
+        out = tf.reduce_sum((x * w + 1.0) / (w + 2.0) / 3.0)
         sess = _session(tf, g)
         feed = {x: rs.rand(n).astype(np.float32)}
         return vs_tf._per_call(lambda: sess.run(out, feed), max(5, min(500, 10**7 // n)),
@@ -117,6 +132,8 @@ def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
         figures: dict[str, Callable[[Any], Any]] = {
             f"chain10_{n:.0e}_us": (lambda tf, n=n: chain10(tf, n))
             for n in (1000, 100_000, 1_000_000)}
+        figures |= {f"div_chain_{n:.0e}_us": (lambda tf, n=n: div_chain(tf, n))
+                    for n in (1000, 100_000)}
         figures["tanh_chain_8x16_us"] = lambda tf: tanh_chain(tf, [8, 16])
         figures["tanh_chain_1e5_us"] = lambda tf: tanh_chain(tf, [100_000])
         return figures

@@ -15,6 +15,7 @@ import pytest
 import tensorweave as tf
 from tensorweave.engine import errors
 from tensorweave.plugins.fusion import kernel as fusion_kernel
+from tensorweave.plugins.fusion.kernel import STRIDED_MAX_ELEMENTS
 from tensorweave.plugins.fusion.regions import MAX_STEPS
 
 pytest.importorskip("numba")
@@ -183,6 +184,38 @@ def test_transcendental_ops_fuse_only_on_small_static_shapes(
     partitions = _same([out_small, out_large], feeds, monkeypatch, rtol=1e-5)
     ops = _ops(partitions)
     assert ops["Tanh"] == 1 and "Sigmoid" not in ops and "Exp" not in ops
+
+
+@pytest.mark.parametrize("size, operand, compiled", [
+    (STRIDED_MAX_ELEMENTS + 1, "scalar", False),  # numba's strided loop: numpy's ops instead
+    (STRIDED_MAX_ELEMENTS, "scalar", True),
+    (STRIDED_MAX_ELEMENTS + 1, "strided", False),
+    (STRIDED_MAX_ELEMENTS + 1, "full", True),
+    (STRIDED_MAX_ELEMENTS + 1, "arithmetic", True),  # no divides: the loop wins strided too
+])
+def test_large_dividing_regions_with_a_strided_operand_run_op_by_op(
+        size: int, operand: str, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiles = []
+
+    def recording(*args: Any) -> Any:
+        compiles.append(args)
+        return ufunc(*args)
+
+    ufunc = fusion_kernel.backend.ufunc
+    monkeypatch.setattr(fusion_kernel.backend, "ufunc", recording)
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    x = tf.placeholder(tf.float32, [None])
+    y = tf.placeholder(tf.float32, [None])
+    other = {"scalar": 2.0, "strided": y, "full": y, "arithmetic": 2.0}[operand]
+    # (a constant such as 1.0 is a one-element operand too)
+    out = x * other + 1.0 if operand == "arithmetic" else x / other + x
+    rs = np.random.RandomState(0)
+    values = rs.rand(2 * size).astype(np.float32) + 0.5
+    # a fed array is used as given: a strided view reaches the kernel strided
+    feeds = {x: values[:size], y: values[::2] if operand == "strided" else values[size:]}
+    partitions = _same([out], feeds, monkeypatch)
+    assert len(_fused_nodes(partitions)) == 1
+    assert bool(compiles) == compiled
 
 
 def _failing_graph() -> tuple[Any, Any, Any, dict[Any, Any]]:
