@@ -1,5 +1,6 @@
 """One-pass numba kernels for the dense float updates of GradientDescent, Momentum, Adam,
-Adagrad, RMSProp (plain and centered), Adadelta and Ftrl (``ApplyFtrl`` and ``ApplyFtrlV2``).
+Adagrad, RMSProp (plain and centered), Adadelta and Ftrl (``ApplyFtrl`` and ``ApplyFtrlV2``),
+and for the sparse updates (``SparseApply*``) of all but the first and Adam.
 
 Contract: each kernel computes exactly the formula of its `tensorweave.plugins.kernels.training`
 twin, in the same order of operations, so results are equal to it (numba compiles without
@@ -13,6 +14,13 @@ in-place rules (`VariableRef.updatable`) are the twin's. A node's first
 all of them with the plugin switched off (`switches.enabled`); a variable that is not
 C-contiguous is updated as a contiguous copy that is then stored. Registered for float32 and
 float64 at a higher priority than the twins, ref and resource forms alike.
+
+A sparse kernel runs the dense loop on each row of the variable (and slots) at ``indices``, in
+the order of the indices, against one gradient row each: a repeated index is updated once per
+occurrence, as TF's kernels (and the twin's rounds) do, an empty ``indices`` changes nothing,
+and TF's checks (`training._check_sparse`: an index out of range raises `InvalidArgumentError`
+naming the node, before any row changes) come first. The rows are views: besides the in-place
+rules' copy, nothing the variable's size is allocated.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from tensorweave.engine.runtime.variables_store import VariableRef
 from tensorweave.plugins.fusion.switches import compile_after, enabled
 from tensorweave.plugins.kernels import training
 from tensorweave.plugins.kernels.resource_variables import _apply_with
-from tensorweave.plugins.standard_ops.training import GRADIENT_INPUTS, UPDATES
+from tensorweave.plugins.standard_ops.training import GRADIENT_INPUTS, SPARSE_UPDATES, UPDATES
 
 DTYPES = (dtypes.float32, dtypes.float64)
 PRIORITY = 1  # above the numpy twins (priority 0)
@@ -138,9 +146,31 @@ def _loops() -> dict[str, Callable[..., None]]:
             w[i] = x if abs(li) > l1 else zero
             a[i] = new_a
 
+    # The sparse drivers: `dense` (one of the loops above) on the rows at `indices`, one
+    # gradient row per index, in order, so a repeated index is updated once per occurrence as
+    # TF's kernels loop. Row views of C-contiguous 2-D arrays are contiguous: no copies.
+    @jit
+    def rows2(dense: Any, w: Any, a: Any, g: Any, indices: Any, hyper: Any) -> None:
+        for k in range(indices.size):
+            r = indices[k]
+            dense(w[r], a[r], g[k], *hyper)
+
+    @jit
+    def rows3(dense: Any, w: Any, a: Any, b: Any, g: Any, indices: Any, hyper: Any) -> None:
+        for k in range(indices.size):
+            r = indices[k]
+            dense(w[r], a[r], b[r], g[k], *hyper)
+
+    @jit
+    def rows4(dense: Any, w: Any, a: Any, b: Any, c: Any, g: Any, indices: Any,
+              hyper: Any) -> None:
+        for k in range(indices.size):
+            r = indices[k]
+            dense(w[r], a[r], b[r], c[r], g[k], *hyper)
+
     return {"gradient_descent": gradient_descent, "momentum": momentum, "adam": adam,
             "adagrad": adagrad, "rms_prop": rms_prop, "centered_rms_prop": centered_rms_prop,
-            "adadelta": adadelta, "ftrl": ftrl}
+            "adadelta": adadelta, "ftrl": ftrl, "rows2": rows2, "rows3": rows3, "rows4": rows4}
 
 
 def _flat(arrays: list[Any]) -> list[Any]:
@@ -151,129 +181,123 @@ def _scalar(x: Any, dtype: Any) -> Any:
     return dtype.type(x)  # a numpy scalar of the variable's dtype: the loop's arithmetic type
 
 
-def apply_gradient_descent(ctx: KernelContext, var: VariableRef, alpha: Any, delta: Any) -> Any:
-    with training._locked(ctx, var):
-        training._check(ctx, var, ("delta", delta))
-        (w,) = _flat(training._updating(var))
-        d = np.ascontiguousarray(delta, w.dtype)
-        _loops()["gradient_descent"](w.reshape(-1), d.reshape(-1), _scalar(alpha, w.dtype))
-        return training._store((var,), [w])
+# The loop's scalar arguments from the op's hyper-parameter inputs (by name) and attrs, in the
+# variable's dtype `t`; the twin's derived scalars are derived here the same way, with numpy.
+Hyper = Callable[..., tuple[Any, ...]]
 
 
-def apply_momentum(ctx: KernelContext, var: VariableRef, accum: VariableRef, lr: Any, grad: Any,
-                   momentum: Any) -> Any:
-    with training._locked(ctx, var, accum):
-        training._check(ctx, var, ("accum", accum), ("grad", grad))
-        w, a = _flat(training._updating(var, accum))
-        g = np.ascontiguousarray(grad, w.dtype)
-        _loops()["momentum"](w.reshape(-1), a.reshape(-1), g.reshape(-1),
-                             _scalar(lr, w.dtype), _scalar(momentum, w.dtype),
-                             bool(ctx.attrs.get("use_nesterov", False)))
-        return training._store((var, accum), [w, a])
+def _gradient_descent(ctx: KernelContext, t: Any, alpha: Any) -> tuple[Any, ...]:
+    return (_scalar(alpha, t),)
 
 
-def apply_adam(ctx: KernelContext, var: VariableRef, m: VariableRef, v: VariableRef,
-               beta1_power: Any, beta2_power: Any, lr: Any, beta1: Any, beta2: Any,
-               epsilon: Any, grad: Any) -> Any:
-    xp = ctx.xp
-    with training._locked(ctx, var, m, v):
-        training._check(ctx, var, ("m", m), ("v", v), ("grad", grad))
-        w, m_t, v_t = _flat(training._updating(var, m, v))
-        t = w.dtype
-        lr_t = lr * xp.sqrt(1 - beta2_power) / (1 - beta1_power)  # the twin's, in numpy
-        g = np.ascontiguousarray(grad, t)
-        _loops()["adam"](w.reshape(-1), m_t.reshape(-1), v_t.reshape(-1), g.reshape(-1),
-                         _scalar(lr_t, t), _scalar(beta1, t), _scalar(1 - beta1, t),
-                         _scalar(1 - beta2, t), _scalar(epsilon, t),
-                         bool(ctx.attrs.get("use_nesterov", False)))
-        return training._store((var, m, v), [w, m_t, v_t])
+def _momentum(ctx: KernelContext, t: Any, lr: Any, momentum: Any) -> tuple[Any, ...]:
+    return _scalar(lr, t), _scalar(momentum, t), bool(ctx.attrs.get("use_nesterov", False))
 
 
-def apply_adagrad(ctx: KernelContext, var: VariableRef, accum: VariableRef, lr: Any,
-                  grad: Any) -> Any:
-    with training._locked(ctx, var, accum):
-        training._check(ctx, var, ("accum", accum), ("grad", grad))
-        w, a = _flat(training._updating(var, accum))
-        g = np.ascontiguousarray(grad, w.dtype)
-        _loops()["adagrad"](w.reshape(-1), a.reshape(-1), g.reshape(-1), _scalar(lr, w.dtype),
-                            bool(ctx.attrs.get("update_slots", True)))
-        return training._store((var, accum), [w, a])
+def _adam(ctx: KernelContext, t: Any, beta1_power: Any, beta2_power: Any, lr: Any, beta1: Any,
+          beta2: Any, epsilon: Any) -> tuple[Any, ...]:
+    lr_t = lr * ctx.xp.sqrt(1 - beta2_power) / (1 - beta1_power)  # the twin's, in numpy
+    return (_scalar(lr_t, t), _scalar(beta1, t), _scalar(1 - beta1, t), _scalar(1 - beta2, t),
+            _scalar(epsilon, t), bool(ctx.attrs.get("use_nesterov", False)))
 
 
-def apply_rms_prop(ctx: KernelContext, var: VariableRef, ms: VariableRef, mom: VariableRef,
-                   lr: Any, rho: Any, momentum: Any, epsilon: Any, grad: Any) -> Any:
-    with training._locked(ctx, var, ms, mom):
-        training._check(ctx, var, ("ms", ms), ("mom", mom), ("grad", grad))
-        w, ms_t, mom_t = _flat(training._updating(var, ms, mom))
-        t = w.dtype
-        g = np.ascontiguousarray(grad, t)
-        _loops()["rms_prop"](w.reshape(-1), ms_t.reshape(-1), mom_t.reshape(-1), g.reshape(-1),
-                             _scalar(lr, t), _scalar(1 - rho, t), _scalar(momentum, t),
-                             _scalar(epsilon, t))
-        return training._store((var, ms, mom), [w, ms_t, mom_t])
+def _adagrad(ctx: KernelContext, t: Any, lr: Any) -> tuple[Any, ...]:
+    return _scalar(lr, t), bool(ctx.attrs.get("update_slots", True))
 
 
-def apply_centered_rms_prop(ctx: KernelContext, var: VariableRef, mg: VariableRef,
-                            ms: VariableRef, mom: VariableRef, lr: Any, rho: Any, momentum: Any,
-                            epsilon: Any, grad: Any) -> Any:
-    with training._locked(ctx, var, mg, ms, mom):
-        training._check(ctx, var, ("mg", mg), ("ms", ms), ("mom", mom), ("grad", grad))
-        w, mg_t, ms_t, mom_t = _flat(training._updating(var, mg, ms, mom))
-        t = w.dtype
-        g = np.ascontiguousarray(grad, t)
-        _loops()["centered_rms_prop"](
-            w.reshape(-1), mg_t.reshape(-1), ms_t.reshape(-1), mom_t.reshape(-1), g.reshape(-1),
-            _scalar(lr, t), _scalar(1 - rho, t), _scalar(momentum, t), _scalar(epsilon, t))
-        return training._store((var, mg, ms, mom), [w, mg_t, ms_t, mom_t])
+def _rms_prop(ctx: KernelContext, t: Any, lr: Any, rho: Any, momentum: Any,
+              epsilon: Any) -> tuple[Any, ...]:
+    return _scalar(lr, t), _scalar(1 - rho, t), _scalar(momentum, t), _scalar(epsilon, t)
 
 
-def apply_adadelta(ctx: KernelContext, var: VariableRef, accum: VariableRef,
-                   accum_update: VariableRef, lr: Any, rho: Any, epsilon: Any,
-                   grad: Any) -> Any:
-    with training._locked(ctx, var, accum, accum_update):
-        training._check(ctx, var, ("accum", accum), ("accum_update", accum_update),
-                        ("grad", grad))
-        w, a, au = _flat(training._updating(var, accum, accum_update))
-        t = w.dtype
-        g = np.ascontiguousarray(grad, t)
-        _loops()["adadelta"](w.reshape(-1), a.reshape(-1), au.reshape(-1), g.reshape(-1),
-                             _scalar(lr, t), _scalar(rho, t), _scalar(1 - rho, t),
-                             _scalar(epsilon, t), _scalar(1, t))
-        return training._store((var, accum, accum_update), [w, a, au])
+def _adadelta(ctx: KernelContext, t: Any, lr: Any, rho: Any, epsilon: Any) -> tuple[Any, ...]:
+    return (_scalar(lr, t), _scalar(rho, t), _scalar(1 - rho, t), _scalar(epsilon, t),
+            _scalar(1, t))
 
 
-def apply_ftrl(ctx: KernelContext, var: VariableRef, accum: VariableRef, linear: VariableRef,
-               grad: Any, lr: Any, l1: Any, l2: Any, *rest: Any) -> Any:
-    """``ApplyFtrl`` (`rest` = lr_power) and ``ApplyFtrlV2`` (l2_shrinkage, lr_power)."""
-    with training._locked(ctx, var, accum, linear):
-        training._check(ctx, var, ("accum", accum), ("linear", linear), ("grad", grad))
-        w, a, lin = _flat(training._updating(var, accum, linear))
-        t = w.dtype
-        shrinkage, lr_power = training._ftrl_power(rest)
-        g = np.ascontiguousarray(grad, t)
-        # the twin's scalar products (``2 * l2``, ``-lr_power``) are numpy's, in the var's dtype
-        _loops()["ftrl"](w.reshape(-1), a.reshape(-1), lin.reshape(-1), g.reshape(-1),
-                         _scalar(lr, t), _scalar(l1, t), _scalar(2 * l2, t),
-                         _scalar(0 if shrinkage is None else 2 * shrinkage, t),
-                         shrinkage is not None, bool(lr_power == -0.5), _scalar(-lr_power, t),
-                         _scalar(0, t))
-        return training._store((var, accum, linear), [w, a, lin])
+def _ftrl(ctx: KernelContext, t: Any, lr: Any, l1: Any, l2: Any, lr_power: Any,
+          l2_shrinkage: Any = None) -> tuple[Any, ...]:
+    """``*Ftrl`` and ``*FtrlV2`` (with `l2_shrinkage`)."""
+    two_shrinkage = 0 if l2_shrinkage is None else 2 * l2_shrinkage
+    return (_scalar(lr, t), _scalar(l1, t), _scalar(2 * l2, t), _scalar(two_shrinkage, t),
+            l2_shrinkage is not None, bool(lr_power == -0.5), _scalar(-lr_power, t),
+            _scalar(0, t))
 
 
-FUSED = {"ApplyGradientDescent": apply_gradient_descent, "ApplyMomentum": apply_momentum,
-         "ApplyAdam": apply_adam, "ApplyAdagrad": apply_adagrad, "ApplyRMSProp": apply_rms_prop,
-         "ApplyCenteredRMSProp": apply_centered_rms_prop, "ApplyAdadelta": apply_adadelta,
-         "ApplyFtrl": apply_ftrl, "ApplyFtrlV2": apply_ftrl}
+# op -> (its loop, its scalars); the SparseApply ops run the same loop on each indexed row
+DENSE: dict[str, tuple[str, Hyper]] = {
+    "ApplyGradientDescent": ("gradient_descent", _gradient_descent),
+    "ApplyMomentum": ("momentum", _momentum),
+    "ApplyAdam": ("adam", _adam),
+    "ApplyAdagrad": ("adagrad", _adagrad),
+    "ApplyRMSProp": ("rms_prop", _rms_prop),
+    "ApplyCenteredRMSProp": ("centered_rms_prop", _rms_prop),
+    "ApplyAdadelta": ("adadelta", _adadelta),
+    "ApplyFtrl": ("ftrl", _ftrl),
+    "ApplyFtrlV2": ("ftrl", _ftrl),
+}
+SPARSE: dict[str, tuple[str, Hyper]] = {
+    f"Sparse{op}": DENSE[op] for op in (
+        "ApplyMomentum", "ApplyAdagrad", "ApplyRMSProp", "ApplyCenteredRMSProp",
+        "ApplyAdadelta", "ApplyFtrl", "ApplyFtrlV2")}
 
 
-def _tiered(op: str) -> Callable[..., Any]:
-    """`op`'s kernel: the twin for a node's first calls, then the one-pass loop, after the
-    twin's check that each hyper-parameter is a scalar."""
-    twin = training.checked_kernel(op)
-    fused = FUSED[op]
+def _dense(op: str) -> Callable[..., Any]:
+    """`op`'s one-pass kernel over the whole variable."""
+    loop, hyper = DENSE[op]
     inputs, refs, _ = UPDATES[op]
+    grad_name = next(name for name in inputs if name in GRADIENT_INPUTS)
+
+    def kernel(ctx: KernelContext, *args: Any) -> Any:
+        slots: tuple[VariableRef, ...] = args[:refs]
+        named = dict(zip(inputs[refs:], args[refs:]))
+        grad = named.pop(grad_name)
+        with training._locked(ctx, *slots):
+            training._check(ctx, slots[0], *zip(inputs[1:refs], slots[1:]), (grad_name, grad))
+            arrays = _flat(training._updating(*slots))
+            t = arrays[0].dtype
+            g = np.ascontiguousarray(grad, t)
+            _loops()[loop](*(a.reshape(-1) for a in arrays), g.reshape(-1),
+                           *hyper(ctx, t, **named))
+            return training._store(slots, arrays)
+
+    kernel.__name__ = f"apply_{loop}"
+    return kernel
+
+
+def _sparse(op: str) -> Callable[..., Any]:
+    """`op`'s kernel: the dense loop on each row at ``indices``, in place, after the twin's
+    checks (an out-of-range index changes nothing); no array the variable's size is made."""
+    loop, hyper = SPARSE[op]
+    inputs, refs, _ = SPARSE_UPDATES[op]
+
+    def kernel(ctx: KernelContext, *args: Any) -> Any:
+        slots: tuple[VariableRef, ...] = args[:refs]
+        named = dict(zip(inputs[refs:], args[refs:]))
+        grad, indices = named.pop("grad"), named.pop("indices")
+        with training._locked(ctx, *slots):
+            training._check_sparse(ctx, inputs[:refs], [ref.read() for ref in slots], grad,
+                                   indices)
+            arrays = _flat(training._updating(*slots))
+            t, shape = arrays[0].dtype, arrays[0].shape
+            width = int(np.prod(shape[1:]))
+            g = np.ascontiguousarray(grad, t).reshape(indices.shape[0], width)
+            loops = _loops()
+            loops[f"rows{refs}"](loops[loop], *(a.reshape(shape[0], width) for a in arrays), g,
+                                 np.ascontiguousarray(indices), hyper(ctx, t, **named))
+            return training._store(slots, arrays)
+
+    kernel.__name__ = f"sparse_apply_{loop}"
+    return kernel
+
+
+def _tiered(op: str, fused: Callable[..., Any]) -> Callable[..., Any]:
+    """`op`'s kernel: the twin for a node's first calls, then `fused`, after the twin's check
+    that each hyper-parameter is a scalar."""
+    twin = training.checked_kernel(op)
+    inputs, refs, _ = {**UPDATES, **SPARSE_UPDATES}[op]
     scalars = [(i, name) for i, name in enumerate(inputs)
-               if i >= refs and name not in GRADIENT_INPUTS]
+               if i >= refs and name not in (*GRADIENT_INPUTS, "indices")]
 
     def kernel(ctx: KernelContext, *args: Any) -> Any:
         left = ctx.state.get("fusion_calls_left")
@@ -294,8 +318,10 @@ def _tiered(op: str) -> Callable[..., Any]:
 
 def register(registry: Any) -> None:
     """Add the one-pass kernels (ref and resource forms) for CPU float32/float64."""
-    for op in FUSED:
-        kernel = _tiered(op)
+    tables = {**{op: _dense(op) for op in DENSE}, **{op: _sparse(op) for op in SPARSE}}
+    for op, fused in tables.items():
+        kernel = _tiered(op, fused)
+        refs = {**UPDATES, **SPARSE_UPDATES}[op][1]
         registry.add(op, "CPU", kernel, dtypes=DTYPES, priority=PRIORITY)
-        registry.add(f"Resource{op}", "CPU", _apply_with(kernel, UPDATES[op][1]),
-                     dtypes=DTYPES, priority=PRIORITY)
+        registry.add(f"Resource{op}", "CPU", _apply_with(kernel, refs), dtypes=DTYPES,
+                     priority=PRIORITY)
