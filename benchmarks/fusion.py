@@ -17,7 +17,9 @@ rounds, ``on/off`` and, with TF, each over TF's. Groups:
   (small enough for its tanh to fuse) and on [1e5] (the tanh stays numpy's);
 - ``updates``: one dense update (Adam, Momentum, Adagrad, RMSProp plain and centered,
   Adadelta, Ftrl: `UPDATES`) of a float32 variable of 670k elements (the MLP's parameter
-  count) from a fed gradient, alone in the step.
+  count) from a fed gradient, alone in the step; and each but Adam's (whose sparse form is
+  TF1's dense decay) on 1024 random rows of a float32[100000, 64] embedding from fed
+  `IndexedSlices` (the optimizer sums repeated rows, then one ``SparseApply*``).
 
 The plugin's nodes compile after their first calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``), which
 the workloads' warm-up steps absorb. Nothing is asserted.
@@ -95,8 +97,13 @@ def tanh_chain(tf: Any, shape: list[int]) -> float:
                                warm=5) * 1e6
 
 
-def update(tf: Any, make: Callable[[Any], Any]) -> float:
-    """Milliseconds per step of one optimizer update of a float32[PARAMETERS] variable."""
+def _ms(seconds: tuple[float, float]) -> tuple[float, float]:
+    return seconds[0] * 1e3, seconds[1] * 1e3
+
+
+def update(tf: Any, make: Callable[[Any], Any]) -> tuple[float, float]:
+    """Wall and CPU milliseconds per step of one optimizer update of a float32[PARAMETERS]
+    variable."""
     rs = np.random.RandomState(0)
     with tf.Graph().as_default() as g:
         w = tf.Variable(rs.randn(PARAMETERS).astype(np.float32))
@@ -104,9 +111,27 @@ def update(tf: Any, make: Callable[[Any], Any]) -> float:
         train = make(tf).apply_gradients([(grad, w)])
         sess = _session(tf, g)
         feed = {grad: rs.randn(PARAMETERS).astype(np.float32) * 1e-3}
-        return vs_tf._per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
+        return _ms(vs_tf._per_call_and_cpu(lambda: sess.run(train, feed), 30, warm=5))
 
 
+def sparse_update(tf: Any, make: Callable[[Any], Any]) -> tuple[float, float]:
+    """Wall and CPU milliseconds per step of one optimizer's sparse update of SPARSE_ROWS
+    random rows (with repeats) of a float32[EMBEDDING] variable, from fed `IndexedSlices`."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        w = tf.Variable(rs.randn(*EMBEDDING).astype(np.float32))
+        values = tf.placeholder(tf.float32, [SPARSE_ROWS, EMBEDDING[1]])
+        indices = tf.placeholder(tf.int32, [SPARSE_ROWS])
+        grad = tf.IndexedSlices(values, indices, tf.constant(list(EMBEDDING)))
+        train = make(tf).apply_gradients([(grad, w)])
+        sess = _session(tf, g)
+        feed = {values: rs.randn(SPARSE_ROWS, EMBEDDING[1]).astype(np.float32) * 1e-3,
+                indices: rs.randint(0, EMBEDDING[0], SPARSE_ROWS).astype(np.int32)}
+        return _ms(vs_tf._per_call_and_cpu(lambda: sess.run(train, feed), 30, warm=5))
+
+
+EMBEDDING = (100_000, 64)
+SPARSE_ROWS = 1024
 # the optimizers of the ``updates`` group, each one dense update op
 UPDATES: dict[str, Callable[[Any], Any]] = {
     "adam": lambda tf: tf.train.AdamOptimizer(1e-3),
@@ -137,8 +162,23 @@ def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
         figures["tanh_chain_8x16_us"] = lambda tf: tanh_chain(tf, [8, 16])
         figures["tanh_chain_1e5_us"] = lambda tf: tanh_chain(tf, [100_000])
         return figures
-    return {f"{name}_update_670k_ms": (lambda tf, make=make: update(tf, make))
-            for name, make in UPDATES.items()}
+    return {**{f"{name}_update_670k_ms": (lambda tf, make=make: update(tf, make))
+               for name, make in UPDATES.items()},
+            **{f"sparse_{name}_1024x64_ms": (lambda tf, make=make: sparse_update(tf, make))
+               for name, make in UPDATES.items() if name != "adam"}}
+
+
+def _figures(tf: Any, workloads: dict[str, Callable[[Any], Any]]) -> dict[str, float]:
+    """Each workload's figure; one giving (wall, CPU) milliseconds gives ``name`` and
+    ``name``'s ``_cpu_ms`` twin."""
+    figures = {}
+    for name, fn in workloads.items():
+        got = fn(tf)
+        if isinstance(got, tuple):
+            figures[name], figures[name.removesuffix("_ms") + "_cpu_ms"] = got
+        else:
+            figures[name] = got
+    return figures
 
 
 def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, float]]]:
@@ -147,12 +187,12 @@ def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, flo
     tf = vs_tf._library(lib)
     workloads = _workloads(group)
     if lib == "tf":
-        return {"tf": [{name: fn(tf) for name, fn in workloads.items()}]}
+        return {"tf": [_figures(tf, workloads)]}
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for _ in range(rounds):
         for mode, env in MODES.items():
             os.environ.update(env)
-            runs[mode].append({name: fn(tf) for name, fn in workloads.items()})
+            runs[mode].append(_figures(tf, workloads))
     return runs
 
 
