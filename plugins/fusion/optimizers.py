@@ -26,6 +26,7 @@ rules' copy, nothing the variable's size is allocated.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -280,7 +281,7 @@ def _sparse(op: str) -> Callable[..., Any]:
                                    indices)
             arrays = _flat(training._updating(*slots))
             t, shape = arrays[0].dtype, arrays[0].shape
-            width = int(np.prod(shape[1:]))
+            width = math.prod(shape[1:])
             g = np.ascontiguousarray(grad, t).reshape(indices.shape[0], width)
             loops = _loops()
             loops[f"rows{refs}"](loops[loop], *(a.reshape(shape[0], width) for a in arrays), g,
