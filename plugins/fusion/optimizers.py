@@ -182,8 +182,9 @@ def _scalar(x: Any, dtype: Any) -> Any:
     return dtype.type(x)  # a numpy scalar of the variable's dtype: the loop's arithmetic type
 
 
-# The loop's scalar arguments from the op's hyper-parameter inputs (by name) and attrs, in the
-# variable's dtype `t`; the twin's derived scalars are derived here the same way, with numpy.
+# The loop's scalar arguments from the op's hyper-parameter inputs (in the op's order, without
+# grad and indices) and attrs, in the variable's dtype `t`; the twin's derived scalars are
+# derived here the same way, with numpy.
 Hyper = Callable[..., tuple[Any, ...]]
 
 
@@ -216,9 +217,9 @@ def _adadelta(ctx: KernelContext, t: Any, lr: Any, rho: Any, epsilon: Any) -> tu
             _scalar(1, t))
 
 
-def _ftrl(ctx: KernelContext, t: Any, lr: Any, l1: Any, l2: Any, lr_power: Any,
-          l2_shrinkage: Any = None) -> tuple[Any, ...]:
-    """``*Ftrl`` and ``*FtrlV2`` (with `l2_shrinkage`)."""
+def _ftrl(ctx: KernelContext, t: Any, lr: Any, l1: Any, l2: Any, *rest: Any) -> tuple[Any, ...]:
+    """``*Ftrl`` (`rest` = lr_power) and ``*FtrlV2`` (l2_shrinkage, lr_power)."""
+    l2_shrinkage, lr_power = training._ftrl_power(rest)
     two_shrinkage = 0 if l2_shrinkage is None else 2 * l2_shrinkage
     return (_scalar(lr, t), _scalar(l1, t), _scalar(2 * l2, t), _scalar(two_shrinkage, t),
             l2_shrinkage is not None, bool(lr_power == -0.5), _scalar(-lr_power, t),
@@ -247,19 +248,20 @@ def _dense(op: str) -> Callable[..., Any]:
     """`op`'s one-pass kernel over the whole variable."""
     loop, hyper = DENSE[op]
     inputs, refs, _ = UPDATES[op]
-    grad_name = next(name for name in inputs if name in GRADIENT_INPUTS)
+    at = next(i for i, name in enumerate(inputs) if name in GRADIENT_INPUTS)
+    scalars = [i for i in range(refs, len(inputs)) if i != at]
+    names = inputs[1:refs]
 
     def kernel(ctx: KernelContext, *args: Any) -> Any:
         slots: tuple[VariableRef, ...] = args[:refs]
-        named = dict(zip(inputs[refs:], args[refs:]))
-        grad = named.pop(grad_name)
+        grad = args[at]
         with training._locked(ctx, *slots):
-            training._check(ctx, slots[0], *zip(inputs[1:refs], slots[1:]), (grad_name, grad))
+            training._check(ctx, slots[0], *zip(names, slots[1:]), (inputs[at], grad))
             arrays = _flat(training._updating(*slots))
             t = arrays[0].dtype
             g = np.ascontiguousarray(grad, t)
-            _loops()[loop](*(a.reshape(-1) for a in arrays), g.reshape(-1),
-                           *hyper(ctx, t, **named))
+            _loops()[loop](*[a.reshape(-1) for a in arrays], g.reshape(-1),
+                           *hyper(ctx, t, *[args[i] for i in scalars]))
             return training._store(slots, arrays)
 
     kernel.__name__ = f"apply_{loop}"
@@ -271,11 +273,12 @@ def _sparse(op: str) -> Callable[..., Any]:
     checks (an out-of-range index changes nothing); no array the variable's size is made."""
     loop, hyper = SPARSE[op]
     inputs, refs, _ = SPARSE_UPDATES[op]
+    at, indices_at = inputs.index("grad"), inputs.index("indices")
+    scalars = [i for i in range(refs, len(inputs)) if i not in (at, indices_at)]
 
     def kernel(ctx: KernelContext, *args: Any) -> Any:
         slots: tuple[VariableRef, ...] = args[:refs]
-        named = dict(zip(inputs[refs:], args[refs:]))
-        grad, indices = named.pop("grad"), named.pop("indices")
+        grad, indices = args[at], args[indices_at]
         with training._locked(ctx, *slots):
             training._check_sparse(ctx, inputs[:refs], [ref.read() for ref in slots], grad,
                                    indices)
@@ -285,7 +288,8 @@ def _sparse(op: str) -> Callable[..., Any]:
             g = np.ascontiguousarray(grad, t).reshape(indices.shape[0], width)
             loops = _loops()
             loops[f"rows{refs}"](loops[loop], *(a.reshape(shape[0], width) for a in arrays), g,
-                                 np.ascontiguousarray(indices), hyper(ctx, t, **named))
+                                 np.ascontiguousarray(indices),
+                                 hyper(ctx, t, *[args[i] for i in scalars]))
             return training._store(slots, arrays)
 
     kernel.__name__ = f"sparse_apply_{loop}"
