@@ -460,6 +460,35 @@ def test_one_pass_sparse_updates_equal_the_numpy_kernels(
         np.testing.assert_array_equal(got, want)
 
 
+def _adagrad_rows(shape: tuple[int, ...], index_dtype: Any) -> list[np.ndarray]:
+    """Three SparseApplyAdagrad steps on rows 2, 0, 2 of a float32 variable of `shape`."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default():
+        var = tf.Variable(rs.randn(*shape).astype(np.float32))
+        accum = tf.Variable(np.full(shape, 0.1, np.float32))
+        update = apply("SparseApplyAdagrad", [
+            var._ref(), accum._ref(), tf.constant(0.1),
+            tf.constant(rs.randn(3, *shape[1:]).astype(np.float32)),
+            tf.constant(np.array([2, 0, 2], index_dtype))], {})
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(update.op)
+            return sess.run([var, accum])
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 2, 3), (4, 0)], ids=["vector", "rank3", "empty_rows"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_one_pass_sparse_updates_take_any_row_shape_and_index_dtype(
+        shape: tuple[int, ...], index_dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "0")
+    plain = _adagrad_rows(shape, index_dtype)
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1")
+    for got, want in zip(_adagrad_rows(shape, index_dtype), plain):
+        np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("fused", [False, True], ids=["numpy", "one_pass"])
 def test_a_sparse_update_rejects_an_out_of_range_index_naming_its_node(
         fused: bool, monkeypatch: pytest.MonkeyPatch) -> None:
