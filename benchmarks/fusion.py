@@ -12,10 +12,14 @@ rounds, ``on/off`` and, with TF, each over TF's. Groups:
   CNN and LSTM training steps, the pipeline; the seed step, the 2000-op chain, the while loop,
   a 20k-node first run);
 - ``elementwise``: a 10-op arithmetic chain ``((x*w+b)*x-w)*0.5 ...`` on float32 of 1e3, 1e5
-  and 1e6 elements (reduced by ``reduce_sum``); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
+  and 1e6 elements (reduced by ``reduce_sum``); ``(x*w+1)/(w+2)/3`` on 1e3 and 1e5 (the size
+  cutoff of dividing regions); ``tanh(x*w+b)*0.5+1`` on float32[8,16]
   (small enough for its tanh to fuse) and on [1e5] (the tanh stays numpy's);
-- ``updates``: one Adam and one Momentum update of a float32 variable of 670k elements (the
-  MLP's parameter count) from a fed gradient, alone in the step.
+- ``updates``: one dense update (Adam, Momentum, Adagrad, RMSProp plain and centered,
+  Adadelta, Ftrl: `UPDATES`) of a float32 variable of 670k elements (the MLP's parameter
+  count) from a fed gradient, alone in the step; and each but Adam's (whose sparse form is
+  TF1's dense decay) on 1024 random rows of a float32[100000, 64] embedding from fed
+  `IndexedSlices` (the optimizer sums repeated rows, then one ``SparseApply*``).
 
 The plugin's nodes compile after their first calls (``TENSORWEAVE_FUSION_COMPILE_AFTER``), which
 the workloads' warm-up steps absorb. Nothing is asserted.
@@ -64,6 +68,20 @@ def chain10(tf: Any, n: int) -> float:
                                warm=5) * 1e6
 
 
+def div_chain(tf: Any, n: int) -> float:
+    """Microseconds per run of ``(x*w + 1) / (w + 2) / 3`` on float32[n] (two divides in five
+    ops, with constants: the plugin's size cutoff), summed."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        x = tf.placeholder(tf.float32, [n])
+        w = tf.Variable(rs.rand(n).astype(np.float32) + 0.5)
+        out = tf.reduce_sum((x * w + 1.0) / (w + 2.0) / 3.0)
+        sess = _session(tf, g)
+        feed = {x: rs.rand(n).astype(np.float32)}
+        return vs_tf._per_call(lambda: sess.run(out, feed), max(5, min(500, 10**7 // n)),
+                               warm=5) * 1e6
+
+
 def tanh_chain(tf: Any, shape: list[int]) -> float:
     """Microseconds per run of ``tanh(x*w+b)*0.5+1`` on float32 of `shape`, summed."""
     rs = np.random.RandomState(0)
@@ -79,8 +97,13 @@ def tanh_chain(tf: Any, shape: list[int]) -> float:
                                warm=5) * 1e6
 
 
-def update(tf: Any, make: Callable[[Any], Any]) -> float:
-    """Milliseconds per step of one optimizer update of a float32[PARAMETERS] variable."""
+def _ms(seconds: tuple[float, float]) -> tuple[float, float]:
+    return seconds[0] * 1e3, seconds[1] * 1e3
+
+
+def update(tf: Any, make: Callable[[Any], Any]) -> tuple[float, float]:
+    """Wall and CPU milliseconds per step of one optimizer update of a float32[PARAMETERS]
+    variable."""
     rs = np.random.RandomState(0)
     with tf.Graph().as_default() as g:
         w = tf.Variable(rs.randn(PARAMETERS).astype(np.float32))
@@ -88,7 +111,37 @@ def update(tf: Any, make: Callable[[Any], Any]) -> float:
         train = make(tf).apply_gradients([(grad, w)])
         sess = _session(tf, g)
         feed = {grad: rs.randn(PARAMETERS).astype(np.float32) * 1e-3}
-        return vs_tf._per_call(lambda: sess.run(train, feed), 30, warm=5) * 1e3
+        return _ms(vs_tf._per_call_and_cpu(lambda: sess.run(train, feed), 30, warm=5))
+
+
+def sparse_update(tf: Any, make: Callable[[Any], Any]) -> tuple[float, float]:
+    """Wall and CPU milliseconds per step of one optimizer's sparse update of SPARSE_ROWS
+    random rows (with repeats) of a float32[EMBEDDING] variable, from fed `IndexedSlices`."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default() as g:
+        w = tf.Variable(rs.randn(*EMBEDDING).astype(np.float32))
+        values = tf.placeholder(tf.float32, [SPARSE_ROWS, EMBEDDING[1]])
+        indices = tf.placeholder(tf.int32, [SPARSE_ROWS])
+        grad = tf.IndexedSlices(values, indices, tf.constant(list(EMBEDDING)))
+        train = make(tf).apply_gradients([(grad, w)])
+        sess = _session(tf, g)
+        feed = {values: rs.randn(SPARSE_ROWS, EMBEDDING[1]).astype(np.float32) * 1e-3,
+                indices: rs.randint(0, EMBEDDING[0], SPARSE_ROWS).astype(np.int32)}
+        return _ms(vs_tf._per_call_and_cpu(lambda: sess.run(train, feed), 30, warm=5))
+
+
+EMBEDDING = (100_000, 64)
+SPARSE_ROWS = 1024
+# the optimizers of the ``updates`` group, each one dense update op
+UPDATES: dict[str, Callable[[Any], Any]] = {
+    "adam": lambda tf: tf.train.AdamOptimizer(1e-3),
+    "momentum": lambda tf: tf.train.MomentumOptimizer(0.01, 0.9),
+    "adagrad": lambda tf: tf.train.AdagradOptimizer(0.01),
+    "rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.9),
+    "centered_rmsprop": lambda tf: tf.train.RMSPropOptimizer(0.01, momentum=0.9, centered=True),
+    "adadelta": lambda tf: tf.train.AdadeltaOptimizer(1.0),
+    "ftrl": lambda tf: tf.train.FtrlOptimizer(0.01, l1_regularization_strength=0.01),
+}
 
 
 def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
@@ -104,12 +157,28 @@ def _workloads(group: str) -> dict[str, Callable[[Any], Any]]:
         figures: dict[str, Callable[[Any], Any]] = {
             f"chain10_{n:.0e}_us": (lambda tf, n=n: chain10(tf, n))
             for n in (1000, 100_000, 1_000_000)}
+        figures |= {f"div_chain_{n:.0e}_us": (lambda tf, n=n: div_chain(tf, n))
+                    for n in (1000, 100_000)}
         figures["tanh_chain_8x16_us"] = lambda tf: tanh_chain(tf, [8, 16])
         figures["tanh_chain_1e5_us"] = lambda tf: tanh_chain(tf, [100_000])
         return figures
-    return {"adam_update_670k_ms": lambda tf: update(tf, lambda t: t.train.AdamOptimizer(1e-3)),
-            "momentum_update_670k_ms":
-                lambda tf: update(tf, lambda t: t.train.MomentumOptimizer(0.01, 0.9))}
+    return {**{f"{name}_update_670k_ms": (lambda tf, make=make: update(tf, make))
+               for name, make in UPDATES.items()},
+            **{f"sparse_{name}_1024x64_ms": (lambda tf, make=make: sparse_update(tf, make))
+               for name, make in UPDATES.items() if name != "adam"}}
+
+
+def _figures(tf: Any, workloads: dict[str, Callable[[Any], Any]]) -> dict[str, float]:
+    """Each workload's figure; one giving (wall, CPU) milliseconds gives ``name`` and
+    ``name``'s ``_cpu_ms`` twin."""
+    figures = {}
+    for name, fn in workloads.items():
+        got = fn(tf)
+        if isinstance(got, tuple):
+            figures[name], figures[name.removesuffix("_ms") + "_cpu_ms"] = got
+        else:
+            figures[name] = got
+    return figures
 
 
 def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, float]]]:
@@ -118,12 +187,12 @@ def run_group(lib: str, group: str, rounds: int) -> dict[str, list[dict[str, flo
     tf = vs_tf._library(lib)
     workloads = _workloads(group)
     if lib == "tf":
-        return {"tf": [{name: fn(tf) for name, fn in workloads.items()}]}
+        return {"tf": [_figures(tf, workloads)]}
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     for _ in range(rounds):
         for mode, env in MODES.items():
             os.environ.update(env)
-            runs[mode].append({name: fn(tf) for name, fn in workloads.items()})
+            runs[mode].append(_figures(tf, workloads))
     return runs
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,8 +15,11 @@ import pytest
 
 import tensorweave as tf
 from tensorweave.engine import errors
+from tensorweave.engine.graph.op_builder import apply, make_op
 from tensorweave.plugins.fusion import kernel as fusion_kernel
+from tensorweave.plugins.fusion.kernel import STRIDED_MAX_ELEMENTS
 from tensorweave.plugins.fusion.regions import MAX_STEPS, SHORT_MAX_ELEMENTS
+from tensorweave.plugins.standard_ops.training import SPARSE_UPDATES
 
 pytest.importorskip("numba")
 
@@ -185,6 +189,38 @@ def test_transcendental_ops_fuse_only_on_small_static_shapes(
     assert ops["Tanh"] == 1 and "Sigmoid" not in ops and "Exp" not in ops
 
 
+@pytest.mark.parametrize("size, operand, compiled", [
+    (STRIDED_MAX_ELEMENTS + 1, "scalar", False),  # numba's strided loop: numpy's ops instead
+    (STRIDED_MAX_ELEMENTS, "scalar", True),
+    (STRIDED_MAX_ELEMENTS + 1, "strided", False),
+    (STRIDED_MAX_ELEMENTS + 1, "full", True),
+    (STRIDED_MAX_ELEMENTS + 1, "arithmetic", True),  # no divides: the loop wins strided too
+])
+def test_large_dividing_regions_with_a_strided_operand_run_op_by_op(
+        size: int, operand: str, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    compiles = []
+
+    def recording(*args: Any) -> Any:
+        compiles.append(args)
+        return ufunc(*args)
+
+    ufunc = fusion_kernel.backend.ufunc
+    monkeypatch.setattr(fusion_kernel.backend, "ufunc", recording)
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    x = tf.placeholder(tf.float32, [None])
+    y = tf.placeholder(tf.float32, [None])
+    other = {"scalar": 2.0, "strided": y, "full": y, "arithmetic": 2.0}[operand]
+    # (a constant such as 1.0 is a one-element operand too)
+    out = x * other + 1.0 if operand == "arithmetic" else x / other + x
+    rs = np.random.RandomState(0)
+    values = rs.rand(2 * size).astype(np.float32) + 0.5
+    # a fed array is used as given: a strided view reaches the kernel strided
+    feeds = {x: values[:size], y: values[::2] if operand == "strided" else values[size:]}
+    partitions = _same([out], feeds, monkeypatch)
+    assert len(_fused_nodes(partitions)) == 1
+    assert bool(compiles) == compiled
+
+
 def _failing_graph() -> tuple[Any, Any, Any, dict[Any, Any]]:
     a = tf.placeholder(tf.float32, [None])
     b = tf.placeholder(tf.float32, [None])
@@ -329,7 +365,19 @@ def _train(make: Callable[[], Any], resource: bool, dtype: Any, steps: int) -> n
     lambda: tf.train.MomentumOptimizer(0.01, 0.9),
     lambda: tf.train.MomentumOptimizer(0.01, 0.9, use_nesterov=True),
     lambda: tf.train.GradientDescentOptimizer(0.1),
-], ids=["adam", "momentum", "nesterov", "sgd"])
+    lambda: tf.train.AdagradOptimizer(0.1),
+    lambda: tf.train.RMSPropOptimizer(0.01),
+    lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.9, use_locking=True),
+    lambda: tf.train.RMSPropOptimizer(0.01, momentum=0.9, centered=True),
+    lambda: tf.train.AdadeltaOptimizer(1.0),
+    lambda: tf.train.FtrlOptimizer(0.1, l1_regularization_strength=0.01,
+                                   l2_regularization_strength=0.1),
+    lambda: tf.train.FtrlOptimizer(0.1, learning_rate_power=-0.3,
+                                   l1_regularization_strength=0.01),
+    lambda: tf.train.FtrlOptimizer(0.1, l2_regularization_strength=0.1,
+                                   l2_shrinkage_regularization_strength=0.05),
+], ids=["adam", "momentum", "nesterov", "sgd", "adagrad", "rmsprop", "rmsprop_momentum_locked",
+        "centered_rmsprop", "adadelta", "ftrl", "ftrl_power", "ftrl_v2"])
 @pytest.mark.parametrize("resource", [False, True], ids=["ref", "resource"])
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
 def test_one_pass_updates_equal_the_numpy_kernels(
@@ -355,6 +403,145 @@ def test_a_one_pass_update_still_checks_its_scalars(monkeypatch: pytest.MonkeyPa
             sess.run(update, {lr: np.ones(2, np.float32)})
         np.testing.assert_array_equal(sess.run(update, {lr: np.float32(0.5)}),
                                       np.full(3, 0.5, np.float32))
+
+
+# op -> (its slots' initial values, its hyper-parameters, its attrs)
+SPARSE_CASES: dict[str, tuple[dict[str, float], dict[str, float], dict[str, Any]]] = {
+    "SparseApplyMomentum": ({"accum": 0.1}, {"lr": 0.01, "momentum": 0.9}, {}),
+    "SparseApplyMomentum-nesterov": ({"accum": 0.1}, {"lr": 0.01, "momentum": 0.9},
+                                     {"use_nesterov": True}),
+    "SparseApplyAdagrad": ({"accum": 0.1}, {"lr": 0.1}, {}),
+    "SparseApplyAdagrad-frozen": ({"accum": 0.1}, {"lr": 0.1}, {"update_slots": False}),
+    "SparseApplyRMSProp": ({"ms": 1.0, "mom": 0.0},
+                           {"lr": 0.01, "rho": 0.9, "momentum": 0.9, "epsilon": 1e-7}, {}),
+    "SparseApplyCenteredRMSProp": ({"mg": 0.0, "ms": 1.0, "mom": 0.0},
+                                   {"lr": 0.01, "rho": 0.9, "momentum": 0.9, "epsilon": 1e-7},
+                                   {"use_locking": True}),
+    "SparseApplyAdadelta": ({"accum": 0.1, "accum_update": 0.1},
+                            {"lr": 0.5, "rho": 0.95, "epsilon": 1e-6}, {}),
+    "SparseApplyFtrl": ({"accum": 0.1, "linear": 0.0},
+                        {"lr": 0.1, "l1": 0.01, "l2": 0.1, "lr_power": -0.5}, {}),
+    "SparseApplyFtrlV2": ({"accum": 0.1, "linear": 0.0},
+                          {"lr": 0.1, "l1": 0.01, "l2": 0.1, "l2_shrinkage": 0.05,
+                           "lr_power": -0.3}, {}),
+}
+# repeated indices (updated once per occurrence, in order), an empty step; every row of the
+# 6-row variable at some step
+INDEX_STEPS = [[4, 1, 4], [], [0, 5, 0, 0], [2, 3], [1, 1]]
+
+
+def _sparse_update(case: str, resource: bool, dtype: Any, rows: int = 6) -> tuple[Any, ...]:
+    """The update of `case` on new variables: (op, indices, grad placeholders, variables)."""
+    slots, hyper, attrs = SPARSE_CASES[case]
+    rs = np.random.RandomState(1)
+    variables = [tf.get_variable(name, initializer=init.astype(dtype.np_type),
+                                 use_resource=resource)
+                 for name, init in [("var", rs.randn(rows, 3)),
+                                    *((k, np.full((rows, 3), v)) for k, v in slots.items())]]
+    indices = tf.placeholder(tf.int32, [None])
+    grad = tf.placeholder(dtype, [None, 3])
+    op = case.split("-")[0]
+    by_name = {**dict(zip(["var", *slots], (v._ref() for v in variables))),
+               **{k: tf.constant(h, dtype) for k, h in hyper.items()},
+               "grad": grad, "indices": indices}
+    inputs = [by_name[name] for name in SPARSE_UPDATES[op][0]]
+    # (as the optimizers build them: the resource form's handle inputs are all "resource")
+    update = make_op(f"Resource{op}", inputs, attrs) if resource else apply(op, inputs, attrs)
+    return update, indices, grad, variables
+
+
+def _sparse_train(case: str, resource: bool, dtype: Any) -> list[np.ndarray]:
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default():
+        update, indices, grad, variables = _sparse_update(case, resource, dtype)
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for ids in INDEX_STEPS:
+                sess.run(update, {indices: ids, grad: rs.randn(len(ids), 3)})
+            return sess.run(variables)
+
+
+@pytest.mark.parametrize("case", SPARSE_CASES)
+@pytest.mark.parametrize("resource", [False, True], ids=["ref", "resource"])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_one_pass_sparse_updates_equal_the_numpy_kernels(
+        case: str, resource: bool, dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "1")  # step 1 unfused, then one pass
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "0")
+    plain = _sparse_train(case, resource, dtype)
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1")
+    fused = _sparse_train(case, resource, dtype)
+    for got, want in zip(fused, plain):
+        np.testing.assert_array_equal(got, want)
+
+
+def _adagrad_rows(shape: tuple[int, ...], index_dtype: Any) -> list[np.ndarray]:
+    """Three SparseApplyAdagrad steps on rows 2, 0, 2 of a float32 variable of `shape`."""
+    rs = np.random.RandomState(0)
+    with tf.Graph().as_default():
+        var = tf.Variable(rs.randn(*shape).astype(np.float32))
+        accum = tf.Variable(np.full(shape, 0.1, np.float32))
+        update = apply("SparseApplyAdagrad", [
+            var._ref(), accum._ref(), tf.constant(0.1),
+            tf.constant(rs.randn(3, *shape[1:]).astype(np.float32)),
+            tf.constant(np.array([2, 0, 2], index_dtype))], {})
+        with tf.Session() as sess:
+            sess.run(tf.global_variables_initializer())
+            for _ in range(3):
+                sess.run(update.op)
+            return sess.run([var, accum])
+
+
+@pytest.mark.parametrize("shape", [(4,), (4, 2, 3), (4, 0)], ids=["vector", "rank3", "empty_rows"])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_one_pass_sparse_updates_take_any_row_shape_and_index_dtype(
+        shape: tuple[int, ...], index_dtype: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "0")
+    plain = _adagrad_rows(shape, index_dtype)
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1")
+    for got, want in zip(_adagrad_rows(shape, index_dtype), plain):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["numpy", "one_pass"])
+def test_a_sparse_update_rejects_an_out_of_range_index_naming_its_node(
+        fused: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1" if fused else "0")
+    update, indices, grad, variables = _sparse_update("SparseApplyAdagrad", False, tf.float32)
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        before = sess.run(variables)
+        for ids in ([1, 6], [-1]):
+            with pytest.raises(errors.InvalidArgumentError,
+                               match=f"Index {ids[-1]} at offset {len(ids) - 1} in indices is "
+                                     "out of range") as raised:
+                sess.run(update, {indices: ids, grad: np.ones((len(ids), 3), np.float32)})
+            assert raised.value.node_def.name == update.op.name
+        for got, want in zip(sess.run(variables), before):
+            np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["numpy", "one_pass"])
+def test_a_sparse_update_makes_no_array_the_variables_size(
+        fused: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TENSORWEAVE_FUSION_COMPILE_AFTER", "0")
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1" if fused else "0")
+    rows = 100_000  # float32[100000, 3]: 1.2 MB a variable, three of them
+    update, indices, grad, variables = _sparse_update("SparseApplyCenteredRMSProp", False,
+                                                      tf.float32, rows)
+    feed = {indices: [7, 99_999, 7], grad: np.ones((3, 3), np.float32)}
+    with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        sess.run(update.op, feed)  # compiles
+        tracemalloc.start()
+        try:
+            sess.run(update.op, feed)  # targeted, as a train op is: no value to hand out
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert peak < rows * 3 * 4 / 4
 
 
 # -- without the backend ------------------------------------------------------------------------

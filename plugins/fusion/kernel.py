@@ -10,6 +10,18 @@ A node's first `switches.compile_after()` calls run the region op by op through 
 kernels of the user's ops, and only a later call compiles it (see `switches`). Any failure of
 the compiled call is re-run op by op, so an error is the one the unfused graph raises: it names
 the user's node, its op and the device.
+
+The size cutoff, measured (``benchmarks/fusion_cutoff.py``): numba's ufunc loop vectorizes only
+when every operand is contiguous and of the result's shape (rows and columns broadcast along an
+axis count as such: numpy hands the loop contiguous rows). An operand of one element (a scalar
+such as ``x / 2.0``) or a strided view sends it down a scalar loop, where a divide or square root
+costs several times numpy's vectorized one: on float32, a region with such an operand whose
+divides and square roots (`program.DIVIDING`) are at least a quarter of its steps crossed
+numpy's op-by-op time between 4k and 8k elements (0.8-1.4x at 4k) and took 1.7-3x (up to 6x in
+other runs) at 1e5, against 0.3-0.95x at 1-2k. Such a call with more than
+`STRIDED_MAX_ELEMENTS` elements runs op by op (numpy's loops). With contiguous full-shape
+operands the compiled loop took 0.1-0.5x numpy's time at every size and share measured, and
+with an eighth of divides or fewer 0.2-0.96x.
 """
 
 from __future__ import annotations
@@ -25,10 +37,14 @@ from tensorweave.engine.kernel import KernelContext, bound
 from tensorweave.engine.runtime.executor import node_error
 from tensorweave.engine.tensor_shape import TensorShape
 from tensorweave.plugins.fusion import backend
-from tensorweave.plugins.fusion.program import decode
+from tensorweave.plugins.fusion.program import DIVIDING, decode
 from tensorweave.plugins.fusion.switches import compile_after
 
 OP = "_FusedElementwise"
+# Past this many elements a dividing region's call with a one-element or strided operand runs
+# op by op (see the module docstring).
+STRIDED_MAX_ELEMENTS = 4096
+DIVIDING_SHARE = 0.25  # the share of divides and square roots that makes a region dividing
 
 
 @attrs.define
@@ -47,7 +63,14 @@ class _Unfused:
 class _State:
     steps: list[_Unfused]
     calls_left: int
+    dividing: bool  # whether strided calls past STRIDED_MAX_ELEMENTS run op by op
     ufunc: np.ufunc | None = None
+
+
+def _strided(inputs: tuple[Any, ...]) -> bool:
+    """Whether a call on `inputs` is large and takes numba's scalar (strided) ufunc loop."""
+    return max(a.size for a in inputs) > STRIDED_MAX_ELEMENTS \
+        and any(a.size == 1 or not a.flags.c_contiguous for a in inputs)
 
 
 def _state(ctx: KernelContext, kernels: Any) -> _State:
@@ -70,7 +93,9 @@ def _state(ctx: KernelContext, kernels: Any) -> _State:
     last_reader = {i: j for j, step in enumerate(steps) for i in step.operands}
     for j, step in enumerate(steps):
         step.last_uses = tuple(i for i in set(step.operands) if last_reader[i] == j)
-    state = ctx.state["fused"] = _State(steps, compile_after())
+    dividing = sum(step.op in DIVIDING for step in program.steps) \
+        >= DIVIDING_SHARE * len(program.steps)
+    state = ctx.state["fused"] = _State(steps, compile_after(), dividing)
     return state
 
 
@@ -98,10 +123,12 @@ def make_kernel(kernels: Any) -> Callable[..., Any]:
     def fused_elementwise(ctx: KernelContext, *inputs: Any) -> Any:
         state = _state(ctx, kernels)
         fn = state.ufunc
+        if fn is None and state.calls_left > 0:
+            state.calls_left -= 1
+            return _op_by_op(ctx, state, inputs)
+        if state.dividing and _strided(inputs):  # before compiling: it may never be needed
+            return _op_by_op(ctx, state, inputs)
         if fn is None:
-            if state.calls_left > 0:
-                state.calls_left -= 1
-                return _op_by_op(ctx, state, inputs)
             fn = state.ufunc = backend.ufunc(ctx.attr("expression"), ctx.attr("Tin"),
                                              ctx.attr("T"))
         try:

@@ -56,6 +56,9 @@ SAME_SHAPE = frozenset({"SigmoidGrad", "TanhGrad", "ReluGrad"})
 # Ops whose scalar loop is several times slower than numpy's vectorized one (see
 # benchmarks/fusion_backends.py): fused only where the saved dispatch outweighs that.
 TRANSCENDENTAL = frozenset({"Exp", "Log", "Tanh", "Sigmoid"})
+# Ops numpy computes several elements at a time and numba's strided ufunc loop one by one (see
+# `kernel` and benchmarks/fusion_cutoff.py).
+DIVIDING = frozenset({"RealDiv", "Sqrt", "Rsqrt"})
 
 
 @attrs.frozen
