@@ -297,9 +297,10 @@ class Executor:
     """Runs an `ExecutorPlan` for any number of steps, possibly concurrently."""
 
     def __init__(self, plan: ExecutorPlan, pool: ThreadPool | None,
-                 compile_after: int | None = COMPILE_AFTER) -> None:
+                 compile_after: int | None = COMPILE_AFTER, function: bool = False) -> None:
         self.plan = plan
         self.pool = pool
+        self.function = function  # the plan of a function: see `call`
         self._compiled: CompiledPlan | None = None
         self._straight_runs = 0
         self._compile_after = compile_after
@@ -332,22 +333,46 @@ class Executor:
         self._straight_runs += 1
         if self._straight_runs <= self._compile_after:
             return False
-        self._compiled = compile_plan(self.plan)
+        self._compiled = compile_plan(self.plan, self.function)
         return True
 
-    def _run_compiled(self, step: StepContext) -> BaseException | None:
+    def call(self, step: StepContext, args: list[Any]) -> list[Any]:
+        """Run a straight-line function plan (``function=True``) on `args` in `step` and return
+        its results in index order; raise the step's error (its rendezvous aborted). `step`'s
+        args and retvals are replaced, so one context serves a loop's every call. Once compiled
+        it runs in the caller's floating-point state: a function's caller is a kernel, which its
+        partition runs silenced."""
+        step.args = args
+        if step.stats is None and self._compile_ready():
+            try:
+                return self._compiled.run(step)
+            except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
+                error = self._compiled_error(exc)
+            step.rendezvous.start_abort(error)
+            raise error
+        step.retvals = {}
+        failed = self.run_straight_line(step)
+        if failed is not None:
+            raise failed
+        retvals = step.retvals
+        return [retvals[i] for i in range(len(retvals))]
+
+    def _compiled_error(self, exc: BaseException) -> errors.OpError:
         compiled = self._compiled
+        i = compiled.failed_node(exc.__traceback__)
+        if i is None:
+            return node_error(exc, "?", "?", self.plan.device.name)
+        return self._located(exc, self.plan.nodes[i], compiled.slot_values(exc.__traceback__))
+
+    def _run_compiled(self, step: StepContext) -> BaseException | None:
         try:
-            compiled.run(step)
+            results = self._compiled.run(step)
         except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
-            i = compiled.failed_node(exc.__traceback__)
-            if i is None:
-                error = node_error(exc, "?", "?", self.plan.device.name)
-            else:
-                error = self._located(exc, self.plan.nodes[i],
-                                      compiled.slot_values(exc.__traceback__))
+            error = self._compiled_error(exc)
             step.rendezvous.start_abort(error)
             return error
+        if self.function:
+            step.retvals = results
         return None
 
     def _run_straight(self, step: StepContext) -> BaseException | None:
