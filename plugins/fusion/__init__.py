@@ -2,7 +2,8 @@
 
 Contract: with numba importable, the plugin declares the ``_FusedElementwise`` op and its CPU
 kernel (`kernel`), adds the ``fusion`` pass (`regions`) after partitioning, where each device's
-regions are final, and one-pass kernels for the dense float updates of GradientDescent, Momentum
+regions are final (function bodies, which the control-flow kernels compile, get the pass then
+too), and one-pass kernels for the dense float updates of GradientDescent, Momentum
 and Adam (`optimizers`); ``TENSORWEAVE_FUSION=0`` turns both off (`switches`). Without
 numba it registers nothing and ``tensorweave plugins`` says why. Results equal the unfused
 graph's within float tolerance; the choice of backend and the figures are in

@@ -3,13 +3,16 @@
 
 Contract: a function runs as a nested partition: its `FunctionDef` is compiled once per node
 (kept in ``ctx.state``, rebuilt only when the node's function changes) into an `ExecutorPlan`
-on the node's device, whose nodes are named ``<node>/<attr>/<inner node>``
+on the node's device, after the passes a partition gets once partitioned (``post_partition``:
+fusion), whose nodes are named ``<node>/<attr>/<inner node>``
 (``<node>/<attr>/<i>/<inner node>`` for item i of a list attr: ``Case``'s ``branches``) so that
 stateful inner kernels keep their own state. Each call runs it on the calling thread with a
 `StepContext` of the same step (same step id and rendezvous: variables and every step-scoped
 resource are the outer step's), the arguments as its ``_Arg`` values, and returns when the
 function has finished (an inner kernel that waits, such as a dequeue, holds the caller until it
-is satisfied or the step aborts). An error inside names the inner node, its op and the device.
+is satisfied or the step aborts); a loop resolves its cond and body once and calls both with
+one such context (`Executor.call`: once compiled, no kernel call per argument or result). An
+error inside names the inner node, its op and the device.
 ``If``, ``Case`` and ``While`` are async kernels (they call back once the function returns, on
 the calling thread), so their partitions run under the step's deadline, which releases a wait
 inside; ``While`` checks the step's rendezvous between iterations, so an aborted step
