@@ -7,6 +7,9 @@ kernels inline, expensive ones on the inter-op pool when they have parallel bran
 (``_Recv``) through callbacks. A partition with no async kernel and nothing to overlap runs as a
 straight loop in topological order that drops each tensor after its last reader; once it has run
 a few times it is compiled to straight-line Python (`compiled_plan`), with identical results.
+The plan of a function (``function=True``: a loop's cond or body) also runs by `call(step,
+args)`, which returns its results; compiled, it reads its arguments and returns its results
+without a kernel call for either, so a loop pays no per-variable kernel per iteration.
 numpy's floating-point warnings are off while a partition runs: TF yields inf/nan silently.
 
 The first error aborts the step's rendezvous, so no peer waits forever, and `done` receives it as
@@ -351,7 +354,11 @@ class Executor:
             step.rendezvous.start_abort(error)
             raise error
         step.retvals = {}
-        failed = self.run_straight_line(step)
+        token = float_errors.silence()
+        try:
+            failed = self._run_straight(step)
+        finally:
+            float_errors.restore(token)
         if failed is not None:
             raise failed
         retvals = step.retvals
