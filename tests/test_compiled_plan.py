@@ -62,3 +62,35 @@ def test_intermediates_are_freed_after_their_last_use():
             tracemalloc.stop()
             # 24 intermediates would be 192 MB; only a handful may be alive at once
             assert peak < 5 * 8_000_000, (run, peak)
+
+
+def test_a_loop_body_compiled_as_a_function_equals_its_interpreted_runs(monkeypatch):
+    v = tf.Variable(np.array([1.0, 2.0], np.float32))
+    x = tf.placeholder(tf.float32, [2])
+    # (a result of the body is an assign's ref: the compiled retval reads it, as the kernel does)
+    _, y, r = tf.while_loop(lambda i, y, r: i < 6,
+                            lambda i, y, r: (i + 1, _chain(y, 3) * 0.25, tf.assign_add(v, y)),
+                            [tf.constant(0), x, tf.zeros([2])])
+    feed = {x: np.array([0.5, -1.0], np.float32)}
+    results = {}
+    for compile_after in (executor.COMPILE_AFTER, None):  # compiled from the third iteration
+        monkeypatch.setattr(executor, "COMPILE_AFTER", compile_after)
+        with tf.Session() as sess:
+            sess.run(v.initializer)
+            results[compile_after] = [sess.run([y, r], feed) for _ in range(2)]
+    for got, want in zip(results[executor.COMPILE_AFTER], results[None]):
+        for a, b in zip(got, want):
+            assert type(a) is np.ndarray
+            np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(results[None][0][1], results[None][1][1])
+
+
+def test_an_error_in_a_compiled_loop_body_names_the_inner_node():
+    params = tf.constant([1.0, 2.0, 3.0, 4.0, 5.0])
+    _, total = tf.while_loop(lambda i, s: i < 8,
+                             lambda i, s: (i + 1, s + tf.gather(params, i, name="pick")),
+                             [tf.constant(0), tf.constant(0.0)], name="summing")
+    with tf.Session() as sess:  # fails at iteration 5, after the body has been compiled
+        with pytest.raises(errors.InvalidArgumentError, match=r"indices.*5") as info:
+            sess.run(total)
+    assert "[[node summing/pick (op: GatherV2)" in info.value.message

@@ -605,10 +605,10 @@ def test_the_kernel_compiles_each_function_once_per_node_and_only_when_taken() -
         return result
 
     assert call(True, 2.0) == 3.0
-    executor = ctx.state["then_branch"][1]
+    executor = ctx.state["then_branch"].executor
     assert "else_branch" not in ctx.state
     assert call(True, 5.0) == 6.0
-    assert ctx.state["then_branch"][1] is executor
+    assert ctx.state["then_branch"].executor is executor
     out = call(False, 5.0)
     assert out == 4.0 and out.dtype == np.float32
 

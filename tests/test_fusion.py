@@ -343,6 +343,90 @@ def test_the_switch_turns_the_pass_off(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(_fused_nodes(partitions)) == 1
 
 
+
+# -- function bodies ------------------------------------------------------------------------------
+
+
+def _traced(fetches: Any, feeds: dict[Any, Any], fused: bool, monkeypatch: pytest.MonkeyPatch,
+            init: Any = None) -> tuple[Any, Counter[str]]:
+    """The fetched values with the pass on or off, and the op of every node that ran, function
+    bodies' nodes included (a function's plan is not a partition graph; its step stats are)."""
+    monkeypatch.setenv("TENSORWEAVE_FUSION", "1" if fused else "0")
+    options = tf.RunOptions(trace_level=tf.RunOptions.FULL_TRACE)
+    metadata = tf.RunMetadata()
+    with tf.Session() as sess:
+        if init is not None:
+            sess.run(init)
+        values = sess.run(fetches, feeds, options=options, run_metadata=metadata)
+    ops = Counter(ns.timeline_label.split(" = ")[1].split("(")[0]
+                  for dev in metadata.step_stats.dev_stats for ns in dev.node_stats)
+    return values, ops
+
+
+def test_a_loop_body_fuses_and_equals_the_unfused_loop(compile_mode: str,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    p = tf.placeholder(tf.float32, [3])
+    q = tf.placeholder(tf.float32, [3])
+    _, y = tf.while_loop(lambda i, y: i < 5, lambda i, y: (i + 1, tf.abs(y * q + p) - 0.5),
+                         [tf.constant(0), p])
+    feeds = {p: np.array([0.25, -1.0, 2.0], np.float32), q: np.array([1.5, 0.5, -2], np.float32)}
+    plain, plain_ops = _traced(y, feeds, False, monkeypatch)
+    got, ops = _traced(y, feeds, True, monkeypatch)
+    np.testing.assert_allclose(got, plain, rtol=1e-6)
+    assert got.dtype == plain.dtype == np.float32
+    assert plain_ops[FUSED] == 0 and plain_ops["Mul"] == 5
+    assert ops[FUSED] == 5 and not ops.keys() & {"Mul", "Abs", "Sub"}  # one per iteration
+
+
+def test_a_branch_fuses_and_its_error_names_the_users_node(
+        compile_mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = tf.placeholder(tf.float32, [None])
+    b = tf.placeholder(tf.float32, [None])
+    pred = tf.placeholder(tf.bool, [])
+    out = tf.cond(pred, lambda: tf.add(a * 2.0, b, name="user_add") * 3.0 - 1.0,
+                  lambda: a, name="branchy")
+    good = {a: np.ones(3, np.float32), b: np.full(3, 0.5, np.float32), pred: True}
+    plain, _ = _traced(out, good, False, monkeypatch)
+    got, ops = _traced(out, good, True, monkeypatch)
+    np.testing.assert_allclose(got, plain)
+    assert ops[FUSED] == 1 and not ops.keys() & {"Mul", "AddV2", "Sub"}
+    bad = {**good, b: np.ones(2, np.float32)}
+    messages = {}
+    for fused in (False, True):
+        with pytest.raises(errors.InvalidArgumentError) as info:
+            _traced(out, bad, fused, monkeypatch)
+        messages[fused] = info.value.message
+    assert "Incompatible shapes: [3] vs. [2]" in messages[True]
+    assert "[[node branchy/user_add (op: AddV2)" in messages[True]
+    assert messages[True] == messages[False]
+
+
+def test_gradients_through_a_fused_loop_equal_the_unfused(
+        compile_mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    x = tf.placeholder(tf.float32, [4])
+    w = tf.Variable(np.array([0.5, -0.25, 1.0, 0.75], np.float32))
+    _, y = tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, (y * w + x) * 0.5 - w),
+                         [tf.constant(0), x])
+    grads = tf.gradients(tf.reduce_sum(y * y), [x, w])
+    feeds = {x: np.array([1.0, -2.0, 0.5, 3.0], np.float32)}
+    init = tf.global_variables_initializer()
+    plain, _ = _traced(grads, feeds, False, monkeypatch, init)
+    got, ops = _traced(grads, feeds, True, monkeypatch, init)
+    for a, b in zip(plain, got):
+        np.testing.assert_allclose(b, a, rtol=1e-5)
+    assert ops[FUSED] >= 8  # the forward loop's body and the gradient loop's
+
+
+def test_the_switch_turns_fusion_in_function_bodies_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = tf.placeholder(tf.float32, [2])
+    _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0 + 1.0),
+                         [tf.constant(0), x])
+    feeds = {x: np.ones(2, np.float32)}
+    _, ops = _traced(y, feeds, False, monkeypatch)
+    assert FUSED not in ops and ops["Mul"] == 3
+    _, ops = _traced(y, feeds, True, monkeypatch)
+    assert ops[FUSED] == 3 and "Mul" not in ops
+
 # -- optimizer updates ----------------------------------------------------------------------------
 
 

@@ -2,19 +2,21 @@
 
 Contract: with numba importable, the plugin declares the ``_FusedElementwise`` op and its CPU
 kernel (`kernel`), adds the ``fusion`` pass (`regions`) after partitioning, where each device's
-regions are final, and one-pass kernels for the dense float updates of GradientDescent,
-Momentum, Adam, Adagrad, RMSProp, Adadelta and Ftrl (`optimizers`); ``TENSORWEAVE_FUSION=0``
-turns both off (`switches`). Without numba it registers nothing and ``tensorweave plugins`` says
-why. Results equal the unfused graph's within float tolerance; the choice of backend and the
-figures are in ``benchmarks/fusion_backends.py`` and ``benchmarks/fusion.py``.
+regions are final (function bodies, which the control-flow kernels compile, get the pass then
+too), and one-pass kernels for the dense float updates of GradientDescent, Momentum, Adam,
+Adagrad, RMSProp, Adadelta and Ftrl (`optimizers`); ``TENSORWEAVE_FUSION=0`` turns both off
+(`switches`). Without numba it registers nothing and ``tensorweave plugins`` says why. Results
+equal the unfused graph's within float tolerance; the choice of backend and the figures are in
+``benchmarks/fusion_backends.py`` and ``benchmarks/fusion.py``.
 
 Measured size rules (``benchmarks/fusion_cutoff.py``, `regions`): a region with exp, log, tanh
 or sigmoid fuses only up to 128 statically known elements; a region of two ops only past 4096
-statically known elements (or on a shape not known statically); a call of a region whose divides and
-square roots are at least a quarter of its steps runs op by op (numpy's vectorized loops) past
-4096 elements when an operand is a single element (a constant) or a strided view, where numba's
-ufunc loop runs element by element: there it took 1.7-3x numpy's time at 1e5 elements, and it
-won (0.1-0.5x) at every size with contiguous operands of the result's shape (`kernel`).
+statically known elements (or on a shape not known statically); a call of a region whose
+divides and square roots are at least a quarter of its steps runs op by op (numpy's vectorized
+loops) past 4096 elements when an operand is a single element (a constant) or a strided view,
+where numba's ufunc loop runs element by element: there it took 1.7-3x numpy's time at 1e5
+elements, and it won (0.1-0.5x) at every size with contiguous operands of the result's shape
+(`kernel`).
 """
 
 from __future__ import annotations

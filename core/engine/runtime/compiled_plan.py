@@ -9,6 +9,11 @@ function's globals instead of being run; a node whose kernel has a bound form
 value is read in the line itself. The results are exactly those of the interpreted loop; only the
 bookkeeping between kernels goes away. When a kernel raises, `failed_node` maps the traceback
 back to the node and `slot_values` gives the tensors that were alive.
+
+The plan of a function (``function=True``) calls neither ``_Arg`` nor ``_FunctionRetval``
+kernels: each ``_Arg`` is ``step.args[index]`` and ``run(step)`` returns the results as a list in
+index order (a variable's ref read, as the retval kernel does), where a loop would otherwise pay
+one kernel call per loop variable and iteration in each of its cond and body.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from tensorweave.engine.graph.func_graph import RETVAL_OP
 from tensorweave.engine.runtime.variables_store import VariableRef
 
 if TYPE_CHECKING:
@@ -60,11 +66,14 @@ class CompiledPlan:
                 if name[:1] in "kv" and name[1:].isdigit()}
 
 
-def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
+def compile_plan(plan: ExecutorPlan, function: bool = False) -> CompiledPlan:
     from tensorweave.engine.runtime.executor import STEP, SYNC
 
     namespace: dict[str, Any] = {}
     lines = ["def run(step):"]
+    if function:
+        lines.append("    args = step.args")
+    results: dict[int, str] = {}
     line_to_node: dict[int, int] = {}
     seeds = plan.seed_slots
     skipped = set(plan.consts) if seeds is not None else set()
@@ -85,23 +94,37 @@ def compile_plan(plan: ExecutorPlan) -> CompiledPlan:
             raise ValueError(f"node {item.name} is asynchronous; it cannot run straight-line")
         if i in skipped:
             continue
-        if item.kernel_direct is not None:
-            namespace[f"f{i}"] = item.kernel_direct
-            args = ["step"] if item.mode == STEP else []
+        if function and item.op == "_Arg":
+            lines.append(f"    v{item.out_base} = args[{item.ctx.attrs['index']}]")
+        elif function and item.op == RETVAL_OP:
+            index = item.ctx.attrs["index"]
+            results[index] = f"r{index}"
+            lines.append(f"    r{index} = {value_of(item.inputs[0])}")
         else:
-            namespace[f"f{i}"] = item.kernel
-            namespace[f"c{i}"] = item.ctx
-            args = [f"c{i}"] + (["step"] if item.mode == STEP else [])
-        args += [value_of(s) if k in item.derefs else name(s)
-                 for k, s in enumerate(item.inputs)]
-        outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
-        target = f"{', '.join(outputs)} = " if outputs else ""
-        lines.append(f"    {target}f{i}({', '.join(args)})")
+            lines.append(_call_line(namespace, i, item, name, value_of, STEP))
         line_to_node[len(lines)] = i
         frees = [f"v{s}" for s in item.frees if s not in seeded]
         if frees:
             lines.append(f"    del {', '.join(frees)}")
-    if len(lines) == 1:
+    if function:
+        lines.append(f"    return [{', '.join(results[k] for k in range(len(results)))}]")
+    elif len(lines) == 1:
         lines.append("    pass")
     exec(compile("\n".join(lines), f"<tensorweave plan {plan.device.name}>", "exec"), namespace)
     return CompiledPlan(namespace["run"], line_to_node)
+
+
+def _call_line(namespace: dict[str, Any], i: int, item: Any, name: Callable[[int], str],
+               value_of: Callable[[int], str], step_mode: int) -> str:
+    """The line that calls node `i`'s kernel (its kernel and context added to `namespace`)."""
+    if item.kernel_direct is not None:
+        namespace[f"f{i}"] = item.kernel_direct
+        args = ["step"] if item.mode == step_mode else []
+    else:
+        namespace[f"f{i}"] = item.kernel
+        namespace[f"c{i}"] = item.ctx
+        args = [f"c{i}"] + (["step"] if item.mode == step_mode else [])
+    args += [value_of(s) if k in item.derefs else name(s) for k, s in enumerate(item.inputs)]
+    outputs = [f"v{item.out_base + k}" for k in range(item.num_outputs)]
+    target = f"{', '.join(outputs)} = " if outputs else ""
+    return f"    {target}f{i}({', '.join(args)})"

@@ -7,6 +7,9 @@ kernels inline, expensive ones on the inter-op pool when they have parallel bran
 (``_Recv``) through callbacks. A partition with no async kernel and nothing to overlap runs as a
 straight loop in topological order that drops each tensor after its last reader; once it has run
 a few times it is compiled to straight-line Python (`compiled_plan`), with identical results.
+The plan of a function (``function=True``: a loop's cond or body) also runs by `call(step,
+args)`, which returns its results; compiled, it reads its arguments and returns its results
+without a kernel call for either, so a loop pays no per-variable kernel per iteration.
 numpy's floating-point warnings are off while a partition runs: TF yields inf/nan silently.
 
 The first error aborts the step's rendezvous, so no peer waits forever, and `done` receives it as
@@ -297,9 +300,10 @@ class Executor:
     """Runs an `ExecutorPlan` for any number of steps, possibly concurrently."""
 
     def __init__(self, plan: ExecutorPlan, pool: ThreadPool | None,
-                 compile_after: int | None = COMPILE_AFTER) -> None:
+                 compile_after: int | None = COMPILE_AFTER, function: bool = False) -> None:
         self.plan = plan
         self.pool = pool
+        self.function = function  # the plan of a function: see `call`
         self._compiled: CompiledPlan | None = None
         self._straight_runs = 0
         self._compile_after = compile_after
@@ -332,22 +336,50 @@ class Executor:
         self._straight_runs += 1
         if self._straight_runs <= self._compile_after:
             return False
-        self._compiled = compile_plan(self.plan)
+        self._compiled = compile_plan(self.plan, self.function)
         return True
 
-    def _run_compiled(self, step: StepContext) -> BaseException | None:
-        compiled = self._compiled
+    def call(self, step: StepContext, args: list[Any]) -> list[Any]:
+        """Run a straight-line function plan (``function=True``) on `args` in `step` and return
+        its results in index order; raise the step's error (its rendezvous aborted). `step`'s
+        args and retvals are replaced, so one context serves a loop's every call. Once compiled
+        it runs in the caller's floating-point state: a function's caller is a kernel, which its
+        partition runs silenced."""
+        step.args = args
+        if step.stats is None and self._compile_ready():
+            try:
+                return self._compiled.run(step)
+            except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
+                error = self._compiled_error(exc)
+            step.rendezvous.start_abort(error)
+            raise error
+        step.retvals = {}
+        token = float_errors.silence()
         try:
-            compiled.run(step)
+            failed = self._run_straight(step)
+        finally:
+            float_errors.restore(token)
+        if failed is not None:
+            raise failed
+        retvals = step.retvals
+        return [retvals[i] for i in range(len(retvals))]
+
+    def _compiled_error(self, exc: BaseException) -> errors.OpError:
+        compiled = self._compiled
+        i = compiled.failed_node(exc.__traceback__)
+        if i is None:
+            return node_error(exc, "?", "?", self.plan.device.name)
+        return self._located(exc, self.plan.nodes[i], compiled.slot_values(exc.__traceback__))
+
+    def _run_compiled(self, step: StepContext) -> BaseException | None:
+        try:
+            results = self._compiled.run(step)
         except BaseException as exc:  # noqa: BLE001 - every kernel failure fails the step
-            i = compiled.failed_node(exc.__traceback__)
-            if i is None:
-                error = node_error(exc, "?", "?", self.plan.device.name)
-            else:
-                error = self._located(exc, self.plan.nodes[i],
-                                      compiled.slot_values(exc.__traceback__))
+            error = self._compiled_error(exc)
             step.rendezvous.start_abort(error)
             return error
+        if self.function:
+            step.retvals = results
         return None
 
     def _run_straight(self, step: StepContext) -> BaseException | None:
