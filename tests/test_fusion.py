@@ -403,12 +403,14 @@ def test_a_branch_fuses_and_its_error_names_the_users_node(
 
 def test_gradients_through_a_fused_loop_equal_the_unfused(
         compile_mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    x = tf.placeholder(tf.float32, [4])
-    w = tf.Variable(np.array([0.5, -0.25, 1.0, 0.75], np.float32))
+    # (past SHORT_MAX_ELEMENTS: the gradient's regions of two ops fuse too)
+    n = SHORT_MAX_ELEMENTS + 4
+    x = tf.placeholder(tf.float32, [n])
+    w = tf.Variable(np.tile(np.array([0.5, -0.25, 1.0, 0.75], np.float32), n // 4))
     _, y = tf.while_loop(lambda i, y: i < 4, lambda i, y: (i + 1, (y * w + x) * 0.5 - w),
                          [tf.constant(0), x])
     grads = tf.gradients(tf.reduce_sum(y * y), [x, w])
-    feeds = {x: np.array([1.0, -2.0, 0.5, 3.0], np.float32)}
+    feeds = {x: np.tile(np.array([1.0, -2.0, 0.5, 3.0], np.float32), n // 4)}
     init = tf.global_variables_initializer()
     plain, _ = _traced(grads, feeds, False, monkeypatch, init)
     got, ops = _traced(grads, feeds, True, monkeypatch, init)
@@ -418,7 +420,7 @@ def test_gradients_through_a_fused_loop_equal_the_unfused(
 
 
 def test_the_switch_turns_fusion_in_function_bodies_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    x = tf.placeholder(tf.float32, [2])
+    x = tf.placeholder(tf.float32, [None])
     _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0 + 1.0),
                          [tf.constant(0), x])
     feeds = {x: np.ones(2, np.float32)}

@@ -52,6 +52,7 @@ def test_values_of_every_tag_round_trip() -> None:
     body = {
         "none": None, "bools": [True, False], "int": -(1 << 63), "float": 2.5, "str": "héllo",
         "bytes": b"\x00\xff", "tuple": (1, (2, [3])), 7: "int key", "dtype": tf.int64,
+        "attr dtypes": [tf.resource, tf.variant],
         "shape": TensorShape([None, 3]), "unknown": TensorShape(None),
         "scalar0d": np.array(4.0), "empty": np.zeros((0, 3), np.int16),
         "strided": np.arange(12.0).reshape(3, 4)[:, ::2],
@@ -63,6 +64,7 @@ def test_values_of_every_tag_round_trip() -> None:
         assert decoded["str"] == "héllo" and decoded["bytes"] == b"\x00\xff"
         assert decoded["tuple"] == (1, (2, [3])) and decoded[7] == "int key"
         assert decoded["dtype"] == tf.int64
+        assert decoded["attr dtypes"] == [tf.resource, tf.variant]  # (a While's T, a list's)
         assert decoded["shape"] == TensorShape([None, 3])
         assert decoded["unknown"].dims is None
         assert decoded["scalar0d"].shape == () and decoded["scalar0d"] == 4.0

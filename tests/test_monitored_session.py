@@ -488,7 +488,9 @@ def test_chief_and_worker_train_together_on_a_cluster(
     assert tf.train.load_variable(str(tmp_path), "global_step") == finals[0]["step"]
     initial = regression_graph(0, cluster.cluster)[1]["initial_loss"]
     assert max(losses[0][0], losses[1][0]) == pytest.approx(initial, rel=1e-5)
-    assert losses[0][-1] < initial / 10
+    # the last loss either one fetched is of a trained model (the chief, starved on a loaded
+    # machine, may have run only the first steps, before the other did the rest)
+    assert min(losses[0][-1], losses[1][-1]) < initial / 10
     assert all(f["loss"] < initial / 10 for f in finals.values())  # as each worker ended
 
 

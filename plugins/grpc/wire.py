@@ -27,7 +27,8 @@ A body value is a tag byte followed by its data:
 
 Dtype codes are TensorFlow's ``DataType`` numbers: float32 1, float64 2, int32 3, uint8 4,
 int16 5, int8 6, string 7, int64 9, bool 10, float16 19, uint16 17, uint32 22, uint64 23,
-complex64 8, complex128 18 (real then imaginary part). Nothing else is accepted.
+complex64 8, complex128 18 (real then imaginary part); resource 20 and variant 21 only as a
+``DType`` value (an attr), never as a tensor's. Nothing else is accepted.
 
 A string tensor's payload is its elements' lengths (one u64 each, C order) followed by their
 bytes; its table entry declares that byte count (at most `MAX_STRING_TENSOR_BYTES`). The receiver
@@ -92,12 +93,14 @@ DTYPE_CODES: dict[dtypes.DType, int] = {
     dtypes.int8: 6, dtypes.string: 7, dtypes.int64: 9, dtypes.bool_: 10, dtypes.float16: 19,
     dtypes.complex64: 8, dtypes.complex128: 18,
     dtypes.uint16: 17, dtypes.uint32: 22, dtypes.uint64: 23, dtypes.resource: 20,
+    dtypes.variant: 21,
 }
 STRING_CODE = DTYPE_CODES[dtypes.string]
 _DTYPE_BY_CODE = {code: dt for dt, code in DTYPE_CODES.items()}
-# the dtypes of tensors that travel: a resource handle stays on its device (only the dtype
-# travels, as an attr)
-_TENSOR_CODES = {dt: code for dt, code in DTYPE_CODES.items() if dt != dtypes.resource}
+# the dtypes of tensors that travel: a resource handle and a variant (a TensorList a loop's
+# gradient records) stay on their device; only the dtype travels, as an attr
+_TENSOR_CODES = {dt: code for dt, code in DTYPE_CODES.items()
+                 if dt not in (dtypes.resource, dtypes.variant)}
 # the fixed-size dtypes, whose bytes are their values (strings are framed, see above)
 _NP_BY_CODE = {code: np.dtype(dt.np_type).newbyteorder("<") for dt, code in _TENSOR_CODES.items()
                if not dt.is_string}
