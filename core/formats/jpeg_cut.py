@@ -53,6 +53,8 @@ file measured in the same runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from tensorweave.engine import errors
@@ -264,17 +266,24 @@ class _Reader:
         return symbol
 
     def block_slow(self, dc: _Table, ac: _Table) -> None:
-        size = self.huff(dc)
+        self._block(dc, ac, self.huff, self.check)
+
+    def _block(self, dc: _Table, ac: _Table, huff: Callable[[_Table], int],
+               ready: Callable[[int], None]) -> None:
+        """One block's DC and AC codes, read by `huff`; `ready(size)` makes `size` bits
+        readable before each coefficient's bits are taken (the two decode paths differ only
+        in these)."""
+        size = huff(dc)
         if size:
-            self.check(size)
+            ready(size)
             self.get(size)
         k = 1
         while k < 64:
-            symbol = self.huff(ac)
+            symbol = huff(ac)
             run, size = symbol >> 4, symbol & 15
             if size:
                 k += run
-                self.check(size)
+                ready(size)
                 self.get(size)
             elif run != 15:
                 break
@@ -314,23 +323,7 @@ class _Reader:
         return 0 if length > 16 else table.values[(code + table.valoffset[length]) & 0xFF]
 
     def block_fast(self, dc: _Table, ac: _Table) -> None:
-        size = self._huff_fast(dc)
-        if size:
-            self._fill_fast()
-            self.get(size)
-        k = 1
-        while k < 64:
-            symbol = self._huff_fast(ac)
-            run, size = symbol >> 4, symbol & 15
-            if size:
-                k += run
-                self._fill_fast()
-                self.get(size)
-            elif run != 15:
-                break
-            else:
-                k += 15
-            k += 1
+        self._block(dc, ac, self._huff_fast, lambda _size: self._fill_fast())
 
     # -- the marker reader (jdmarker.c's next_marker, on the source itself) -------------------
 
