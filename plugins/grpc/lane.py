@@ -194,8 +194,8 @@ class _Writer:
         """Write the first half of `payload`'s reply frame, then drop every later frame while
         the connection stays open (the `stalled_methods` hook)."""
         head = FRAME.pack(call_id, len(payload), REPLY, 0, 0)
-        self._write([head, payload[:len(payload) // 2]])
-        with self._cond:
+        with self._cond:  # (re-entrant) no other frame, a heartbeat's, may follow the half
+            self._write([head, payload[:len(payload) // 2]])
             self._silent = True
 
     @property
