@@ -141,23 +141,9 @@ def library_codecs(image: np.ndarray, jpeg: bytes, png: bytes, gif: bytes,
 
 def tensorweave_pipeline(files: list[bytes], resize: int, parallel: int | None) -> float:
     """Images per second through ``from_tensor_slices -> map(decode, resize)``."""
-    graph = tf.Graph()
-    with graph.as_default():
-        dataset = tf.data.Dataset.from_tensor_slices(files).map(
-            lambda x: tf.image.resize_images(tf.image.decode_jpeg(x, channels=3),
-                                             [resize, resize]),
-            num_parallel_calls=parallel)
-        item = tf.data.make_one_shot_iterator(dataset).get_next()
-    with tf.Session(graph=graph) as sess:
-        start = time.perf_counter()
-        count = 0
-        try:
-            while True:
-                sess.run(item)
-                count += 1
-        except errors.OutOfRangeError:
-            pass
-    return count / (time.perf_counter() - start)
+    with tf.Graph().as_default():
+        return _rate(tf.data.Dataset.from_tensor_slices(files).map(
+            _decode_resize(resize), num_parallel_calls=parallel))
 
 
 def _decode_resize(resize: int) -> Callable[[object], object]:

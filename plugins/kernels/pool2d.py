@@ -34,13 +34,18 @@ def offsets(p: Plan) -> Iterator[tuple[slice, ...]]:
                               for o, n, s in zip(offset, p.out, p.strides)))
 
 
-def max_values(xp: Any, image: Any, p: Plan) -> Any:
-    """The maximum of each window of a padded `image` (NaN wins, as ``xp.maximum`` has it)."""
+def _windows_reduced(ufunc: Any, image: Any, p: Plan) -> Any:
+    """``ufunc`` folded over the window offsets of a padded `image`, in window order."""
     slices = offsets(p)
     out = image[next(slices)].copy()
     for index in slices:
-        xp.maximum(out, image[index], out=out)
+        ufunc(out, image[index], out=out)
     return out
+
+
+def max_values(xp: Any, image: Any, p: Plan) -> Any:
+    """The maximum of each window of a padded `image` (NaN wins, as ``xp.maximum`` has it)."""
+    return _windows_reduced(xp.maximum, image, p)
 
 
 def sums(xp: Any, image: Any, p: Plan) -> Any:
@@ -95,11 +100,7 @@ def max_routes(xp: Any, image: Any, p: Plan,
 
 def fmaxes(xp: Any, image: Any, p: Plan) -> Any:
     """The maximum of each window of a padded `image`, NaNs skipped (``xp.fmax``)."""
-    slices = offsets(p)
-    out = image[next(slices)].copy()
-    for index in slices:
-        xp.fmax(out, image[index], out=out)
-    return out
+    return _windows_reduced(xp.fmax, image, p)
 
 
 def _select(xp: Any, hit: Any, values: Any, finite: bool) -> Any:
